@@ -1,0 +1,119 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"pidb/inventory"
+	"pidb/output"
+)
+
+func inventoryCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "inventory",
+		Usage: "work with the inventory file",
+		Subcommands: []*cli.Command{{
+			Name:      "check",
+			Usage:     "validate the inventory and print the resolved hosts",
+			UsageText: "pidb inventory check -i FILE [--limit NAMES] [--json]",
+			Flags:     []cli.Flag{inventoryFlag, limitFlag, jsonFlag},
+			Action: func(c *cli.Context) error {
+				_, hosts, err := loadHosts(c)
+				if err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					return output.JSON(c.App.Writer, hostViews(hosts))
+				}
+				return output.Table(c.App.Writer, hostHeader, hostRows(hosts))
+			},
+		}},
+	}
+}
+
+// hostView is a resolved host as `inventory check --json` prints it.
+type hostView struct {
+	Host         string         `json:"host"`
+	Address      string         `json:"address"`
+	Port         int            `json:"port"`
+	User         string         `json:"user"`
+	IdentityFile string         `json:"identity_file"`
+	KnownHosts   string         `json:"known_hosts"`
+	Engine       string         `json:"engine"`
+	Preset       string         `json:"preset"`
+	Storage      string         `json:"storage"`
+	AllowFrom    []string       `json:"allow_from"`
+	Settings     map[string]any `json:"settings"`
+	Databases    []databaseView `json:"databases"`
+	Bench        map[string]any `json:"bench"`
+	Line         int            `json:"line"`
+}
+
+type databaseView struct {
+	Name  string `json:"name"`
+	Owner string `json:"owner"`
+}
+
+func hostViews(hosts []inventory.Host) []hostView {
+	views := make([]hostView, 0, len(hosts))
+	for _, h := range hosts {
+		v := hostView{
+			Host: h.Name, Address: h.Address, Port: h.Port, User: h.User,
+			IdentityFile: h.IdentityFile, KnownHosts: h.KnownHosts,
+			Engine: h.Engine, Preset: h.Preset, Storage: h.Storage,
+			AllowFrom: allowStrings(h), Settings: raw(h.Settings), Bench: raw(h.Bench),
+			Databases: []databaseView{}, Line: h.Line,
+		}
+		for _, d := range h.Databases {
+			v.Databases = append(v.Databases, databaseView{Name: d.Name, Owner: d.Owner})
+		}
+		views = append(views, v)
+	}
+	return views
+}
+
+func raw(s inventory.Section) map[string]any {
+	m := make(map[string]any, len(s))
+	for k, v := range s {
+		m[k] = v.Raw
+	}
+	return m
+}
+
+func allowStrings(h inventory.Host) []string {
+	out := make([]string, 0, len(h.AllowFrom))
+	for _, p := range h.AllowFrom {
+		out = append(out, p.String())
+	}
+	return out
+}
+
+var hostHeader = []string{"HOST", "ADDRESS", "USER", "ENGINE", "PRESET", "STORAGE", "ALLOW_FROM", "SETTINGS", "DATABASES"}
+
+func hostRows(hosts []inventory.Host) [][]string {
+	rows := make([][]string, 0, len(hosts))
+	for _, h := range hosts {
+		addr := h.Address
+		if h.Port != 22 {
+			addr += ":" + strconv.Itoa(h.Port)
+		}
+		storage := h.Storage
+		if storage == "" {
+			storage = "detect"
+		}
+		allow := strings.Join(allowStrings(h), ",")
+		if allow == "" {
+			allow = "localhost only"
+		}
+		var dbs []string
+		for _, d := range h.Databases {
+			dbs = append(dbs, d.Name+"("+d.Owner+")")
+		}
+		settings := h.Settings.Keys()
+		rows = append(rows, []string{h.Name, addr, h.User, h.Engine, h.Preset, storage, allow,
+			strings.Join(settings, ","), strings.Join(dbs, ",")})
+	}
+	return rows
+}

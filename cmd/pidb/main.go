@@ -1,0 +1,143 @@
+// Command pidb provisions, tunes and validates Raspberry Pi database hosts
+// over SSH from one TOML inventory. This file only wires flags to packages and
+// maps errors to exit codes: 0 success, 1 a host failed, 2 bad input.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"pidb/inventory"
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// run executes the command line and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := newApp(stdout, stderr).RunContext(ctx, args)
+	return exitCode(err, stderr)
+}
+
+// usageError marks bad flags or arguments: exit code 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCode prints err and maps it to the exit codes of DESIGN.md.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "pidb:", err)
+	var u usageError
+	if errors.As(err, &u) || inventory.IsInputError(err) {
+		return 2
+	}
+	return 1
+}
+
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:            "pidb",
+		Usage:           "turn Raspberry Pis into tuned, proven database hosts over SSH",
+		Version:         version(),
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		Suggest:         true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are mapped once, in run
+		Commands: []*cli.Command{
+			inventoryCommand(),
+			labCommand(),
+		},
+	}
+	app.Action = groupAction
+	setUsageErrors(app.Commands)
+	app.OnUsageError = onUsageError
+	return app
+}
+
+// groupAction runs for a command that only holds subcommands: with no
+// argument it shows help, with an unknown one it is a usage error.
+func groupAction(c *cli.Context) error {
+	if c.Args().Present() {
+		name := c.App.Name
+		if c.Command != nil && c.Command.FullName() != "" {
+			name += " " + c.Command.FullName()
+		}
+		return usagef("unknown command %q (see %s --help)", c.Args().First(), name)
+	}
+	return cli.ShowSubcommandHelp(c)
+}
+
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	return usageError{err}
+}
+
+func setUsageErrors(cmds []*cli.Command) {
+	for _, c := range cmds {
+		c.OnUsageError = onUsageError
+		if len(c.Subcommands) > 0 && c.Action == nil {
+			c.Action = groupAction
+		}
+		setUsageErrors(c.Subcommands)
+	}
+}
+
+// Flags shared by the commands that read an inventory.
+var (
+	inventoryFlag = &cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Usage: "inventory `FILE` (TOML)", EnvVars: []string{"PIDB_INVENTORY"}}
+	limitFlag     = &cli.StringFlag{Name: "limit", Usage: "only these hosts: `NAMES`, comma-separated"}
+	jsonFlag      = &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"}
+)
+
+// loadHosts reads the inventory named by -i and selects the --limit hosts.
+func loadHosts(c *cli.Context) (*inventory.Inventory, []inventory.Host, error) {
+	path := c.String("inventory")
+	if path == "" {
+		return nil, nil, usagef("no inventory: give -i FILE (or set PIDB_INVENTORY)")
+	}
+	if c.Args().Present() {
+		return nil, nil, usagef("unexpected argument %q (flags go before arguments)", c.Args().First())
+	}
+	inv, err := inventory.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	hosts, err := inv.Select(c.String("limit"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return inv, hosts, nil
+}

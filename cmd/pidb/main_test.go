@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runPidb(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(append([]string{"pidb"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeInventory(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "inv.toml")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const twoHosts = `[defaults]
+allow_from = ["10.9.0.0/24"]
+
+[[host]]
+name = "pi4"
+address = "10.9.0.40"
+
+[[host]]
+name = "pi3"
+address = "10.9.0.30"
+engine = "mariadb"
+`
+
+func TestInventoryCheckTable(t *testing.T) {
+	inv := writeInventory(t, twoHosts)
+	code, out, errOut := runPidb(t, "inventory", "check", "-i", inv)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "HOST") || !strings.HasPrefix(lines[1], "pi4 ") || !strings.Contains(lines[2], "mysql") {
+		t.Errorf("table:\n%s", out)
+	}
+}
+
+func TestInventoryCheckJSON(t *testing.T) {
+	inv := writeInventory(t, twoHosts)
+	code, out, errOut := runPidb(t, "inventory", "check", "-i", inv, "--limit", "pi3", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	var hosts []map[string]any
+	if err := json.Unmarshal([]byte(out), &hosts); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if len(hosts) != 1 || hosts[0]["host"] != "pi3" || hosts[0]["engine"] != "mysql" || hosts[0]["port"] != float64(22) {
+		t.Errorf("json = %v", hosts)
+	}
+	if allow, _ := hosts[0]["allow_from"].([]any); len(allow) != 1 || allow[0] != "10.9.0.0/24" {
+		t.Errorf("allow_from = %v", hosts[0]["allow_from"])
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	good := writeInventory(t, twoHosts)
+	bad := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"x\"\nengine = \"oracle\"\n")
+	cases := []struct {
+		args    []string
+		code    int
+		errText string
+	}{
+		{[]string{"--version"}, 0, ""},
+		{[]string{"inventory", "check", "-i", good}, 0, ""},
+		{[]string{"inventory", "check", "-i", bad}, 2, bad + ":4: host.engine: unknown engine \"oracle\""},
+		{[]string{"inventory", "check", "-i", good, "--limit", "pi5"}, 2, `no host named "pi5"`},
+		{[]string{"inventory", "check", "-i", filepath.Join(t.TempDir(), "missing.toml")}, 2, "cannot read inventory"},
+		{[]string{"inventory", "check"}, 2, "no inventory"},
+		{[]string{"inventory", "check", "--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"inventory", "chek"}, 2, `unknown command "chek"`},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"inventory", "check", "-i", good, "extra"}, 2, "unexpected argument"},
+	}
+	for _, c := range cases {
+		code, _, errOut := runPidb(t, c.args...)
+		if code != c.code {
+			t.Errorf("pidb %s: exit %d, want %d (stderr: %s)", strings.Join(c.args, " "), code, c.code, errOut)
+		}
+		if c.errText != "" && !strings.Contains(errOut, c.errText) {
+			t.Errorf("pidb %s: stderr %q, want it to contain %q", strings.Join(c.args, " "), errOut, c.errText)
+		}
+	}
+}
+
+func TestHelpEverywhere(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"inventory", "--help"}, {"inventory", "check", "--help"}} {
+		code, out, _ := runPidb(t, args...)
+		if code != 0 || !strings.Contains(out, "USAGE") {
+			t.Errorf("pidb %s: exit %d, output %q", strings.Join(args, " "), code, out)
+		}
+	}
+}

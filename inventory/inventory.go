@@ -1,0 +1,512 @@
+// Package inventory reads pidb's TOML inventory: the hosts to manage, their
+// SSH access, engine, preset, per-host settings, application databases, and
+// the [bench], [thermal] and [validate] sections, which it checks by type and
+// keeps as raw values for the packages that own them.
+//
+// Every error names the file and line (FILE:LINE: message). Load reports all
+// the errors it finds at once, not only the first.
+package inventory
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Inventory is a loaded, validated inventory with defaults applied.
+type Inventory struct {
+	Path     string // absolute path of the inventory file
+	Hosts    []Host // in file order
+	Bench    Section
+	Thermal  Section
+	Validate Section
+}
+
+// Host is one managed Pi with every default resolved.
+type Host struct {
+	Name         string
+	Address      string
+	Port         int
+	User         string
+	IdentityFile string // absolute; "" means the ssh-agent only
+	KnownHosts   string // absolute
+	Engine       string // family: "postgres" or "mysql"
+	Preset       string
+	AllowFrom    []netip.Prefix // empty: the database listens on localhost only
+	Storage      string         // "" = detect; else sd, usb or nvme
+	Settings     Section        // [host.settings]: tuner overrides, checked by the tuner
+	Databases    []Database     // [[host.database]]
+	Bench        Section        // [bench] with this host's [host.bench] over it
+	Line         int            // where the host's [[host]] header is
+}
+
+// Database is an application database and the user that owns it.
+type Database struct {
+	Name  string
+	Owner string
+	Line  int
+}
+
+// Value is a raw TOML value (string, int64, float64 or bool) and its line.
+type Value struct {
+	Raw  any
+	Line int
+}
+
+// Section is a table of raw values by key, already checked by type.
+type Section map[string]Value
+
+// Keys returns the section's keys in sorted order.
+func (s Section) Keys() []string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// String returns the string at key, or def when it is not set.
+func (s Section) String(key, def string) string {
+	if v, ok := s[key].Raw.(string); ok {
+		return v
+	}
+	return def
+}
+
+// Int returns the integer at key, or def when it is not set.
+func (s Section) Int(key string, def int) int {
+	if v, ok := s[key].Raw.(int64); ok {
+		return int(v)
+	}
+	return def
+}
+
+// Float returns the number at key, or def when it is not set.
+func (s Section) Float(key string, def float64) float64 {
+	switch v := s[key].Raw.(type) {
+	case int64:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return def
+}
+
+// Bool returns the boolean at key, or def when it is not set.
+func (s Section) Bool(key string, def bool) bool {
+	if v, ok := s[key].Raw.(bool); ok {
+		return v
+	}
+	return def
+}
+
+// Duration returns the duration at key, or def when it is not set. "0" and
+// "0s" are zero.
+func (s Section) Duration(key string, def time.Duration) time.Duration {
+	v, ok := s[key].Raw.(string)
+	if !ok {
+		return def
+	}
+	if v == "0" || v == "0s" {
+		return 0
+	}
+	d, err := ParseDuration(v)
+	if err != nil {
+		return def
+	}
+	return d
+}
+
+// Error is one problem in an inventory, at a line of its file (0: the whole file).
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// IsInputError reports whether err holds an inventory problem (a usage error,
+// not a host failure).
+func IsInputError(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+// Load reads, checks and resolves the inventory at path.
+func Load(path string) (*Inventory, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read inventory: %v", errors.Unwrap(err))}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	inv, err := Parse(path, filepath.Dir(abs), string(src))
+	if err != nil {
+		return nil, err
+	}
+	inv.Path = abs
+	return inv, nil
+}
+
+// Parse checks and resolves an inventory read from name (used in errors and
+// as Path), whose relative paths resolve against dir.
+func Parse(name, dir, src string) (*Inventory, error) {
+	var doc map[string]any
+	if _, err := toml.Decode(src, &doc); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Error{File: name, Line: pe.Position.Line, Msg: pe.Message}
+		}
+		return nil, &Error{File: name, Msg: err.Error()}
+	}
+	p := &parser{file: name, dir: dir, lines: scanKeyLines(src)}
+	inv := p.inventory(doc)
+	if len(p.errs) > 0 {
+		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
+		errs := make([]error, len(p.errs))
+		for i, e := range p.errs {
+			errs[i] = e
+		}
+		return nil, errors.Join(errs...)
+	}
+	inv.Path = name
+	return inv, nil
+}
+
+type parser struct {
+	file  string
+	dir   string
+	lines keyLines
+	errs  []*Error
+}
+
+func (p *parser) errorf(path []string, format string, args ...any) {
+	p.errs = append(p.errs, &Error{File: p.file, Line: p.lines.line(path...), Msg: fmt.Sprintf(format, args...)})
+}
+
+// checkTable reports unknown keys and bad values in m against schema t and
+// returns the values that passed, as a Section.
+func (p *parser) checkTable(path []string, m map[string]any, t table, nested ...string) Section {
+	sec := Section{}
+	known := make([]string, 0, len(t)+len(nested))
+	for k := range t {
+		known = append(known, k)
+	}
+	known = append(known, nested...)
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		kp := appendPath(path, k)
+		if contains(nested, k) {
+			continue
+		}
+		c, ok := t[k]
+		if !ok {
+			p.errorf(kp, "unknown key %q in %s%s", k, describe(path), suggest(k, known))
+			continue
+		}
+		if err := c(v); err != nil {
+			p.errorf(kp, "%s: %v", dotted(kp), err)
+			continue
+		}
+		sec[k] = Value{Raw: v, Line: p.lines.line(kp...)}
+	}
+	return sec
+}
+
+func (p *parser) inventory(doc map[string]any) *Inventory {
+	inv := &Inventory{}
+	for _, k := range sortedKeys(doc) {
+		if !contains(topLevel, k) {
+			p.errorf([]string{k}, "unknown key %q at the top level%s", k, suggest(k, topLevel))
+		}
+	}
+	defaults := p.subtable(doc, nil, "defaults", func(path []string, m map[string]any) Section {
+		return p.checkTable(path, m, accessKeys)
+	})
+	inv.Bench = p.subtable(doc, nil, "bench", func(path []string, m map[string]any) Section {
+		return p.checkTable(path, m, benchKeys)
+	})
+	inv.Thermal = p.subtable(doc, nil, "thermal", func(path []string, m map[string]any) Section {
+		return p.checkTable(path, m, thermalKeys)
+	})
+	inv.Validate = p.subtable(doc, nil, "validate", func(path []string, m map[string]any) Section {
+		return p.checkTable(path, m, validateKeys)
+	})
+
+	raw, ok := doc["host"]
+	if !ok {
+		p.errs = append(p.errs, &Error{File: p.file, Msg: "no hosts: add at least one [[host]] with a name and an address"})
+		return inv
+	}
+	hosts, ok := raw.([]map[string]any)
+	if !ok {
+		p.errorf([]string{"host"}, "host: want an array of tables ([[host]]), not %s", tomlType(raw))
+		return inv
+	}
+	if len(hosts) == 0 {
+		p.errorf([]string{"host"}, "no hosts: add at least one [[host]] with a name and an address")
+	}
+	seen := map[string]int{}
+	for i, h := range hosts {
+		path := []string{"host", strconv.Itoa(i)}
+		host := p.host(path, h, defaults, inv.Bench)
+		if host.Name == "" {
+			continue
+		}
+		if first, dup := seen[host.Name]; dup {
+			p.errorf(appendPath(path, "name"), "duplicate host name %q (first defined on line %d)", host.Name, first)
+			continue
+		}
+		seen[host.Name] = host.Line
+		inv.Hosts = append(inv.Hosts, host)
+	}
+	return inv
+}
+
+// subtable checks that doc[key] is a table and runs f on it.
+func (p *parser) subtable(doc map[string]any, parent []string, key string, f func([]string, map[string]any) Section) Section {
+	raw, ok := doc[key]
+	if !ok {
+		return Section{}
+	}
+	path := appendPath(parent, key)
+	m, ok := raw.(map[string]any)
+	if !ok {
+		p.errorf(path, "%s: want a table, not %s", dotted(path), tomlType(raw))
+		return Section{}
+	}
+	return f(path, m)
+}
+
+func (p *parser) host(path []string, m map[string]any, defaults, bench Section) Host {
+	h := Host{Line: p.lines.line(path...)}
+	own := p.checkTable(path, m, hostKeys(), "settings", "database", "bench")
+	if _, ok := m["name"]; !ok {
+		p.errorf(path, "host has no name")
+	}
+	if _, ok := m["address"]; !ok {
+		name, _ := m["name"].(string)
+		if name != "" {
+			p.errorf(path, "host %q has no address", name)
+		} else {
+			p.errorf(path, "host has no address")
+		}
+	}
+	if _, ok := own["name"]; !ok {
+		return Host{} // reported above or by checkTable
+	}
+	get := func(key string) (any, bool) {
+		if v, ok := own[key]; ok {
+			return v.Raw, true
+		}
+		if v, ok := defaults[key]; ok {
+			return v.Raw, true
+		}
+		return nil, false
+	}
+	getString := func(key, def string) string {
+		if v, ok := get(key); ok {
+			return v.(string)
+		}
+		return def
+	}
+	h.Name = own["name"].Raw.(string)
+	h.Address = own.String("address", "")
+	h.Port = 22
+	if v, ok := get("port"); ok {
+		h.Port = int(v.(int64))
+	}
+	h.User = getString("user", "pi")
+	if f := getString("identity_file", ""); f != "" {
+		h.IdentityFile = p.resolvePath(f)
+	}
+	h.KnownHosts = p.resolvePath(getString("known_hosts", "~/.ssh/known_hosts"))
+	h.Engine = normalizeEngine(getString("engine", "postgres"))
+	h.Preset = getString("preset", "balanced")
+	h.Storage = getString("storage", "")
+	if v, ok := get("allow_from"); ok {
+		for _, item := range v.([]any) {
+			pfx, _ := parsePrefix(item.(string))
+			h.AllowFrom = append(h.AllowFrom, pfx)
+		}
+	}
+
+	h.Settings = p.subtable(m, path, "settings", func(sp []string, sm map[string]any) Section {
+		sec := Section{}
+		for _, k := range sortedKeys(sm) {
+			kp := appendPath(sp, k)
+			if !settingKey.MatchString(k) {
+				p.errorf(kp, "%s: bad setting name %q", dotted(kp), k)
+				continue
+			}
+			if err := checkSettingValue(sm[k]); err != nil {
+				p.errorf(kp, "%s: %v", dotted(kp), err)
+				continue
+			}
+			name := strings.ReplaceAll(k, "-", "_")
+			sec[name] = Value{Raw: sm[k], Line: p.lines.line(kp...)}
+		}
+		return sec
+	})
+
+	h.Bench = Section{}
+	for k, v := range bench {
+		h.Bench[k] = v
+	}
+	for k, v := range p.subtable(m, path, "bench", func(bp []string, bm map[string]any) Section {
+		return p.checkTable(bp, bm, benchKeys)
+	}) {
+		h.Bench[k] = v
+	}
+
+	if raw, ok := m["database"]; ok {
+		dbs, ok := raw.([]map[string]any)
+		if !ok {
+			p.errorf(appendPath(path, "database"), "host.database: want an array of tables ([[host.database]]), not %s", tomlType(raw))
+		}
+		seen := map[string]bool{}
+		for j, d := range dbs {
+			dp := appendPath(path, "database", strconv.Itoa(j))
+			sec := p.checkTable(dp, d, databaseKeys)
+			db := Database{Name: sec.String("name", ""), Owner: sec.String("owner", ""), Line: p.lines.line(dp...)}
+			for _, k := range []string{"name", "owner"} {
+				if _, ok := d[k]; !ok {
+					p.errorf(dp, "host %q: database has no %s", h.Name, k)
+				}
+			}
+			if db.Name == "" || db.Owner == "" {
+				continue
+			}
+			if seen[db.Name] {
+				p.errorf(appendPath(dp, "name"), "host %q: duplicate database %q", h.Name, db.Name)
+				continue
+			}
+			seen[db.Name] = true
+			h.Databases = append(h.Databases, db)
+		}
+	}
+	return h
+}
+
+// resolvePath expands ~ and makes a relative path absolute against the
+// inventory's folder.
+func (p *parser) resolvePath(s string) string {
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			s = filepath.Join(home, s[1:])
+		}
+	}
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(p.dir, s)
+	}
+	return filepath.Clean(s)
+}
+
+// Select returns the hosts named in limit (comma-separated names; "" or
+// "all" selects every host), in inventory order. An unknown name is an error.
+func (inv *Inventory) Select(limit string) ([]Host, error) {
+	limit = strings.TrimSpace(limit)
+	if limit == "" || limit == "all" {
+		return inv.Hosts, nil
+	}
+	want := map[string]bool{}
+	var unknown []string
+	for _, n := range strings.Split(limit, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !inv.has(n) {
+			unknown = append(unknown, n)
+		}
+		want[n] = true
+	}
+	if len(unknown) > 0 {
+		names := make([]string, len(inv.Hosts))
+		for i, h := range inv.Hosts {
+			names[i] = h.Name
+		}
+		msg := fmt.Sprintf("--limit: no host named %s in the inventory (hosts: %s)", quoteList(unknown), strings.Join(names, ", "))
+		if len(unknown) == 1 {
+			msg += suggest(unknown[0], names)
+		}
+		return nil, &Error{File: inv.Path, Msg: msg}
+	}
+	if len(want) == 0 {
+		return nil, &Error{File: inv.Path, Msg: "--limit: no host names given"}
+	}
+	var out []Host
+	for _, h := range inv.Hosts {
+		if want[h.Name] {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+func (inv *Inventory) has(name string) bool {
+	for _, h := range inv.Hosts {
+		if h.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func appendPath(path []string, more ...string) []string {
+	return append(append([]string{}, path...), more...)
+}
+
+// dotted writes a path as the user wrote it: host.settings.work_mem.
+func dotted(path []string) string {
+	var parts []string
+	for _, s := range path {
+		if _, err := strconv.Atoi(s); err == nil {
+			continue
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ".")
+}
+
+func describe(path []string) string {
+	if len(path) == 0 {
+		return "the top level"
+	}
+	return "[" + dotted(path) + "]"
+}

@@ -1,0 +1,322 @@
+package inventory
+
+import (
+	"errors"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadFull(t *testing.T) {
+	inv, err := Load("testdata/full.toml")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	dir, _ := filepath.Abs("testdata")
+	home, _ := os.UserHomeDir()
+	if inv.Path != filepath.Join(dir, "full.toml") {
+		t.Errorf("Path = %q", inv.Path)
+	}
+	if len(inv.Hosts) != 3 {
+		t.Fatalf("got %d hosts, want 3", len(inv.Hosts))
+	}
+	pi4, pi3, zero := inv.Hosts[0], inv.Hosts[1], inv.Hosts[2]
+
+	// pi4 inherits every default.
+	if pi4.Name != "pi4" || pi4.Address != "192.168.1.40" || pi4.Port != 22 || pi4.User != "pi" {
+		t.Errorf("pi4 = %+v", pi4)
+	}
+	if pi4.IdentityFile != filepath.Join(dir, "keys/id_ed25519") {
+		t.Errorf("pi4 identity_file = %q, want it relative to the inventory's folder", pi4.IdentityFile)
+	}
+	if pi4.KnownHosts != filepath.Join(home, ".ssh/known_hosts") {
+		t.Errorf("pi4 known_hosts = %q, want ~ expanded", pi4.KnownHosts)
+	}
+	if pi4.Engine != "postgres" || pi4.Preset != "balanced" || pi4.Storage != "sd" {
+		t.Errorf("pi4 engine/preset/storage = %q/%q/%q", pi4.Engine, pi4.Preset, pi4.Storage)
+	}
+	wantAllow := []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24"), netip.MustParsePrefix("10.0.0.7/32")}
+	if len(pi4.AllowFrom) != 2 || pi4.AllowFrom[0] != wantAllow[0] || pi4.AllowFrom[1] != wantAllow[1] {
+		t.Errorf("pi4 allow_from = %v, want %v", pi4.AllowFrom, wantAllow)
+	}
+	if pi4.Line != 11 {
+		t.Errorf("pi4 line = %d, want 11", pi4.Line)
+	}
+	if got := pi4.Bench.Int("clients", 0); got != 8 {
+		t.Errorf("pi4 bench clients = %d, want 8 from [bench]", got)
+	}
+	if got := pi4.Bench.Duration("duration", 0); got != 5*time.Minute {
+		t.Errorf("pi4 bench duration = %v", got)
+	}
+
+	// pi3 overrides port, engine (mariadb is the mysql family), preset, bench.
+	if pi3.Port != 2222 || pi3.Engine != "mysql" || pi3.Preset != "seed" {
+		t.Errorf("pi3 = port %d engine %q preset %q", pi3.Port, pi3.Engine, pi3.Preset)
+	}
+	if v := pi3.Settings["innodb_buffer_pool_size"]; v.Raw != "512MB" || v.Line != 22 {
+		t.Errorf("pi3 innodb_buffer_pool_size = %+v, want 512MB on line 22", v)
+	}
+	if v, ok := pi3.Settings["skip_log_bin"]; !ok || v.Raw != true {
+		t.Errorf("pi3 skip-log-bin not read as skip_log_bin: %+v", pi3.Settings)
+	}
+	if pi3.Settings.Int("max_connections", 0) != 40 {
+		t.Errorf("pi3 max_connections = %v", pi3.Settings["max_connections"])
+	}
+	if len(pi3.Databases) != 2 || pi3.Databases[1] != (Database{Name: "quiz", Owner: "quiz_owner", Line: 28}) {
+		t.Errorf("pi3 databases = %+v", pi3.Databases)
+	}
+	if pi3.Bench.String("workload", "") != "oltp-read-only" || pi3.Bench.Int("clients", 0) != 16 || pi3.Bench.String("duration", "") != "5m" {
+		t.Errorf("pi3 bench = %+v, want its own workload and clients over [bench]", pi3.Bench)
+	}
+
+	// zero: absolute identity file, empty allow_from means localhost only.
+	if zero.User != "admin" || zero.IdentityFile != "/etc/pidb/zero_key" || len(zero.AllowFrom) != 0 {
+		t.Errorf("zero = %+v", zero)
+	}
+	if len(pi4.Settings) != 0 || len(pi4.Databases) != 0 {
+		t.Errorf("pi4 picked up pi3's settings or databases")
+	}
+
+	if inv.Thermal.Float("max_temp_c", 0) != 80 || inv.Thermal.Duration("idle_after", time.Hour) != 0 {
+		t.Errorf("thermal = %+v", inv.Thermal)
+	}
+	if inv.Validate.Bool("strict", true) != false {
+		t.Errorf("validate = %+v", inv.Validate)
+	}
+}
+
+func TestMinimalDefaults(t *testing.T) {
+	inv, err := Parse("inv.toml", "/srv/pidb", "[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := inv.Hosts[0]
+	if h.User != "pi" || h.Port != 22 || h.Engine != "postgres" || h.Preset != "balanced" || h.Storage != "" || h.IdentityFile != "" {
+		t.Errorf("defaults not applied: %+v", h)
+	}
+	if len(h.AllowFrom) != 0 {
+		t.Errorf("allow_from = %v, want none (localhost only)", h.AllowFrom)
+	}
+}
+
+// TestErrors checks each kind of bad input: the message and the line it names.
+func TestErrors(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      string // "LINE: substring"
+	}{
+		{"unknown top-level key", "[defualts]\nuser = \"pi\"\n[[host]]\nname=\"a\"\naddress=\"x\"\n",
+			`1: unknown key "defualts" at the top level (did you mean "defaults"?)`},
+		{"unknown host key", "[[host]]\nname = \"a\"\naddres = \"1.2.3.4\"\n",
+			`3: unknown key "addres" in [host] (did you mean "address"?)`},
+		{"unknown default key", "[defaults]\n\nidentity = \"k\"\n[[host]]\nname=\"a\"\naddress=\"x\"\n",
+			`3: unknown key "identity" in [defaults]`},
+		{"unknown bench key", "[[host]]\nname=\"a\"\naddress=\"x\"\n[bench]\nclient = 4\n",
+			`5: unknown key "client" in [bench] (did you mean "clients"?)`},
+		{"unknown host.bench key", "[[host]]\nname=\"a\"\naddress=\"x\"\n[host.bench]\nworkloads = \"tpcb\"\n",
+			`5: unknown key "workloads" in [host.bench] (did you mean "workload"?)`},
+		{"unknown thermal key", "[[host]]\nname=\"a\"\naddress=\"x\"\n[thermal]\nmax_temp = 70\n",
+			`5: unknown key "max_temp" in [thermal] (did you mean "max_temp_c"?)`},
+		{"unknown database key", "[[host]]\nname=\"a\"\naddress=\"x\"\n[[host.database]]\nname=\"d\"\nowner=\"o\"\nonwer=\"o\"\n",
+			`7: unknown key "onwer" in [host.database]`},
+		{"wrong type", "[[host]]\nname = \"a\"\naddress = \"x\"\nport = \"22\"\n",
+			`4: host.port: want an integer, not a string`},
+		{"wrong type for a table", "defaults = 3\n[[host]]\nname = \"a\"\naddress = \"x\"\n",
+			`1: defaults: want a table, not an integer`},
+		{"duplicate host", "[[host]]\nname = \"a\"\naddress = \"x\"\n\n[[host]]\nname = \"a\"\naddress = \"y\"\n",
+			`6: duplicate host name "a" (first defined on line 1)`},
+		{"missing address", "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\naddress = \"y\"\n",
+			`1: host "a" has no address`},
+		{"missing name", "[[host]]\naddress = \"1.2.3.4\"\n",
+			`1: host has no name`},
+		{"bad engine", "[[host]]\nname = \"a\"\naddress = \"x\"\nengine = \"oracle\"\n",
+			`4: host.engine: unknown engine "oracle"`},
+		{"bad engine in defaults", "[defaults]\nengine = \"sqlite\"\n[[host]]\nname = \"a\"\naddress = \"x\"\n",
+			`2: defaults.engine: unknown engine "sqlite"`},
+		{"bad size unit", "[[host]]\nname = \"a\"\naddress = \"x\"\n[host.settings]\nshared_buffers = \"512MX\"\n",
+			`5: host.settings.shared_buffers: bad size "512MX": unknown unit "MX"`},
+		{"fractional size", "[[host]]\nname = \"a\"\naddress = \"x\"\n[host.settings]\nwork_mem = \"1.5GB\"\n",
+			`5: host.settings.work_mem: bad size "1.5GB": want a whole number of GB`},
+		{"bad duration", "[[host]]\nname = \"a\"\naddress = \"x\"\n[bench]\nduration = \"5 minutes\"\n",
+			`5: bench.duration: bad duration "5 minutes"`},
+		{"duration as a number", "[[host]]\nname = \"a\"\naddress = \"x\"\n[thermal]\ninterval = 15\n",
+			`5: thermal.interval: want a duration string like "5m", not an integer`},
+		{"zero duration", "[[host]]\nname = \"a\"\naddress = \"x\"\n[bench]\nduration = \"0s\"\n",
+			`5: bench.duration: bad duration "0s": must be more than zero`},
+		{"bad CIDR", "[defaults]\nallow_from = [\"192.168.1.0/33\"]\n[[host]]\nname = \"a\"\naddress = \"x\"\n",
+			`2: defaults.allow_from: bad CIDR "192.168.1.0/33"`},
+		{"CIDR with host bits", "[[host]]\nname = \"a\"\naddress = \"x\"\nallow_from = [\"192.168.1.5/24\"]\n",
+			`4: host.allow_from: bad CIDR "192.168.1.5/24": host bits are set (did you mean "192.168.1.0/24"?)`},
+		{"CIDR not a string", "[[host]]\nname = \"a\"\naddress = \"x\"\nallow_from = \"10.0.0.0/8\"\n",
+			`4: host.allow_from: want an array of addresses or CIDRs`},
+		{"port out of range", "[[host]]\nname = \"a\"\naddress = \"x\"\nport = 70000\n",
+			`4: host.port: 70000 is out of range 1-65535`},
+		{"port zero in defaults", "[defaults]\nport = 0\n[[host]]\nname = \"a\"\naddress = \"x\"\n",
+			`2: defaults.port: 0 is out of range 1-65535`},
+		{"empty host list", "[defaults]\nuser = \"pi\"\n",
+			`no hosts: add at least one [[host]]`},
+		{"bad preset", "[[host]]\nname = \"a\"\naddress = \"x\"\npreset = \"turbo\"\n",
+			`4: host.preset: unknown value "turbo": want one of "seed", "balanced", "fast"`},
+		{"bad storage", "[[host]]\nname = \"a\"\naddress = \"x\"\nstorage = \"ssd\"\n",
+			`4: host.storage: unknown value "ssd"`},
+		{"bad workload", "[[host]]\nname = \"a\"\naddress = \"x\"\n[bench]\nworkload = \"tpcc\"\n",
+			`5: bench.workload: unknown value "tpcc"`},
+		{"bad via in host bench", "[[host]]\nname = \"a\"\naddress = \"x\"\n[host.bench]\nvia = \"carrier-pigeon\"\n",
+			`5: host.bench.via: unknown value "carrier-pigeon"`},
+		{"bad strict", "[[host]]\nname = \"a\"\naddress = \"x\"\n[validate]\nstrict = \"yes\"\n",
+			`5: validate.strict: want true or false, not a string`},
+		{"bad host name", "[[host]]\nname = \"my pi\"\naddress = \"x\"\n",
+			`2: host.name: bad host name "my pi"`},
+		{"bad address", "[[host]]\nname = \"a\"\naddress = \"x; rm -rf /\"\n",
+			`3: host.address: bad address`},
+		{"bad database name", "[[host]]\nname=\"a\"\naddress=\"x\"\n[[host.database]]\nname = \"Inv-DB\"\nowner = \"app\"\n",
+			`5: host.database.name: bad database name "Inv-DB"`},
+		{"database without owner", "[[host]]\nname=\"a\"\naddress=\"x\"\n[[host.database]]\nname = \"inv\"\n",
+			`4: host "a": database has no owner`},
+		{"duplicate database", "[[host]]\nname=\"a\"\naddress=\"x\"\n[[host.database]]\nname = \"inv\"\nowner = \"o\"\n[[host.database]]\nname = \"inv\"\nowner = \"p\"\n",
+			`8: host "a": duplicate database "inv"`},
+		{"syntax error", "[[host]]\nname = \"a\"\naddress = \"x\n",
+			`3: `},
+		{"setting of a wrong type", "[[host]]\nname=\"a\"\naddress=\"x\"\n[host.settings]\nwork_mem = [1, 2]\n",
+			`5: host.settings.work_mem: want a string, number or boolean, not an array`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("inv.toml", "/tmp", c.src)
+			if err == nil {
+				t.Fatalf("no error, want %q", c.want)
+			}
+			if !IsInputError(err) {
+				t.Errorf("error %v is not an input error", err)
+			}
+			want := "inv.toml:" + c.want
+			if !strings.Contains(c.want, ":") || strings.HasPrefix(c.want, "no hosts") {
+				want = "inv.toml: " + c.want
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error:\n  %v\nwant it to contain:\n  %s", err, want)
+			}
+		})
+	}
+}
+
+// TestErrorLinesInLaterHosts makes sure lines are found in the right [[host]]
+// element, not the first one with the same key.
+func TestErrorLinesInLaterHosts(t *testing.T) {
+	src := `[[host]]
+name = "a"
+address = "x"
+[host.settings]
+work_mem = "4MB"
+
+[[host]]
+name = "b"
+address = "y"
+[host.settings]
+work_mem = "4QB"
+`
+	_, err := Parse("inv.toml", "/tmp", src)
+	if err == nil || !strings.Contains(err.Error(), "inv.toml:11: host.settings.work_mem") {
+		t.Fatalf("error = %v, want it on line 11", err)
+	}
+}
+
+func TestAllErrorsReported(t *testing.T) {
+	src := "[[host]]\nname = \"a\"\naddress = \"x\"\nport = 0\nengine = \"db2\"\n"
+	_, err := Parse("inv.toml", "/tmp", src)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "inv.toml:4:") || !strings.HasPrefix(lines[1], "inv.toml:5:") {
+		t.Errorf("want two errors, lines 4 then 5; got:\n%v", err)
+	}
+}
+
+func TestMultilineValuesKeepLines(t *testing.T) {
+	src := `[defaults]
+allow_from = [
+  "10.0.0.0/8",
+  "192.168.0.0/16",
+]
+note = """
+a [fake] header
+x = 1
+"""
+[[host]]
+name = "a"
+address = "x"
+`
+	_, err := Parse("inv.toml", "/tmp", src)
+	if err == nil || !strings.Contains(err.Error(), `inv.toml:6: unknown key "note" in [defaults]`) {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load("testdata/nope.toml")
+	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "testdata/nope.toml: cannot read inventory") {
+		t.Fatalf("error = %v", err)
+	}
+	var ie *Error
+	if !errors.As(err, &ie) {
+		t.Fatal("not an *Error")
+	}
+}
+
+func TestSelect(t *testing.T) {
+	inv, err := Load("testdata/full.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(hs []Host) string {
+		var n []string
+		for _, h := range hs {
+			n = append(n, h.Name)
+		}
+		return strings.Join(n, ",")
+	}
+	for limit, want := range map[string]string{
+		"":           "pi4,pi3,zero",
+		"all":        "pi4,pi3,zero",
+		"zero":       "zero",
+		"zero,pi4":   "pi4,zero", // inventory order
+		" pi3 , pi3": "pi3",
+	} {
+		hs, err := inv.Select(limit)
+		if err != nil {
+			t.Errorf("Select(%q): %v", limit, err)
+			continue
+		}
+		if got := names(hs); got != want {
+			t.Errorf("Select(%q) = %s, want %s", limit, got, want)
+		}
+	}
+	_, err = inv.Select("pi4,pi44")
+	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), `no host named "pi44"`) || !strings.Contains(err.Error(), `did you mean "pi4"?`) {
+		t.Errorf("Select(pi4,pi44) error = %v", err)
+	}
+	if _, err := inv.Select(","); err == nil {
+		t.Errorf("Select(\",\") gave no error")
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]uint64{
+		"512MB": 512 << 20, "512MiB": 512 << 20, "512M": 512 << 20, "1GB": 1 << 30, "1G": 1 << 30,
+		"64kB": 64 << 10, "8kb": 8 << 10, "1048576": 1048576, "2TB": 2 << 40, "100B": 100,
+	} {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "MB", "-1MB", "1.5GB", "12XB", "99999999999TB"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q): no error", in)
+		}
+	}
+}

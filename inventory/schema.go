@@ -1,0 +1,260 @@
+package inventory
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+)
+
+// Engines are the engine families an inventory may name. "mariadb" is read as
+// "mysql": the family, whose flavour comes from the host's facts.
+var Engines = []string{"postgres", "mysql"}
+
+// Presets are the tuning presets an inventory may name (see `pidb tune presets`).
+var Presets = []string{"seed", "balanced", "fast"}
+
+// StorageKinds are the storage kinds an inventory may set to override detection.
+var StorageKinds = []string{"sd", "usb", "nvme"}
+
+// Workloads are the benchmark workloads an inventory may name; "" picks one by engine.
+var Workloads = []string{"tpcb", "oltp-read-only", "quiz"}
+
+// checker validates one decoded TOML value.
+type checker func(v any) error
+
+// table is the schema of one TOML table: its known keys.
+type table map[string]checker
+
+var (
+	hostName   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+	sqlName    = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+	sqlUser    = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,31}$`)
+	settingKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+	address    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.:-]*$`)
+)
+
+func str(v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("want a string, not %s", tomlType(v))
+	}
+	return s, nil
+}
+
+func isString(v any) error { _, err := str(v); return err }
+
+func nonEmptyString(v any) error {
+	s, err := str(v)
+	if err == nil && strings.TrimSpace(s) == "" {
+		err = fmt.Errorf("must not be empty")
+	}
+	return err
+}
+
+func oneOf(allowed ...string) checker {
+	return func(v any) error {
+		s, err := str(v)
+		if err != nil {
+			return err
+		}
+		for _, a := range allowed {
+			if s == a {
+				return nil
+			}
+		}
+		return fmt.Errorf("unknown value %q: want one of %s", s, quoteList(allowed))
+	}
+}
+
+func matching(re *regexp.Regexp, what, hint string) checker {
+	return func(v any) error {
+		s, err := str(v)
+		if err != nil {
+			return err
+		}
+		if !re.MatchString(s) {
+			if hint != "" {
+				return fmt.Errorf("bad %s %q: %s", what, s, hint)
+			}
+			return fmt.Errorf("bad %s %q", what, s)
+		}
+		return nil
+	}
+}
+
+func intIn(lo, hi int64) checker {
+	return func(v any) error {
+		n, ok := v.(int64)
+		if !ok {
+			return fmt.Errorf("want an integer, not %s", tomlType(v))
+		}
+		if n < lo || n > hi {
+			return fmt.Errorf("%d is out of range %d-%d", n, lo, hi)
+		}
+		return nil
+	}
+}
+
+func numberIn(lo, hi float64) checker {
+	return func(v any) error {
+		var f float64
+		switch x := v.(type) {
+		case int64:
+			f = float64(x)
+		case float64:
+			f = x
+		default:
+			return fmt.Errorf("want a number, not %s", tomlType(v))
+		}
+		if f < lo || f > hi {
+			return fmt.Errorf("%v is out of range %v-%v", f, lo, hi)
+		}
+		return nil
+	}
+}
+
+func isBool(v any) error {
+	if _, ok := v.(bool); !ok {
+		return fmt.Errorf("want true or false, not %s", tomlType(v))
+	}
+	return nil
+}
+
+func isDuration(v any) error {
+	s, err := str(v)
+	if err != nil {
+		return fmt.Errorf("want a duration string like \"5m\", not %s", tomlType(v))
+	}
+	_, err = ParseDuration(s)
+	return err
+}
+
+func isCIDRList(v any) error {
+	list, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("want an array of addresses or CIDRs, like [\"192.168.1.0/24\"], not %s", tomlType(v))
+	}
+	for _, item := range list {
+		s, err := str(item)
+		if err != nil {
+			return fmt.Errorf("want an array of strings: %w", err)
+		}
+		if _, err := parsePrefix(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parsePrefix reads a CIDR, or a single address as a one-address prefix.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("bad CIDR %q: want an address and a prefix length, like \"192.168.1.0/24\"", s)
+		}
+		if p.Masked() != p {
+			return netip.Prefix{}, fmt.Errorf("bad CIDR %q: host bits are set (did you mean %q?)", s, p.Masked().String())
+		}
+		return p, nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("bad CIDR %q: want an address or a CIDR, like \"192.168.1.0/24\"", s)
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+func engineName(v any) error {
+	s, err := str(v)
+	if err != nil {
+		return err
+	}
+	if normalizeEngine(s) == "" {
+		return fmt.Errorf("unknown engine %q: want \"postgres\" or \"mysql\" (\"mariadb\" means \"mysql\")", s)
+	}
+	return nil
+}
+
+func normalizeEngine(s string) string {
+	switch strings.ToLower(s) {
+	case "postgres", "postgresql":
+		return "postgres"
+	case "mysql", "mariadb":
+		return "mysql"
+	}
+	return ""
+}
+
+// anyTable accepts any keys; used for [host.settings], whose names the tuner checks.
+const anyTable = "any"
+
+var (
+	accessKeys = table{
+		"user":          matching(regexp.MustCompile(`^[a-z_][a-z0-9_.-]{0,31}$`), "user name", ""),
+		"port":          intIn(1, 65535),
+		"identity_file": nonEmptyString,
+		"known_hosts":   nonEmptyString,
+		"engine":        engineName,
+		"preset":        oneOf(Presets...),
+		"allow_from":    isCIDRList,
+		"storage":       oneOf(StorageKinds...),
+	}
+	benchKeys = table{
+		"workload":   oneOf(append([]string{""}, Workloads...)...),
+		"clients":    intIn(1, 10000),
+		"duration":   isDuration,
+		"warmup":     isZeroOrDuration,
+		"interval":   isDuration,
+		"via":        oneOf("auto", "direct", "ssh"),
+		"scale":      intIn(1, 1000000),
+		"tables":     intIn(1, 1000),
+		"table_size": intIn(1, 1000000000),
+		"protocol":   oneOf("simple", "prepared"),
+	}
+	thermalKeys = table{
+		"interval":    isDuration,
+		"max_temp_c":  numberIn(30, 110),
+		"idle_before": isZeroOrDuration,
+		"idle_after":  isZeroOrDuration,
+	}
+	validateKeys = table{
+		"min_tps": numberIn(0, 1e9),
+		"strict":  isBool,
+	}
+	databaseKeys = table{
+		"name":  matching(sqlName, "database name", "use lower case letters, digits and _, up to 63"),
+		"owner": matching(sqlUser, "owner", "use lower case letters, digits and _, up to 32"),
+	}
+)
+
+// isZeroOrDuration accepts "0" or "0s" (no wait) as well as a duration.
+func isZeroOrDuration(v any) error {
+	if s, ok := v.(string); ok && (s == "0" || s == "0s") {
+		return nil
+	}
+	return isDuration(v)
+}
+
+func hostKeys() table {
+	t := table{
+		"name":    matching(hostName, "host name", "use letters, digits, '.', '_' and '-'"),
+		"address": matching(address, "address", "want an IP address or a DNS name"),
+	}
+	for k, c := range accessKeys {
+		t[k] = c
+	}
+	return t
+}
+
+// topLevel are the tables an inventory may hold.
+var topLevel = []string{"defaults", "host", "bench", "thermal", "validate"}
+
+func quoteList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}

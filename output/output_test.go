@@ -1,0 +1,28 @@
+package output
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := Table(&b, []string{"HOST", "ADDRESS"}, [][]string{{"pi4", "10.0.0.4"}, {"zero", ""}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "HOST  ADDRESS\npi4   10.0.0.4\nzero  -\n"
+	if b.String() != want {
+		t.Errorf("got:\n%q\nwant:\n%q", b.String(), want)
+	}
+}
+
+func TestJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := JSON(&b, []map[string]any{{"host": "pi4", "cpus": 4}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "[\n  {\n    \"cpus\": 4,\n    \"host\": \"pi4\"\n  }\n]\n"
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
