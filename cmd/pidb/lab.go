@@ -1,7 +1,82 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"pidb/lab"
+	"pidb/output"
+)
+
+var labDirFlag = &cli.StringFlag{Name: "dir", Usage: "lab state `DIR` (base image, caches, host roots, key, inventory)", Value: lab.DefaultDir, EnvVars: []string{"PIDB_LAB_DIR"}}
 
 func labCommand() *cli.Command {
-	return &cli.Command{Name: "lab", Usage: "the simulated Pi fleet (systemd-nspawn)"}
+	return &cli.Command{
+		Name:  "lab",
+		Usage: "the simulated Pi fleet (systemd-nspawn; Linux, root)",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "up",
+				Usage:     "boot the simulated Pis and print the path of the lab's inventory",
+				UsageText: "pidb lab up [--hosts pi4,pi3,zero] [--dir DIR]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "hosts", Usage: "boot only these `NAMES` (pi4, pi3, zero)"},
+					labDirFlag,
+				},
+				Action: func(c *cli.Context) error {
+					if c.Args().Present() {
+						return usagef("unexpected argument %q", c.Args().First())
+					}
+					l := lab.New(c.String("dir"), c.App.ErrWriter)
+					var names []string
+					if h := strings.TrimSpace(c.String("hosts")); h != "" {
+						for _, n := range strings.Split(h, ",") {
+							names = append(names, strings.TrimSpace(n))
+						}
+						if _, err := lab.SelectBoards(l.Fleet, names); err != nil {
+							return usageError{err}
+						}
+					}
+					inv, err := l.Up(c.Context, names)
+					if err != nil {
+						return fmt.Errorf("lab up: %w", err)
+					}
+					fmt.Fprintln(c.App.Writer, inv)
+					return nil
+				},
+			},
+			{
+				Name:      "down",
+				Usage:     "stop the simulated Pis and remove everything the lab made on this machine",
+				UsageText: "pidb lab down [--dir DIR]",
+				Flags:     []cli.Flag{labDirFlag},
+				Action: func(c *cli.Context) error {
+					if err := lab.New(c.String("dir"), c.App.ErrWriter).Down(c.Context); err != nil {
+						return fmt.Errorf("lab down: %w", err)
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "status",
+				Usage:     "list the lab's hosts, addresses and state",
+				UsageText: "pidb lab status [--dir DIR] [--json]",
+				Flags:     []cli.Flag{labDirFlag, jsonFlag},
+				Action: func(c *cli.Context) error {
+					st := lab.New(c.String("dir"), c.App.ErrWriter).Status()
+					if c.Bool("json") {
+						return output.JSON(c.App.Writer, st)
+					}
+					rows := make([][]string, 0, len(st))
+					for _, s := range st {
+						rows = append(rows, []string{s.Name, s.Address, s.State, s.Model, strconv.FormatUint(s.RAM>>20, 10) + " MB", s.Engine})
+					}
+					return output.Table(c.App.Writer, []string{"HOST", "ADDRESS", "STATE", "MODEL", "RAM", "ENGINE"}, rows)
+				},
+			},
+		},
+	}
 }

@@ -1,0 +1,73 @@
+package lab
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// writeAccess writes the lab's known_hosts, built from the host keys in each
+// running host's image (not from the wire), and the lab's inventory.
+func (l *Lab) writeAccess() error {
+	var up []Board
+	var known strings.Builder
+	for _, b := range l.Fleet {
+		if !l.running(b.Name) {
+			continue
+		}
+		up = append(up, b)
+		keys, _ := filepath.Glob(filepath.Join(l.rootfs(b.Name), "etc/ssh/ssh_host_*_key.pub"))
+		sort.Strings(keys)
+		if len(keys) == 0 {
+			return fmt.Errorf("%s: no host keys in its image", b.Name)
+		}
+		for _, k := range keys {
+			line, err := knownHostsLine(Address(b).String(), k)
+			if err != nil {
+				return err
+			}
+			known.WriteString(line)
+		}
+	}
+	if err := os.WriteFile(l.KnownHostsPath(), []byte(known.String()), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(l.InventoryPath(), []byte(Inventory(up, l.KeyPath(), l.KnownHostsPath())), 0o644)
+}
+
+// knownHostsLine turns a host key file ("TYPE BASE64 COMMENT") into a
+// known_hosts line for addr.
+func knownHostsLine(addr, pubFile string) (string, error) {
+	data, err := os.ReadFile(pubFile)
+	if err != nil {
+		return "", err
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return "", fmt.Errorf("%s: not a public key", pubFile)
+	}
+	return addr + " " + f[0] + " " + f[1] + "\n", nil
+}
+
+// Inventory renders the lab's inventory for the given boards, as DESIGN.md
+// describes it: preset balanced, storage sd, database access allowed from
+// the lab's subnet, user pi with the lab key, and the lab's known_hosts.
+func Inventory(boards []Board, key, knownHosts string) string {
+	var s strings.Builder
+	s.WriteString("# Written by `pidb lab up`: the simulated Pi fleet. Rewritten at every up.\n")
+	s.WriteString("[defaults]\n")
+	fmt.Fprintf(&s, "user = %q\n", "pi")
+	fmt.Fprintf(&s, "identity_file = %q\n", key)
+	fmt.Fprintf(&s, "known_hosts = %q\n", knownHosts)
+	fmt.Fprintf(&s, "preset = %q\n", "balanced")
+	s.WriteString("# the lab's disks are not SD cards, but the boards' are\n")
+	fmt.Fprintf(&s, "storage = %q\n", "sd")
+	fmt.Fprintf(&s, "allow_from = [%q]\n", Subnet.String())
+	for _, b := range boards {
+		fmt.Fprintf(&s, "\n# %s, %d MB\n[[host]]\nname = %q\naddress = %q\nengine = %q\n",
+			b.Model, b.RAMBytes>>20, b.Name, Address(b).String(), b.Engine)
+	}
+	return s.String()
+}
