@@ -70,7 +70,6 @@ func (l *Lab) logf(format string, args ...any) {
 func (l *Lab) baseDir() string               { return filepath.Join(l.Dir, "base") }
 func (l *Lab) hostDir(name string) string    { return filepath.Join(l.Dir, "hosts", name) }
 func (l *Lab) rootfs(name string) string     { return filepath.Join(l.hostDir(name), "rootfs") }
-func (l *Lab) aptCache() string              { return filepath.Join(l.Dir, "cache", "apt") }
 func (l *Lab) KeyPath() string               { return filepath.Join(l.Dir, "id_ed25519") }
 func (l *Lab) KnownHostsPath() string        { return filepath.Join(l.Dir, "known_hosts") }
 func (l *Lab) InventoryPath() string         { return filepath.Join(l.Dir, "inventory.toml") }
@@ -98,7 +97,7 @@ func checkHost() error {
 		return errors.New("the lab needs root: run it with sudo")
 	}
 	var missing []string
-	for tool, pkg := range map[string]string{"systemd-nspawn": "systemd-container", "debootstrap": "debootstrap", "nft": "nftables", "ip": "iproute2", "ssh-keygen": "openssh-client", "nsenter": "util-linux"} {
+	for tool, pkg := range map[string]string{"systemd-nspawn": "systemd-container", "debootstrap": "debootstrap", "nft": "nftables", "ip": "iproute2", "ssh-keygen": "openssh-client", "nsenter": "util-linux", "apt-cacher-ng": "apt-cacher-ng"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, pkg)
 		}
@@ -151,6 +150,9 @@ func (l *Lab) Up(ctx context.Context, names []string) (string, error) {
 		return "", err
 	}
 	if err := l.ensureNetwork(ctx); err != nil {
+		return "", err
+	}
+	if err := l.ensureAptProxy(ctx); err != nil {
 		return "", err
 	}
 	if err := l.ensureBase(ctx); err != nil {
@@ -399,6 +401,7 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board) error {
 		"etc/hostname":                           b.Name + "\n",
 		"etc/hosts":                              "127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\nff02::1\t\tip6-allnodes\nff02::2\t\tip6-allrouters\n\n127.0.1.1\t" + b.Name + "\n",
 		"etc/machine-id":                         hex.EncodeToString(mid) + "\n",
+		"etc/apt/apt.conf.d/00pidblab-proxy":     aptProxyConf(),
 		"etc/pisim/cpuinfo":                      b.CPUInfo(),
 		"etc/pisim/meminfo":                      b.MemInfo(),
 		"etc/pisim/board":                        fmt.Sprintf("name=%s\nmodel=%s\nrevision=%s\nram_bytes=%d\n", b.Name, b.Model, b.Revision, b.RAMBytes),
@@ -529,9 +532,6 @@ func (l *Lab) setupCgroups(b Board) error {
 // records nspawn's pid.
 func (l *Lab) startNspawn(b Board) (int, error) {
 	group := machineName(b.Name)
-	if err := os.MkdirAll(l.aptCache(), 0o755); err != nil {
-		return 0, err
-	}
 	var join strings.Builder
 	for _, h := range cgroupHierarchies {
 		fmt.Fprintf(&join, "echo $$ > %s/cgroup.procs && ", cgroupDir(h, group))
@@ -542,7 +542,6 @@ func (l *Lab) startNspawn(b Board) (int, error) {
 		"--register=no", "--keep-unit",
 		"--network-namespace-path=" + netnsPath(b.Name),
 		"--resolv-conf=copy-host", "--console=read-only",
-		"--bind=" + l.aptCache() + ":/var/cache/apt/archives",
 	}
 	if b.OneCore {
 		args = append(args, "--cpu-affinity=0")
@@ -626,6 +625,7 @@ func (l *Lab) Down(ctx context.Context) error {
 	for _, pid := range processesMatching("--machine=" + Prefix + "-") {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+	l.stopAptProxy()
 	ifaces, _ := net.Interfaces()
 	for _, ifc := range ifaces {
 		if strings.HasPrefix(ifc.Name, Prefix) {
@@ -640,7 +640,7 @@ func (l *Lab) Down(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	if out, _ := run(ctx, "nft", "list", "tables"); strings.Contains(out, " "+nftName+"\n") || strings.HasSuffix(strings.TrimSpace(out), " "+nftName) {
+	if out, _ := run(ctx, "nft", "list", "tables"); containsTable(out, nftName) {
 		if _, err := run(ctx, "nft", "delete", "table", "ip", nftName); err != nil {
 			errs = append(errs, err)
 		}
@@ -684,4 +684,87 @@ func (l *Lab) Status() []HostStatus {
 		out = append(out, s)
 	}
 	return out
+}
+
+// SetTemp sets the temperature the host's thermal zone reports, in
+// millidegrees Celsius, as /sys/class/thermal/thermal_zone0/temp does. The
+// file is replaced atomically, so a reader never sees half a number.
+func (l *Lab) SetTemp(name string, milliC int) error {
+	dir := filepath.Join(l.rootfs(name), "etc/pisim/thermal/thermal_zone0")
+	if !fileExists(dir) {
+		return fmt.Errorf("%s: no such lab host", name)
+	}
+	tmp := filepath.Join(dir, ".temp.tmp")
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(milliC)+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, "temp"))
+}
+
+// CPUTime returns the CPU time the host's processes have used since it booted.
+func (l *Lab) CPUTime(name string) (time.Duration, error) {
+	data, err := os.ReadFile(filepath.Join(cgroupDir("cpuacct", machineName(name)), "cpuacct.usage"))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: cpuacct.usage: %w", name, err)
+	}
+	return time.Duration(ns), nil
+}
+
+// MemoryLimit returns the memory limit of the host's cgroup, in bytes.
+func (l *Lab) MemoryLimit(name string) (uint64, error) {
+	data, err := os.ReadFile(filepath.Join(cgroupDir("memory", machineName(name)), "memory.limit_in_bytes"))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+}
+
+// Leftovers lists what the lab has on this machine: processes, interfaces,
+// network namespaces, the nft table and cgroups carrying the lab's prefix.
+// After Down it is empty.
+func Leftovers() []string {
+	var out []string
+	for _, pat := range []string{"--machine=" + Prefix + "-", Prefix + "-apt-proxy"} {
+		for _, pid := range processesMatching(pat) {
+			out = append(out, fmt.Sprintf("process %d", pid))
+		}
+	}
+	ifaces, _ := net.Interfaces()
+	for _, ifc := range ifaces {
+		if strings.HasPrefix(ifc.Name, Prefix) {
+			out = append(out, "interface "+ifc.Name)
+		}
+	}
+	nss, _ := filepath.Glob("/run/netns/" + Prefix + "*")
+	for _, ns := range nss {
+		out = append(out, "network namespace "+filepath.Base(ns))
+	}
+	if tables, err := exec.Command("nft", "list", "tables").Output(); err == nil {
+		for _, line := range strings.Split(string(tables), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && strings.HasPrefix(f[2], Prefix) {
+				out = append(out, "nft "+line)
+			}
+		}
+	}
+	for _, h := range cgroupHierarchies {
+		groups, _ := filepath.Glob(filepath.Join(cgroupRoot, h, Prefix+"*"))
+		for _, g := range groups {
+			out = append(out, "cgroup "+g)
+		}
+	}
+	return out
+}
+
+// containsTable reports whether `nft list tables` output lists "table ip NAME".
+func containsTable(list, name string) bool {
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[1] == "ip" && f[2] == name {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,146 @@
+package lab
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pidb/inventory"
+)
+
+// The expected values are the boards' own, written out by hand from the
+// Raspberry Pi documentation's revision codes and what the boards print.
+func TestDefaultFleetBoards(t *testing.T) {
+	want := map[string]struct {
+		model, revision string
+		ram             uint64
+		processors      int
+		desktop         bool
+		engine          string
+	}{
+		"pi4":  {"Raspberry Pi 4 Model B Rev 1.4", "c03114", 4294967296, 4, true, "postgres"},
+		"pi3":  {"Raspberry Pi 3 Model B Rev 1.2", "a02082", 1073741824, 4, true, "mysql"},
+		"zero": {"Raspberry Pi Zero W Rev 1.1", "9000c1", 536870912, 1, false, "postgres"},
+	}
+	fleet := DefaultFleet()
+	if len(fleet) != len(want) {
+		t.Fatalf("fleet has %d boards, want %d", len(fleet), len(want))
+	}
+	for _, b := range fleet {
+		w, ok := want[b.Name]
+		if !ok {
+			t.Errorf("unexpected board %q", b.Name)
+			continue
+		}
+		cpuinfo := b.CPUInfo()
+		if got := strings.Count(cpuinfo, "processor\t: "); got != w.processors {
+			t.Errorf("%s: %d processor entries, want %d", b.Name, got, w.processors)
+		}
+		if !strings.Contains(cpuinfo, "\nModel\t\t: "+w.model+"\n") || !strings.Contains(cpuinfo, "\nRevision\t: "+w.revision+"\n") {
+			t.Errorf("%s: cpuinfo lacks the Model or Revision line:\n%s", b.Name, cpuinfo)
+		}
+		if b.RAMBytes != w.ram || b.Desktop != w.desktop || b.Engine != w.engine {
+			t.Errorf("%s: ram %d desktop %v engine %s", b.Name, b.RAMBytes, b.Desktop, b.Engine)
+		}
+		// MemTotal is the RAM less the GPU's share (64 MB by default) and the kernel's: 80-95% of it
+		mem := b.MemInfo()
+		var kb uint64
+		for _, line := range strings.Split(mem, "\n") {
+			if f := strings.Fields(line); len(f) == 3 && f[0] == "MemTotal:" {
+				kb = parseUint(t, f[1])
+			}
+		}
+		if kb*1024 < w.ram*80/100 || kb*1024 > w.ram*95/100 {
+			t.Errorf("%s: MemTotal %d kB is not 80-95%% of %d bytes", b.Name, kb, w.ram)
+		}
+	}
+	if fleet[0].MemTotalKB != 3884376 {
+		t.Errorf("pi4 MemTotal = %d kB, want 3884376 (about 3.7 GiB, as a 4 GB Pi 4 shows)", fleet[0].MemTotalKB)
+	}
+}
+
+func parseUint(t *testing.T, s string) uint64 {
+	t.Helper()
+	var n uint64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			t.Fatalf("not a number: %q", s)
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n
+}
+
+func TestSelectBoards(t *testing.T) {
+	fleet := DefaultFleet()
+	got, err := SelectBoards(fleet, []string{"zero", "pi4"})
+	if err != nil || len(got) != 2 || got[0].Name != "pi4" || got[1].Name != "zero" {
+		t.Errorf("SelectBoards(zero,pi4) = %v, %v", got, err)
+	}
+	if _, err := SelectBoards(fleet, []string{"pi5"}); err == nil || !strings.Contains(err.Error(), `no lab host named "pi5"`) {
+		t.Errorf("SelectBoards(pi5) error = %v", err)
+	}
+}
+
+func TestLabInventoryLoads(t *testing.T) {
+	src := Inventory(DefaultFleet(), "/lab/id_ed25519", "/lab/known_hosts")
+	inv, err := inventory.Parse("lab.toml", "/lab", src)
+	if err != nil {
+		t.Fatalf("the lab's inventory does not load: %v\n%s", err, src)
+	}
+	want := map[string]string{"pi4": "10.213.41.40 postgres", "pi3": "10.213.41.30 mysql", "zero": "10.213.41.10 postgres"}
+	if len(inv.Hosts) != 3 {
+		t.Fatalf("hosts = %d", len(inv.Hosts))
+	}
+	for _, h := range inv.Hosts {
+		if got := h.Address + " " + h.Engine; got != want[h.Name] {
+			t.Errorf("%s: %s, want %s", h.Name, got, want[h.Name])
+		}
+		if h.User != "pi" || h.Preset != "balanced" || h.Storage != "sd" || h.IdentityFile != "/lab/id_ed25519" || h.KnownHosts != "/lab/known_hosts" {
+			t.Errorf("%s: %+v", h.Name, h)
+		}
+		if len(h.AllowFrom) != 1 || h.AllowFrom[0].String() != "10.213.41.0/24" {
+			t.Errorf("%s: allow_from %v, want the lab subnet", h.Name, h.AllowFrom)
+		}
+	}
+}
+
+func TestHostSource(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, data string) {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("etc/os-release", "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nVERSION_CODENAME=bookworm\nID=debian\n")
+	write("etc/apt/sources.list.d/other.sources", "Types: deb\nURIs: http://other.example/node\nSuites: nodistro\nComponents: main\n")
+	write("etc/apt/sources.list.d/debian.sources", "Types: deb deb-src\n# a comment: with a colon\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n\n"+
+		"Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\nComponents: main\n")
+	t.Setenv("PIDB_LAB_MIRROR", "")
+	src, err := HostSource(root)
+	if err != nil || src != (Source{Mirror: "http://mirror.example/debian", Suite: "bookworm"}) {
+		t.Errorf("deb822: %+v, %v", src, err)
+	}
+
+	write("etc/apt/sources.list", "# old style\ndeb [arch=amd64 signed-by=/k.gpg] http://list.example/debian bookworm main\n")
+	src, err = HostSource(root)
+	if err != nil || src.Mirror != "http://list.example/debian" {
+		t.Errorf("one-line list: %+v, %v", src, err)
+	}
+
+	t.Setenv("PIDB_LAB_MIRROR", "http://override.example/debian")
+	if src, _ := HostSource(root); src.Mirror != "http://override.example/debian" {
+		t.Errorf("PIDB_LAB_MIRROR not used: %+v", src)
+	}
+	t.Setenv("PIDB_LAB_MIRROR", "")
+
+	write("etc/os-release", "VERSION_CODENAME=trixie\n")
+	if _, err := HostSource(root); err == nil || !strings.Contains(err.Error(), `no apt source for "trixie"`) {
+		t.Errorf("no matching source: err = %v", err)
+	}
+}

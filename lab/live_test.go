@@ -1,0 +1,256 @@
+package lab_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"pidb/internal/labtest"
+	"pidb/inventory"
+	"pidb/lab"
+)
+
+// board is what a host must show, written out by hand per board.
+type board struct {
+	model, revision string
+	memTotalKB      [2]uint64 // MemTotal range: the RAM less the GPU's share
+	processors      int
+	oneCore         bool
+	target          string
+	ram             uint64
+}
+
+var boards = map[string]board{
+	"pi4":  {"Raspberry Pi 4 Model B Rev 1.4", "c03114", [2]uint64{3700000, 3950000}, 4, false, "graphical.target", 4 << 30},
+	"pi3":  {"Raspberry Pi 3 Model B Rev 1.2", "a02082", [2]uint64{900000, 980000}, 4, false, "graphical.target", 1 << 30},
+	"zero": {"Raspberry Pi Zero W Rev 1.1", "9000c1", [2]uint64{420000, 470000}, 1, true, "multi-user.target", 512 << 20},
+}
+
+func labOf(inv *inventory.Inventory) *lab.Lab {
+	return lab.New(filepath.Dir(inv.Path), nil)
+}
+
+// TestHostsLookLikeTheirBoards logs in to each host with the system's ssh
+// client (the lab key, the lab's known_hosts, strict host-key checking) and
+// reads what a user would.
+func TestHostsLookLikeTheirBoards(t *testing.T) {
+	inv := labtest.Inventory(t)
+	for name, want := range boards {
+		t.Run(name, func(t *testing.T) {
+			h := labtest.Host(t, inv, name)
+			out := labtest.MustSSH(t, h, `sudo -n true && echo sudo=ok; echo hostname=$(hostname); echo nproc=$(nproc); `+
+				`echo target=$(systemctl get-default); echo dm=$(systemctl is-active display-manager.service); `+
+				`echo state=$(systemctl is-system-running); echo processors=$(grep -c ^processor /proc/cpuinfo); `+
+				`sed -n 's/^Model\s*: /model=/p; s/^Revision\s*: /revision=/p' /proc/cpuinfo; `+
+				`awk '/^MemTotal:/ {print "memtotal=" $2}' /proc/meminfo; echo freetotal=$(free -k | awk '/^Mem:/ {print $2}'); `+
+				`echo temp=$(cat /sys/class/thermal/thermal_zone0/temp); echo user=$(id -un)`)
+			got := map[string]string{}
+			for _, line := range strings.Split(out, "\n") {
+				if k, v, ok := strings.Cut(line, "="); ok {
+					got[k] = v
+				}
+			}
+			check := func(key, want string) {
+				if got[key] != want {
+					t.Errorf("%s = %q, want %q", key, got[key], want)
+				}
+			}
+			check("sudo", "ok")
+			check("user", "pi")
+			check("hostname", name)
+			check("model", want.model)
+			check("revision", want.revision)
+			check("processors", strconv.Itoa(want.processors))
+			check("target", want.target)
+			// a host core cannot be conjured: nproc is the board's cores as far
+			// as this machine has them, and 1 on the Zero, which is pinned
+			nproc := min(want.processors, runtime.NumCPU())
+			if want.oneCore {
+				nproc = 1
+			}
+			check("nproc", strconv.Itoa(nproc))
+			mem, _ := strconv.ParseUint(got["memtotal"], 10, 64)
+			if mem < want.memTotalKB[0] || mem > want.memTotalKB[1] {
+				t.Errorf("MemTotal %d kB, want %d-%d", mem, want.memTotalKB[0], want.memTotalKB[1])
+			}
+			check("freetotal", got["memtotal"]) // free reads the same file
+			if want.target == "graphical.target" {
+				check("dm", "active")
+			} else {
+				check("dm", "inactive")
+			}
+			check("state", "running")
+			if temp, err := strconv.Atoi(got["temp"]); err != nil || temp < 20000 || temp > 90000 {
+				t.Errorf("thermal_zone0/temp = %q, want millidegrees of an idle Pi", got["temp"])
+			}
+		})
+	}
+}
+
+// TestMemoryIsLimitedToTheBoard checks the cgroup limits and that the limit
+// is real inside: a process that grows past the board's RAM is killed.
+func TestMemoryIsLimitedToTheBoard(t *testing.T) {
+	inv := labtest.Inventory(t)
+	l := labOf(inv)
+	for name, want := range boards {
+		got, err := l.MemoryLimit(name)
+		if err != nil || got != want.ram {
+			t.Errorf("%s: memory limit %d (%v), want %d", name, got, err, want.ram)
+		}
+	}
+	zero := labtest.Host(t, inv, "zero")
+	hold := func(mb int) (string, error) {
+		// read preallocates the buffer: the process holds mb MB, no more
+		out, _, err := labtest.SSH(zero, "perl -e '$n = read(STDIN, $x, "+strconv.Itoa(mb)+" * 1048576); print $n' </dev/zero")
+		return strings.TrimSpace(out), err
+	}
+	// 300 MB fits on a 512 MB board; 700 MB does not, though this machine has plenty
+	if out, err := hold(300); err != nil || out != strconv.Itoa(300<<20) {
+		t.Errorf("zero could not hold 300 MB: %q, %v", out, err)
+	}
+	if out, err := hold(700); err == nil || out == strconv.Itoa(700<<20) {
+		t.Errorf("zero held 700 MB with 512 MB of RAM: %q, %v", out, err)
+	}
+}
+
+// TestEachHostHasItsOwnHostKeys checks known_hosts has one set of keys per
+// host and that strict checking refuses a key that does not match.
+func TestEachHostHasItsOwnHostKeys(t *testing.T) {
+	inv := labtest.Inventory(t)
+	data, err := os.ReadFile(inv.Hosts[0].KnownHosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			t.Fatalf("bad known_hosts line %q", line)
+		}
+		if other, dup := keys[f[2]]; dup {
+			t.Errorf("%s and %s share a host key", other, f[0])
+		}
+		keys[f[2]] = f[0]
+	}
+	if len(keys) < 3*len(inv.Hosts) {
+		t.Errorf("known_hosts has %d keys for %d hosts, want rsa, ecdsa and ed25519 for each", len(keys), len(inv.Hosts))
+	}
+	// give pi4's address zero's keys: ssh must refuse
+	pi4, zero := labtest.Host(t, inv, "pi4"), labtest.Host(t, inv, "zero")
+	var wrong strings.Builder
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == zero.Address {
+			wrong.WriteString(pi4.Address + " " + f[1] + " " + f[2] + "\n")
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(bad, []byte(wrong.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pi4.KnownHosts = bad
+	_, errOut, err := labtest.SSH(pi4, "true")
+	if err == nil || !strings.Contains(errOut, "HOST IDENTIFICATION HAS CHANGED") {
+		t.Errorf("ssh with the wrong host key: err %v, stderr %q; want a refusal", err, errOut)
+	}
+}
+
+// TestThermalZoneIsDrivenFromTheHost writes a temperature on the host side
+// and reads it inside, as the thermal simulator will.
+func TestThermalZoneIsDrivenFromTheHost(t *testing.T) {
+	inv := labtest.Inventory(t)
+	l := labOf(inv)
+	h := labtest.Host(t, inv, "pi3")
+	before := strings.TrimSpace(labtest.MustSSH(t, h, "cat /sys/class/thermal/thermal_zone0/temp"))
+	t.Cleanup(func() {
+		n, _ := strconv.Atoi(before)
+		_ = l.SetTemp("pi3", n)
+	})
+	for _, mc := range []int{71234, 86012} {
+		if err := l.SetTemp("pi3", mc); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.TrimSpace(labtest.MustSSH(t, h, "cat /sys/class/thermal/thermal_zone0/temp /sys/class/thermal/thermal_zone0/type"))
+		if got != strconv.Itoa(mc)+"\ncpu-thermal" {
+			t.Errorf("inside: %q, want %d and cpu-thermal", got, mc)
+		}
+	}
+}
+
+// TestCPUTimeIsAccountedPerHost burns CPU on one host and checks that its
+// own accounting group saw it and another host's did not.
+func TestCPUTimeIsAccountedPerHost(t *testing.T) {
+	inv := labtest.Inventory(t)
+	l := labOf(inv)
+	h := labtest.Host(t, inv, "pi4")
+	before, err := l.CPUTime("pi4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherBefore, err := l.CPUTime("zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	labtest.MustSSH(t, h, "timeout 2 sh -c 'while :; do :; done' || true")
+	after, _ := l.CPUTime("pi4")
+	otherAfter, _ := l.CPUTime("zero")
+	if used := after - before; used < time.Second {
+		t.Errorf("pi4 used %v of CPU for a 2 s busy loop, want at least 1s", used)
+	}
+	if other := otherAfter - otherBefore; other > 500*time.Millisecond {
+		t.Errorf("zero was charged %v while pi4 worked", other)
+	}
+}
+
+// TestAptInstallsInside installs a package on two hosts at once, each
+// downloading it (their own archives are cleaned first) through the fleet's
+// shared package cache, which keeps one copy.
+func TestAptInstallsInside(t *testing.T) {
+	inv := labtest.Inventory(t)
+	var wg sync.WaitGroup
+	for _, name := range []string{"zero", "pi3"} {
+		h := labtest.Host(t, inv, name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, errOut, err := labtest.SSH(h, "sudo -n env DEBIAN_FRONTEND=noninteractive sh -c "+
+				"'apt-get purge -y -qq hello >/dev/null && apt-get clean && apt-get update -qq && apt-get install -y -qq hello >/dev/null' && hello")
+			if err != nil || strings.TrimSpace(out) != "Hello, world!" {
+				t.Errorf("%s: apt-get install hello: %v, %q\n%s", name, err, out, errOut)
+			}
+		}()
+	}
+	wg.Wait()
+	debs, _ := filepath.Glob(filepath.Join(filepath.Dir(inv.Path), "cache/apt/*/*/pool/main/h/hello/hello_*.deb"))
+	if len(debs) != 1 {
+		t.Errorf("the shared package cache holds %v, want one hello package", debs)
+	}
+}
+
+// TestUpIsIdempotent runs Up on a running lab: nothing reboots.
+func TestUpIsIdempotent(t *testing.T) {
+	inv := labtest.Inventory(t)
+	l := labOf(inv)
+	h := labtest.Host(t, inv, "zero")
+	bootID := labtest.MustSSH(t, h, "cat /proc/sys/kernel/random/boot_id; systemctl show -p ExecMainStartTimestampMonotonic --value sshd")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	path, err := l.Up(ctx, nil)
+	if err != nil {
+		t.Fatalf("Up on a running lab: %v", err)
+	}
+	if path != inv.Path {
+		t.Errorf("Up returned %q, want %q", path, inv.Path)
+	}
+	if again := labtest.MustSSH(t, h, "cat /proc/sys/kernel/random/boot_id; systemctl show -p ExecMainStartTimestampMonotonic --value sshd"); again != bootID {
+		t.Errorf("zero restarted: %q then %q", bootID, again)
+	}
+	if _, err := inventory.Load(path); err != nil {
+		t.Errorf("rewritten inventory: %v", err)
+	}
+}
