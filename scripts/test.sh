@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh Debian or Ubuntu machine, as root:
+#   sudo scripts/test.sh
+# Installs what it needs (apt packages, Go modules), checks formatting and
+# vet, boots the simulated Pi lab, runs every test against it with the race
+# detector, then kills and re-ups the lab and checks that down leaves nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '== %s\n' "$*" >&2; }
+
+. scripts/deps.sh
+
+log "go mod download"
+go mod download
+
+log "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt needed on:" >&2; echo "$unformatted" >&2; exit 1
+fi
+
+log "go vet"
+go vet ./...
+
+log "build"
+mkdir -p bin
+go build -o bin/pidb ./cmd/pidb
+
+log "lab up"
+PIDB_LAB=$(bin/pidb lab up)
+export PIDB_LAB
+trap 'bin/pidb lab down >/dev/null 2>&1 || true' EXIT
+
+log "go test -race ./... (with the lab at $PIDB_LAB)"
+go test -race -count=1 ./...
+
+log "lab lifecycle: kill, up again, down leaves nothing"
+PIDB_LAB_LIFECYCLE=1 go test -count=1 -run '^TestLabLifecycle$' -v ./lab
+trap - EXIT
