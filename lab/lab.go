@@ -583,10 +583,8 @@ func (l *Lab) removeHost(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	if _, err := net.InterfaceByName(group); err == nil {
-		if _, err := run(ctx, "ip", "link", "delete", group); err != nil {
-			return err
-		}
+	if err := deleteLink(ctx, group); err != nil {
+		return err
 	}
 	return os.RemoveAll(l.hostDir(name))
 }
@@ -629,7 +627,7 @@ func (l *Lab) Down(ctx context.Context) error {
 	ifaces, _ := net.Interfaces()
 	for _, ifc := range ifaces {
 		if strings.HasPrefix(ifc.Name, Prefix) {
-			if _, err := run(ctx, "ip", "link", "delete", ifc.Name); err != nil {
+			if err := deleteLink(ctx, ifc.Name); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -767,4 +765,20 @@ func containsTable(list, name string) bool {
 		}
 	}
 	return false
+}
+
+// deleteLink removes a network interface if it exists. A veth goes away by
+// itself, a moment later, when its peer's namespace is deleted, so one that
+// vanishes while being deleted is not an error.
+func deleteLink(ctx context.Context, name string) error {
+	if _, err := net.InterfaceByName(name); err != nil {
+		return nil
+	}
+	if _, err := run(ctx, "ip", "link", "delete", name); err != nil {
+		if _, gone := net.InterfaceByName(name); gone != nil {
+			return nil
+		}
+		return err
+	}
+	return nil
 }
