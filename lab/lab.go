@@ -70,13 +70,19 @@ func (l *Lab) logf(format string, args ...any) {
 func (l *Lab) baseDir() string               { return filepath.Join(l.Dir, "base") }
 func (l *Lab) hostDir(name string) string    { return filepath.Join(l.Dir, "hosts", name) }
 func (l *Lab) rootfs(name string) string     { return filepath.Join(l.hostDir(name), "rootfs") }
-func (l *Lab) KeyPath() string               { return filepath.Join(l.Dir, "id_ed25519") }
-func (l *Lab) KnownHostsPath() string        { return filepath.Join(l.Dir, "known_hosts") }
-func (l *Lab) InventoryPath() string         { return filepath.Join(l.Dir, "inventory.toml") }
 func machineName(name string) string         { return Prefix + "-" + name }
 func netnsPath(name string) string           { return "/run/netns/" + machineName(name) }
 func (l *Lab) pidFile(name string) string    { return filepath.Join(l.hostDir(name), "nspawn.pid") }
 func (l *Lab) consoleLog(name string) string { return filepath.Join(l.hostDir(name), "console.log") }
+
+// KeyPath is the lab's private SSH key, accepted by root and pi on every host.
+func (l *Lab) KeyPath() string { return filepath.Join(l.Dir, "id_ed25519") }
+
+// KnownHostsPath is the lab's known_hosts, built from the hosts' own keys.
+func (l *Lab) KnownHostsPath() string { return filepath.Join(l.Dir, "known_hosts") }
+
+// InventoryPath is where Up writes the lab's inventory.
+func (l *Lab) InventoryPath() string { return filepath.Join(l.Dir, "inventory.toml") }
 
 // Address returns the board's address in the lab subnet.
 func Address(b Board) netip.Addr {
@@ -655,6 +661,7 @@ func (l *Lab) Down(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	_ = os.Remove(filepath.Join(l.Dir, "hosts")) // only when empty
 	return errors.Join(errs...)
 }
 
