@@ -1,0 +1,107 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+)
+
+// Auth holds the credentials of one run: the private keys of the
+// inventory's identity files, read once (so a passphrase is asked for once),
+// and the ssh-agent when SSH_AUTH_SOCK is set. It is shared by every host.
+type Auth struct {
+	signers map[string]ssh.Signer // by identity file path
+	agent   agent.ExtendedAgent
+	conn    net.Conn
+}
+
+// PassphraseFunc asks for the passphrase of an identity file; nil means
+// there is nobody to ask (no terminal).
+type PassphraseFunc func(file string) ([]byte, error)
+
+// NewAuth reads each identity file and connects to the ssh-agent if there is
+// one. A passphrase-protected key is decrypted with ask, or, when ask is nil,
+// left to the agent: with no agent either, that is an error saying what to do.
+func NewAuth(identityFiles []string, agentSocket string, ask PassphraseFunc) (*Auth, error) {
+	a := &Auth{signers: map[string]ssh.Signer{}}
+	if agentSocket != "" {
+		if conn, err := net.Dial("unix", agentSocket); err == nil {
+			a.conn = conn
+			a.agent = agent.NewClient(conn)
+		}
+	}
+	for _, f := range identityFiles {
+		if f == "" || a.signers[f] != nil {
+			continue
+		}
+		s, err := readKey(f, ask, a.agent != nil)
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		if s != nil {
+			a.signers[f] = s
+		}
+	}
+	return a, nil
+}
+
+// readKey parses a private key file. It returns nil, nil for an encrypted key
+// that the agent is expected to hold.
+func readKey(file string, ask PassphraseFunc, haveAgent bool) (ssh.Signer, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("identity file: %w", err)
+	}
+	s, err := ssh.ParsePrivateKey(pem)
+	var missing *ssh.PassphraseMissingError
+	switch {
+	case err == nil:
+		return s, nil
+	case !errors.As(err, &missing):
+		return nil, fmt.Errorf("identity file %s: %w", file, err)
+	case ask != nil:
+		pass, err := ask(file)
+		if err != nil {
+			return nil, fmt.Errorf("identity file %s: %w", file, err)
+		}
+		s, err := ssh.ParsePrivateKeyWithPassphrase(pem, pass)
+		if err != nil {
+			return nil, fmt.Errorf("identity file %s: %w", file, err)
+		}
+		return s, nil
+	case haveAgent:
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("identity file %s is protected by a passphrase and there is no terminal to ask for it: "+
+			"add it to the ssh-agent (ssh-add %s) and set SSH_AUTH_SOCK, or run pidb from a terminal", file, file)
+	}
+}
+
+// methods returns the ways to log in for a host using identityFile: that
+// key first, then the agent's keys.
+func (a *Auth) methods(identityFile string) []ssh.AuthMethod {
+	return []ssh.AuthMethod{ssh.PublicKeysCallback(func() ([]ssh.Signer, error) {
+		var out []ssh.Signer
+		if s := a.signers[identityFile]; s != nil {
+			out = append(out, s)
+		}
+		if a.agent != nil {
+			if more, err := a.agent.Signers(); err == nil {
+				out = append(out, more...)
+			}
+		}
+		return out, nil
+	})}
+}
+
+// Close ends the agent connection.
+func (a *Auth) Close() {
+	if a.conn != nil {
+		a.conn.Close()
+	}
+}

@@ -1,0 +1,409 @@
+// Package remote is pidb's only way onto a Pi: one SSH connection per host,
+// host keys checked against known_hosts, commands as the login user or as
+// root through sudo -n, atomic file uploads over SFTP, and typed errors.
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+)
+
+// Runner runs commands on one host and moves files to and from it. Commands
+// are shell command lines; quote every value put into one with Quote.
+type Runner interface {
+	// Run runs cmd and waits for it. A non-zero exit is an *ExitError.
+	Run(ctx context.Context, cmd string) (Result, error)
+	// Upload writes data to path with mode: a temp file in path's folder,
+	// then a rename, so readers see the old file or the new one, never half.
+	Upload(ctx context.Context, path string, data []byte, mode fs.FileMode) error
+	// ReadFile returns a file's contents; a missing file wraps fs.ErrNotExist.
+	ReadFile(ctx context.Context, path string) ([]byte, error)
+	// Host is the host's name in the inventory.
+	Host() string
+}
+
+// Result is what a command printed.
+type Result struct {
+	Stdout, Stderr []byte
+}
+
+// ExitError is a command that ran and failed.
+type ExitError struct {
+	Host   string
+	Cmd    string // as the caller gave it (without the sudo wrapper)
+	Code   int
+	Stderr []byte
+}
+
+func (e *ExitError) Error() string {
+	msg := strings.TrimSpace(string(e.Stderr))
+	if i := strings.LastIndexByte(msg, '\n'); i >= 0 && len(msg) > 300 {
+		msg = msg[i+1:]
+	}
+	if msg == "" {
+		msg = "no error output"
+	}
+	return fmt.Sprintf("%s: %s: exit status %d: %s", e.Host, shorten(e.Cmd, 120), e.Code, msg)
+}
+
+// SudoPasswordError is a command that needed root where sudo asks for a password.
+type SudoPasswordError struct {
+	Host, User string
+	Err        *ExitError
+}
+
+func (e *SudoPasswordError) Error() string {
+	return fmt.Sprintf("%s: sudo needs a password for %s, and pidb only uses sudo -n: give %s passwordless sudo "+
+		"(e.g. \"%s ALL=(ALL) NOPASSWD: ALL\" in /etc/sudoers.d/010_%s-nopasswd, as Raspberry Pi OS does) or connect as root",
+		e.Host, e.User, e.User, e.User, e.User)
+}
+
+func (e *SudoPasswordError) Unwrap() error { return e.Err }
+
+// ConnError is a host that could not be reached or whose connection was lost.
+type ConnError struct {
+	Host, Address string
+	Op            string // "connect", "log in", "connection lost"
+	Err           error
+}
+
+func (e *ConnError) Error() string {
+	return fmt.Sprintf("%s: %s %s: %v", e.Host, e.Op, e.Address, e.Err)
+}
+
+func (e *ConnError) Unwrap() error { return e.Err }
+
+func shorten(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
+}
+
+// Config is how to reach one host.
+type Config struct {
+	Name         string // the inventory's name, used in every error
+	Address      string
+	Port         int
+	User         string
+	IdentityFile string
+	Auth         *Auth
+	KnownHosts   string
+	// AcceptNewHostKeys records the key of a host known_hosts does not know
+	// yet (OpenSSH's accept-new). A changed key is refused all the same.
+	AcceptNewHostKeys bool
+	ConnectTimeout    time.Duration // default 10s
+	KeepAlive         time.Duration // default 15s; three missed answers close the connection
+	Log               io.Writer     // notes for people, such as a recorded host key; may be nil
+}
+
+// Client is one SSH connection to a host, reused for every command of a run.
+// It is safe for concurrent use.
+type Client struct {
+	cfg  Config
+	conn *conn
+	root bool
+}
+
+// conn is the state shared by a Client and its AsRoot view.
+type conn struct {
+	ssh     *ssh.Client
+	done    chan struct{}
+	once    sync.Once
+	sftpMu  sync.Mutex
+	sftpCli *sftp.Client
+}
+
+// Dial connects and logs in to a host.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.Port == 0 {
+		cfg.Port = 22
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	if cfg.KeepAlive == 0 {
+		cfg.KeepAlive = 15 * time.Second
+	}
+	if cfg.Auth == nil {
+		return nil, fmt.Errorf("%s: no credentials", cfg.Name)
+	}
+	addr := net.JoinHostPort(cfg.Address, strconv.Itoa(cfg.Port))
+	accepted := false
+	check, algos, err := hostKeyChecker(cfg.Name, addr, cfg.KnownHosts, cfg.AcceptNewHostKeys)
+	if err != nil {
+		return nil, err
+	}
+	sshCfg := &ssh.ClientConfig{
+		User: cfg.User,
+		Auth: cfg.Auth.methods(cfg.IdentityFile),
+		HostKeyCallback: func(host string, remote net.Addr, key ssh.PublicKey) error {
+			err := check(host, remote, key)
+			if err == nil && cfg.AcceptNewHostKeys {
+				accepted = true
+			}
+			return err
+		},
+		HostKeyAlgorithms: algos,
+		Timeout:           cfg.ConnectTimeout,
+	}
+	d := net.Dialer{Timeout: cfg.ConnectTimeout}
+	tcp, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, &ConnError{Host: cfg.Name, Address: addr, Op: "connect to", Err: unwrapOp(err)}
+	}
+	// the handshake gets the connect timeout too; a context cancel ends it
+	_ = tcp.SetDeadline(time.Now().Add(cfg.ConnectTimeout))
+	stop := context.AfterFunc(ctx, func() { _ = tcp.SetDeadline(time.Now()) })
+	c, chans, reqs, err := ssh.NewClientConn(tcp, addr, sshCfg)
+	stop()
+	if err != nil {
+		tcp.Close()
+		var hk *HostKeyError
+		if errors.As(err, &hk) {
+			return nil, hk
+		}
+		if strings.Contains(err.Error(), "unable to authenticate") {
+			key := cfg.IdentityFile
+			if key == "" {
+				key = "the ssh-agent's keys"
+			}
+			return nil, &ConnError{Host: cfg.Name, Address: cfg.User + "@" + addr, Op: "log in as",
+				Err: fmt.Errorf("the host refused %s: check identity_file and the user's ~/.ssh/authorized_keys on the Pi", key)}
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return nil, &ConnError{Host: cfg.Name, Address: addr, Op: "connect to", Err: err}
+	}
+	_ = tcp.SetDeadline(time.Time{})
+	if accepted && cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, "%s: recorded the host key of %s in %s\n", cfg.Name, addr, cfg.KnownHosts)
+	}
+	cl := &Client{cfg: cfg, conn: &conn{ssh: ssh.NewClient(c, chans, reqs), done: make(chan struct{})}}
+	go cl.keepAlive()
+	return cl, nil
+}
+
+// unwrapOp drops net.OpError's repetition of the address.
+func unwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+func (c *Client) keepAlive() {
+	t := time.NewTicker(c.cfg.KeepAlive)
+	defer t.Stop()
+	missed := 0
+	for {
+		select {
+		case <-c.conn.done:
+			return
+		case <-t.C:
+		}
+		reply := make(chan error, 1)
+		go func() {
+			_, _, err := c.conn.ssh.SendRequest("keepalive@openssh.com", true, nil)
+			reply <- err
+		}()
+		select {
+		case <-c.conn.done:
+			return
+		case err := <-reply:
+			if err != nil {
+				c.conn.ssh.Close()
+				return
+			}
+			missed = 0
+		case <-time.After(c.cfg.KeepAlive):
+			missed++
+			if missed >= 3 {
+				c.conn.ssh.Close()
+				return
+			}
+		}
+	}
+}
+
+// Close ends the connection.
+func (c *Client) Close() error {
+	var err error
+	c.conn.once.Do(func() {
+		close(c.conn.done)
+		c.conn.sftpMu.Lock()
+		if c.conn.sftpCli != nil {
+			c.conn.sftpCli.Close()
+		}
+		c.conn.sftpMu.Unlock()
+		err = c.conn.ssh.Close()
+	})
+	return err
+}
+
+// Host is the host's name in the inventory.
+func (c *Client) Host() string { return c.cfg.Name }
+
+// User is the login user.
+func (c *Client) User() string { return c.cfg.User }
+
+// AsRoot returns a view of the same connection whose commands and uploads
+// run as root: through sudo -n unless the login user is root.
+func (c *Client) AsRoot() *Client {
+	return &Client{cfg: c.cfg, conn: c.conn, root: true}
+}
+
+func (c *Client) sudo() bool { return c.root && c.cfg.User != "root" }
+
+// Run runs cmd (as root through sudo -n on an AsRoot view).
+func (c *Client) Run(ctx context.Context, cmd string) (Result, error) {
+	full := cmd
+	if c.sudo() {
+		full = SudoCommand(cmd)
+	}
+	return c.run(ctx, cmd, full, nil)
+}
+
+func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader) (Result, error) {
+	sess, err := c.conn.ssh.NewSession()
+	if err != nil {
+		return Result{}, c.lost(err)
+	}
+	defer sess.Close()
+	var out, errb bytes.Buffer
+	sess.Stdout, sess.Stderr, sess.Stdin = &out, &errb, stdin
+	done := make(chan error, 1)
+	go func() { done <- sess.Run(full) }()
+	select {
+	case <-ctx.Done():
+		_ = sess.Signal(ssh.SIGKILL)
+		sess.Close()
+		return Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}, fmt.Errorf("%s: %s: %w", c.cfg.Name, shorten(cmd, 120), ctx.Err())
+	case err = <-done:
+	}
+	res := Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}
+	if err == nil {
+		return res, nil
+	}
+	var exit *ssh.ExitError
+	if errors.As(err, &exit) {
+		ee := &ExitError{Host: c.cfg.Name, Cmd: cmd, Code: exit.ExitStatus(), Stderr: res.Stderr}
+		if c.sudo() && bytes.Contains(res.Stderr, []byte("sudo: a password is required")) {
+			return res, &SudoPasswordError{Host: c.cfg.Name, User: c.cfg.User, Err: ee}
+		}
+		return res, ee
+	}
+	return res, c.lost(err)
+}
+
+func (c *Client) lost(err error) error {
+	return &ConnError{Host: c.cfg.Name, Address: net.JoinHostPort(c.cfg.Address, strconv.Itoa(c.cfg.Port)), Op: "connection lost to", Err: err}
+}
+
+// ReadFile returns the contents of a file (read as root on an AsRoot view).
+func (c *Client) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	res, err := c.Run(ctx, "cat -- "+Quote(p))
+	var ee *ExitError
+	if errors.As(err, &ee) && bytes.Contains(ee.Stderr, []byte("No such file or directory")) {
+		return nil, fmt.Errorf("%s: %s: %w", c.cfg.Name, p, fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res.Stdout, nil
+}
+
+func (c *Client) sftp() (*sftp.Client, error) {
+	c.conn.sftpMu.Lock()
+	defer c.conn.sftpMu.Unlock()
+	if c.conn.sftpCli == nil {
+		s, err := sftp.NewClient(c.conn.ssh)
+		if err != nil {
+			return nil, fmt.Errorf("%s: start sftp: %w", c.cfg.Name, err)
+		}
+		c.conn.sftpCli = s
+	}
+	return c.conn.sftpCli, nil
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Upload writes data to p with mode, atomically. As the login user it writes
+// a temp file in p's folder over SFTP and renames it into place; on an AsRoot
+// view it uploads to the user's own temp file and then, through sudo, copies
+// that next to p and renames it into place (root-owned).
+func (c *Client) Upload(ctx context.Context, p string, data []byte, mode fs.FileMode) error {
+	if !path.IsAbs(p) {
+		return fmt.Errorf("%s: upload: %q is not an absolute path", c.cfg.Name, p)
+	}
+	s, err := c.sftp()
+	if err != nil {
+		return err
+	}
+	dir, base := path.Split(p)
+	if !c.sudo() {
+		tmp := path.Join(dir, "."+base+".pidb-"+randomSuffix())
+		if err := writeSFTP(s, tmp, data, mode); err != nil {
+			_ = s.Remove(tmp)
+			return fmt.Errorf("%s: upload %s: %w", c.cfg.Name, p, err)
+		}
+		if err := s.PosixRename(tmp, p); err != nil {
+			_ = s.Remove(tmp)
+			return fmt.Errorf("%s: upload %s: %w", c.cfg.Name, p, err)
+		}
+		return nil
+	}
+	staged := "/tmp/.pidb-upload-" + randomSuffix()
+	if err := writeSFTP(s, staged, data, 0o600); err != nil {
+		_ = s.Remove(staged)
+		return fmt.Errorf("%s: upload %s: %w", c.cfg.Name, p, err)
+	}
+	tmp := path.Join(dir, "."+base+".pidb-"+randomSuffix())
+	script := fmt.Sprintf("cp %[1]s %[2]s && chmod %04[3]o %[2]s && mv -f %[2]s %[4]s; rc=$?; rm -f %[1]s %[2]s; exit $rc",
+		Quote(staged), Quote(tmp), uint32(mode.Perm()), Quote(p))
+	_, err = c.Run(ctx, script)
+	if err != nil {
+		_ = s.Remove(staged)
+		return fmt.Errorf("upload %s: %w", p, err)
+	}
+	return nil
+}
+
+func writeSFTP(s *sftp.Client, p string, data []byte, mode fs.FileMode) error {
+	f, err := s.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_EXCL)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(mode.Perm()); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
