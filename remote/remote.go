@@ -297,6 +297,12 @@ func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader) (Re
 	case <-ctx.Done():
 		_ = sess.Signal(ssh.SIGKILL)
 		sess.Close()
+		// the output is only ours once Run has returned
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			return Result{}, fmt.Errorf("%s: %s: %w", c.cfg.Name, shorten(cmd, 120), ctx.Err())
+		}
 		return Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}, fmt.Errorf("%s: %s: %w", c.cfg.Name, shorten(cmd, 120), ctx.Err())
 	case err = <-done:
 	}

@@ -79,6 +79,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are mapped once, in run
 		Commands: []*cli.Command{
 			inventoryCommand(),
+			factsCommand(),
 			labCommand(),
 		},
 	}

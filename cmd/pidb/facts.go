@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"pidb/facts"
+	"pidb/fleet"
+	"pidb/inventory"
+	"pidb/output"
+	"pidb/remote"
+)
+
+func factsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "facts",
+		Usage:     "show what each Pi is: model, RAM, cores, OS, storage, boot target, thermal sensor, engine",
+		UsageText: "pidb facts -i FILE [--limit NAMES] [--concurrency N] [--json] [--accept-new-host-keys]",
+		Flags:     fleetFlags(),
+		Action: func(c *cli.Context) error {
+			_, hosts, err := loadHosts(c)
+			if err != nil {
+				return err
+			}
+			opt, done, err := fleetOptions(c, hosts)
+			if err != nil {
+				return err
+			}
+			defer done()
+			results := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (facts.Facts, error) {
+				step("gathering facts")
+				return facts.Collect(ctx, r, h)
+			})
+			if c.Bool("json") {
+				if err := output.JSON(c.App.Writer, factsJSON(results)); err != nil {
+					return err
+				}
+			} else if err := output.Table(c.App.Writer, factsHeader, factsRows(results)); err != nil {
+				return err
+			}
+			return fleet.Err(results)
+		},
+	}
+}
+
+// factsJSON is one object per host: the facts, or the host and its error.
+func factsJSON(results []fleet.Result[facts.Facts]) []any {
+	out := make([]any, 0, len(results))
+	for _, r := range results {
+		if r.Err != nil {
+			out = append(out, map[string]any{"host": r.Host.Name, "address": r.Host.Address, "error": r.Err.Error()})
+			continue
+		}
+		out = append(out, r.Value)
+	}
+	return out
+}
+
+var factsHeader = []string{"HOST", "MODEL", "RAM", "MEMTOTAL", "CPUS", "ARCH", "OS", "STORAGE", "BOOT", "DESKTOP", "THERMAL", "ENGINE"}
+
+func factsRows(results []fleet.Result[facts.Facts]) [][]string {
+	rows := make([][]string, 0, len(results))
+	for _, r := range results {
+		if r.Err != nil {
+			rows = append(rows, []string{r.Host.Name, "FAILED (see stderr)", "", "", "", "", "", "", "", "", "", ""})
+			continue
+		}
+		f := r.Value
+		engine := "none"
+		if f.Engine.Flavor != "" {
+			engine = f.Engine.Flavor + " " + f.Engine.Version
+			if f.Engine.Running {
+				engine += " (running)"
+			} else {
+				engine += " (stopped)"
+			}
+		}
+		rows = append(rows, []string{
+			f.Host, f.Model, mib(f.RAMBytes), mib(f.MemBytes), strconv.Itoa(f.CPUs), f.Arch,
+			f.OS.ID + " " + f.OS.VersionID, f.Storage, f.BootTarget, yesNo(f.Desktop), yesNo(f.Thermal), engine,
+		})
+	}
+	return rows
+}
+
+func mib(b uint64) string { return fmt.Sprintf("%d MiB", b>>20) }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -1,0 +1,359 @@
+// Package facts learns what a Pi is, in one round trip: its model, RAM,
+// cores, OS, storage, boot target, desktop, thermal sensor, and which
+// database engine it runs. Parse is pure and tested on files from real
+// boards' formats; Gather runs the one command that collects them.
+package facts
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"pidb/inventory"
+	"pidb/remote"
+)
+
+// OSRelease is the part of /etc/os-release pidb uses.
+type OSRelease struct {
+	ID        string // raspbian, debian, ubuntu
+	VersionID string // "12", "24.04"
+	Codename  string // bookworm, noble
+	Pretty    string
+}
+
+// EngineState is the database engine found on a host.
+type EngineState struct {
+	Flavor  string // postgres, mysql, mariadb; "" when none is installed
+	Version string // "15.8", "10.11.6"
+	Running bool
+}
+
+// Facts is what pidb knows about a host.
+type Facts struct {
+	Host       string
+	Address    string
+	Model      string // "Raspberry Pi 4 Model B Rev 1.4"
+	Revision   string // "c03114"
+	Arch       string // uname -m
+	OS         OSRelease
+	MemBytes   uint64 // MemTotal: what the kernel sees
+	RAMBytes   uint64 // the board's nominal RAM: what tuning scales on
+	CPUs       int    // processor entries in /proc/cpuinfo
+	Storage    string // sd, usb, nvme, unknown
+	BootTarget string // systemctl get-default
+	Desktop    bool   // a display manager installed and enabled
+	Thermal    bool   // a readable thermal zone
+	Vcgencmd   bool
+	Engine     EngineState
+}
+
+// MarshalJSON writes the keys of DESIGN.md.
+func (f Facts) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Host          string `json:"host"`
+		Address       string `json:"address"`
+		Model         string `json:"model"`
+		Revision      string `json:"revision"`
+		Arch          string `json:"arch"`
+		OSID          string `json:"os_id"`
+		OSVersion     string `json:"os_version"`
+		OSCodename    string `json:"os_codename"`
+		MemBytes      uint64 `json:"mem_bytes"`
+		RAMBytes      uint64 `json:"ram_bytes"`
+		CPUs          int    `json:"cpus"`
+		Storage       string `json:"storage"`
+		BootTarget    string `json:"boot_target"`
+		Desktop       bool   `json:"desktop"`
+		Thermal       bool   `json:"thermal"`
+		Vcgencmd      bool   `json:"vcgencmd"`
+		Engine        string `json:"engine"`
+		EngineVersion string `json:"engine_version"`
+		EngineRunning bool   `json:"engine_running"`
+	}{f.Host, f.Address, f.Model, f.Revision, f.Arch, f.OS.ID, f.OS.VersionID, f.OS.Codename, f.MemBytes, f.RAMBytes,
+		f.CPUs, f.Storage, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
+}
+
+// Script is the one command Gather runs: every source, each after a marker
+// line, read without root.
+const Script = `m() { printf '\n` + marker + `%s\n' "$1"; }
+m model; tr -d '\000' </proc/device-tree/model 2>/dev/null
+m cpuinfo; cat /proc/cpuinfo
+m meminfo; grep '^MemTotal:' /proc/meminfo
+m os; cat /etc/os-release 2>/dev/null
+m arch; uname -m
+m root; findmnt -n -o SOURCE / 2>/dev/null || awk '$2 == "/" {print $1}' /proc/mounts
+m blocks; ls /sys/block 2>/dev/null
+m target; systemctl get-default 2>/dev/null
+m dm; systemctl is-enabled display-manager.service 2>/dev/null
+m thermal; for z in /sys/class/thermal/thermal_zone*; do [ -r "$z/temp" ] && echo "$(cat "$z/type" 2>/dev/null) $(cat "$z/temp" 2>/dev/null)"; done
+m vcgencmd; command -v vcgencmd
+m postgres; for b in /usr/lib/postgresql/*/bin/postgres; do [ -x "$b" ] && "$b" --version; done 2>/dev/null
+m clusters; pg_lsclusters --no-header 2>/dev/null
+m mysql; for b in /usr/sbin/mariadbd /usr/sbin/mysqld; do [ -x "$b" ] && "$b" --version && break; done 2>/dev/null
+m active; for u in postgresql mariadb mysql; do echo "$u $(systemctl is-active "$u" 2>/dev/null)"; done
+true`
+
+const marker = "@@pidb-facts:"
+
+// Gather collects the facts of the host behind r.
+func Gather(ctx context.Context, r remote.Runner) (Facts, error) {
+	res, err := r.Run(ctx, Script)
+	if err != nil {
+		return Facts{}, fmt.Errorf("gather facts: %w", err)
+	}
+	f := Parse(string(res.Stdout))
+	f.Host = r.Host()
+	return f, nil
+}
+
+// Collect gathers a host's facts and applies what its inventory entry says:
+// the address, and storage where the inventory overrides detection.
+func Collect(ctx context.Context, r remote.Runner, h inventory.Host) (Facts, error) {
+	f, err := Gather(ctx, r)
+	if err != nil {
+		return f, err
+	}
+	f.Host, f.Address = h.Name, h.Address
+	if h.Storage != "" {
+		f.Storage = h.Storage
+	}
+	return f, nil
+}
+
+// Sections splits the script's output by marker.
+func Sections(out string) map[string]string {
+	secs := map[string]string{}
+	parts := strings.Split(out, "\n"+marker)
+	for _, p := range parts[1:] {
+		name, body, _ := strings.Cut(p, "\n")
+		secs[name] = strings.TrimRight(body, "\n")
+	}
+	return secs
+}
+
+// Parse reads the output of Script.
+func Parse(out string) Facts {
+	s := Sections(out)
+	ci := ParseCPUInfo(s["cpuinfo"])
+	f := Facts{
+		Model:      strings.TrimSpace(s["model"]),
+		Revision:   ci.Revision,
+		Arch:       strings.TrimSpace(s["arch"]),
+		OS:         ParseOSRelease(s["os"]),
+		MemBytes:   ParseMemTotal(s["meminfo"]),
+		CPUs:       ci.Processors,
+		Storage:    Storage(firstLine(s["root"]), strings.Fields(s["blocks"])),
+		BootTarget: firstLine(s["target"]),
+		Desktop:    DesktopEnabled(firstLine(s["dm"])),
+		Thermal:    strings.TrimSpace(s["thermal"]) != "",
+		Vcgencmd:   strings.TrimSpace(s["vcgencmd"]) != "",
+		Engine:     ParseEngine(s["postgres"], s["clusters"], s["mysql"], s["active"]),
+	}
+	if f.Model == "" {
+		f.Model = ci.Model
+	}
+	f.RAMBytes = RAMBytes(ci.Revision, f.MemBytes)
+	return f
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(line)
+}
+
+// CPUInfo is what /proc/cpuinfo says.
+type CPUInfo struct {
+	Processors int
+	Model      string // the Model line (Raspberry Pi kernels)
+	Revision   string
+	Hardware   string
+}
+
+// ParseCPUInfo reads /proc/cpuinfo: processor entries and the board lines
+// Raspberry Pi kernels add at the end.
+func ParseCPUInfo(s string) CPUInfo {
+	var c CPUInfo
+	for _, line := range strings.Split(s, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch k {
+		case "processor":
+			c.Processors++
+		case "Model":
+			c.Model = v
+		case "Revision":
+			c.Revision = v
+		case "Hardware":
+			c.Hardware = v
+		}
+	}
+	return c
+}
+
+// ParseMemTotal reads MemTotal from /proc/meminfo, in bytes.
+func ParseMemTotal(s string) uint64 {
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseUint(f[1], 10, 64)
+			if err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// RAMBytes is the board's nominal RAM: from the revision code where there is
+// one, else MemTotal rounded up to a power of two (a 4 GB board shows about
+// 3.7 GiB).
+func RAMBytes(revision string, memTotal uint64) uint64 {
+	if b, ok := DecodeRevision(revision); ok && revision != "" {
+		return b.RAMBytes
+	}
+	if memTotal == 0 {
+		return 0
+	}
+	return 1 << bits.Len64(memTotal-1)
+}
+
+// ParseOSRelease reads /etc/os-release.
+func ParseOSRelease(s string) OSRelease {
+	var o OSRelease
+	for _, line := range strings.Split(s, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok {
+			continue
+		}
+		if u, err := strconv.Unquote(v); err == nil {
+			v = u
+		} else {
+			v = strings.Trim(v, `'"`)
+		}
+		switch k {
+		case "ID":
+			o.ID = v
+		case "VERSION_ID":
+			o.VersionID = v
+		case "VERSION_CODENAME":
+			o.Codename = v
+		case "PRETTY_NAME":
+			o.Pretty = v
+		}
+	}
+	return o
+}
+
+// Storage tells the kind of storage the root filesystem is on, from its
+// device: mmcblk is an SD card (or eMMC), sd* a USB drive, nvme an NVMe
+// drive. When the source does not name a device (/dev/root on older Raspberry
+// Pi OS), the machine's only kind of disk decides; else "unknown".
+func Storage(rootSource string, blocks []string) string {
+	if k := storageKind(strings.TrimPrefix(rootSource, "/dev/")); k != "" {
+		return k
+	}
+	kinds := map[string]bool{}
+	for _, b := range blocks {
+		if k := storageKind(b); k != "" {
+			kinds[k] = true
+		}
+	}
+	if len(kinds) == 1 {
+		for k := range kinds {
+			return k
+		}
+	}
+	return "unknown"
+}
+
+func storageKind(dev string) string {
+	switch {
+	case strings.HasPrefix(dev, "mmcblk"):
+		return "sd"
+	case strings.HasPrefix(dev, "nvme"):
+		return "nvme"
+	case strings.HasPrefix(dev, "sd") && len(dev) > 2 && dev[2] >= 'a' && dev[2] <= 'z':
+		return "usb"
+	}
+	return ""
+}
+
+// DesktopEnabled reads `systemctl is-enabled display-manager.service`: the
+// display manager's alias exists only while one is installed and enabled.
+func DesktopEnabled(state string) bool {
+	return state == "enabled" || state == "alias"
+}
+
+// ParseEngine decides which engine a host runs from the postgres binaries'
+// --version lines, pg_lsclusters, the MariaDB/MySQL server's --version and
+// the services' states. A running engine wins over one that is only
+// installed; PostgreSQL wins a tie.
+func ParseEngine(pgVersions, clusters, myVersion, active string) EngineState {
+	states := map[string]string{}
+	for _, line := range strings.Split(active, "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			states[f[0]] = f[1]
+		}
+	}
+	var pg EngineState
+	for _, line := range strings.Split(pgVersions, "\n") {
+		// postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)
+		if f := strings.Fields(line); len(f) >= 3 && f[1] == "(PostgreSQL)" {
+			if pg.Version == "" || versionLess(pg.Version, f[2]) {
+				pg = EngineState{Flavor: "postgres", Version: f[2]}
+			}
+		}
+	}
+	if pg.Flavor != "" {
+		online := false
+		for _, line := range strings.Split(clusters, "\n") {
+			// 15  main    5432 online postgres /var/lib/postgresql/15/main ...
+			if f := strings.Fields(line); len(f) >= 4 && strings.HasPrefix(f[3], "online") {
+				online = true
+			}
+		}
+		pg.Running = online || (strings.TrimSpace(clusters) == "" && states["postgresql"] == "active")
+	}
+	var my EngineState
+	if f := strings.Fields(myVersion); len(f) >= 3 && f[1] == "Ver" {
+		// /usr/sbin/mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)
+		// /usr/sbin/mysqld  Ver 8.0.36-0ubuntu0.22.04.1 for Linux on aarch64 ((Ubuntu))
+		v := f[2]
+		my.Flavor = "mysql"
+		if strings.Contains(strings.ToLower(myVersion), "mariadb") {
+			my.Flavor = "mariadb"
+		}
+		if i := strings.IndexAny(v, "-+"); i > 0 {
+			v = v[:i]
+		}
+		my.Version = v
+		my.Running = states["mariadb"] == "active" || states["mysql"] == "active"
+	}
+	switch {
+	case my.Running && !pg.Running:
+		return my
+	case pg.Flavor != "":
+		return pg
+	default:
+		return my
+	}
+}
+
+// versionLess compares dotted version numbers.
+func versionLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, _ := strconv.Atoi(as[i])
+		y, _ := strconv.Atoi(bs[i])
+		if x != y {
+			return x < y
+		}
+	}
+	return len(as) < len(bs)
+}

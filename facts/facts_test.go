@@ -1,0 +1,176 @@
+package facts
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// The testdata files are the output of Script on real boards' formats:
+// Raspberry Pi OS (32- and 64-bit) and Ubuntu, on a Pi 3B, 4B, 5 and Zero W.
+// The expected facts are written out by hand.
+func TestParseBoards(t *testing.T) {
+	cases := map[string]Facts{
+		"pi4b-raspios-bookworm-arm64.txt": {
+			Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "c03114", Arch: "aarch64",
+			OS:       OSRelease{ID: "debian", VersionID: "12", Codename: "bookworm", Pretty: "Debian GNU/Linux 12 (bookworm)"},
+			MemBytes: 3884376 * 1024, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", BootTarget: "graphical.target",
+			Desktop: true, Thermal: true, Vcgencmd: true,
+			Engine: EngineState{Flavor: "postgres", Version: "15.8", Running: true},
+		},
+		"pi3b-raspios-bullseye-armhf.txt": {
+			Model: "Raspberry Pi 3 Model B Rev 1.2", Revision: "a02082", Arch: "armv7l",
+			OS:       OSRelease{ID: "raspbian", VersionID: "11", Codename: "bullseye", Pretty: "Raspbian GNU/Linux 11 (bullseye)"},
+			MemBytes: 944136 * 1024, RAMBytes: 1 << 30, CPUs: 4, Storage: "sd", BootTarget: "graphical.target",
+			Desktop: true, Thermal: true, Vcgencmd: true,
+			Engine: EngineState{Flavor: "mariadb", Version: "10.5.23", Running: true},
+		},
+		"zerow-raspios-lite-bookworm-armhf.txt": {
+			Model: "Raspberry Pi Zero W Rev 1.1", Revision: "9000c1", Arch: "armv6l",
+			OS:       OSRelease{ID: "raspbian", VersionID: "12", Codename: "bookworm", Pretty: "Raspbian GNU/Linux 12 (bookworm)"},
+			MemBytes: 439884 * 1024, RAMBytes: 512 << 20, CPUs: 1, Storage: "sd", BootTarget: "multi-user.target",
+			Desktop: false, Thermal: true, Vcgencmd: true,
+		},
+		"pi5-ubuntu-2404-arm64.txt": {
+			Model: "Raspberry Pi 5 Model B Rev 1.0", Revision: "d04170", Arch: "aarch64",
+			OS:       OSRelease{ID: "ubuntu", VersionID: "24.04", Codename: "noble", Pretty: "Ubuntu 24.04.1 LTS"},
+			MemBytes: 8245856 * 1024, RAMBytes: 8 << 30, CPUs: 4, Storage: "nvme", BootTarget: "multi-user.target",
+			Desktop: false, Thermal: true, Vcgencmd: false,
+			Engine: EngineState{Flavor: "mysql", Version: "8.0.39", Running: true},
+		},
+		"pi4b-ubuntu-2204-usb.txt": {
+			// no /proc/device-tree/model: the Model line of cpuinfo
+			Model: "Raspberry Pi 4 Model B Rev 1.5", Revision: "d03115", Arch: "aarch64",
+			OS:       OSRelease{ID: "ubuntu", VersionID: "22.04", Codename: "jammy", Pretty: "Ubuntu 22.04.4 LTS"},
+			MemBytes: 7998000 * 1024, RAMBytes: 8 << 30, CPUs: 4, Storage: "usb", BootTarget: "graphical.target",
+			Desktop: true, Thermal: false, Vcgencmd: false,
+			// postgresql.service is active (Debian's umbrella unit) but the cluster is down
+			Engine: EngineState{Flavor: "postgres", Version: "14.13", Running: false},
+		},
+	}
+	for file, want := range cases {
+		t.Run(file, func(t *testing.T) {
+			data, err := os.ReadFile("testdata/" + file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Parse(string(data)); got != want {
+				t.Errorf("Parse:\n got  %+v\n want %+v", got, want)
+			}
+		})
+	}
+}
+
+// Revision codes from the Raspberry Pi documentation, "Raspberry Pi revision
+// codes" (new-style: NOQuuuWuFMMMCCCCPPPPTTTTTTTTRRRR), decoded by hand.
+func TestDecodeRevision(t *testing.T) {
+	cases := map[string]Board{
+		"c03114":  {Type: "4B", Processor: "BCM2711", RAMBytes: 4 << 30},
+		"b03115":  {Type: "4B", Processor: "BCM2711", RAMBytes: 2 << 30},
+		"a03111":  {Type: "4B", Processor: "BCM2711", RAMBytes: 1 << 30},
+		"d03114":  {Type: "4B", Processor: "BCM2711", RAMBytes: 8 << 30},
+		"a02082":  {Type: "3B", Processor: "BCM2837", RAMBytes: 1 << 30},
+		"a22082":  {Type: "3B", Processor: "BCM2837", RAMBytes: 1 << 30},
+		"a020d3":  {Type: "3B+", Processor: "BCM2837", RAMBytes: 1 << 30},
+		"9000c1":  {Type: "Zero W", Processor: "BCM2835", RAMBytes: 512 << 20},
+		"900093":  {Type: "Zero", Processor: "BCM2835", RAMBytes: 512 << 20},
+		"902120":  {Type: "Zero 2 W", Processor: "BCM2837", RAMBytes: 512 << 20},
+		"c04170":  {Type: "5", Processor: "BCM2712", RAMBytes: 4 << 30},
+		"d04170":  {Type: "5", Processor: "BCM2712", RAMBytes: 8 << 30},
+		"e04171":  {Type: "5", Processor: "BCM2712", RAMBytes: 16 << 30},
+		"c03130":  {Type: "400", Processor: "BCM2711", RAMBytes: 4 << 30},
+		"0002":    {Type: "B", Processor: "BCM2835", RAMBytes: 256 << 20},
+		"000e":    {Type: "B", Processor: "BCM2835", RAMBytes: 512 << 20},
+		"1000002": {Type: "B", Processor: "BCM2835", RAMBytes: 256 << 20}, // overvoltage bit set
+		"0010":    {Type: "B+", Processor: "BCM2835", RAMBytes: 512 << 20},
+	}
+	for code, want := range cases {
+		got, ok := DecodeRevision(code)
+		if !ok || got != want {
+			t.Errorf("DecodeRevision(%s) = %+v, %v; want %+v", code, got, ok, want)
+		}
+	}
+	for _, bad := range []string{"", "zz", "0001", "f03114"} {
+		if b, ok := DecodeRevision(bad); ok {
+			t.Errorf("DecodeRevision(%q) = %+v, want not ok", bad, b)
+		}
+	}
+}
+
+func TestRAMBytesWithoutRevision(t *testing.T) {
+	// no revision code (not a Pi, or a kernel without the line): MemTotal rounded up
+	for mem, want := range map[uint64]uint64{
+		3884376 * 1024: 4 << 30,
+		948304 * 1024:  1 << 30,
+		1 << 30:        1 << 30,
+		0:              0,
+	} {
+		if got := RAMBytes("", mem); got != want {
+			t.Errorf("RAMBytes(%d) = %d, want %d", mem, got, want)
+		}
+	}
+}
+
+func TestStorage(t *testing.T) {
+	cases := []struct {
+		root   string
+		blocks []string
+		want   string
+	}{
+		{"/dev/mmcblk0p2", nil, "sd"},
+		{"/dev/sda2", nil, "usb"},
+		{"/dev/nvme0n1p2", nil, "nvme"},
+		{"/dev/root", []string{"mmcblk0", "ram0"}, "sd"},
+		{"/dev/root", []string{"mmcblk0", "sda"}, "unknown"},
+		{"/dev/vda[/var/lib/pidb-lab/hosts/pi4/rootfs]", []string{"loop0", "vda", "zram0"}, "unknown"},
+		{"overlay", nil, "unknown"},
+	}
+	for _, c := range cases {
+		if got := Storage(c.root, c.blocks); got != c.want {
+			t.Errorf("Storage(%q, %v) = %q, want %q", c.root, c.blocks, got, c.want)
+		}
+	}
+}
+
+func TestParseEngineBothInstalled(t *testing.T) {
+	// both installed: the running one is the engine
+	e := ParseEngine("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)", "15 main 5432 down postgres /x /y",
+		"/usr/sbin/mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu on aarch64 (Debian 12)", "postgresql active\nmariadb active\nmysql active")
+	if e != (EngineState{Flavor: "mariadb", Version: "10.11.6", Running: true}) {
+		t.Errorf("engine = %+v", e)
+	}
+	// two PostgreSQL versions: the newest
+	e = ParseEngine("postgres (PostgreSQL) 13.16 (Debian 13.16-0+deb11u1)\npostgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)", "", "", "")
+	if e.Version != "15.8" {
+		t.Errorf("version = %q, want 15.8", e.Version)
+	}
+	if e := ParseEngine("", "", "", "postgresql inactive"); e != (EngineState{}) {
+		t.Errorf("nothing installed: %+v", e)
+	}
+}
+
+func TestJSONKeys(t *testing.T) {
+	data, err := os.ReadFile("testdata/pi4b-raspios-bookworm-arm64.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Parse(string(data))
+	f.Host, f.Address = "pi4", "192.0.2.40"
+	out, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range strings.Fields("host address model arch os_id os_version mem_bytes ram_bytes cpus storage boot_target desktop thermal vcgencmd engine engine_version engine_running") {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks %q: %s", k, out)
+		}
+	}
+	if m["ram_bytes"] != float64(4<<30) || m["cpus"] != float64(4) || m["engine"] != "postgres" || m["engine_running"] != true {
+		t.Errorf("JSON values: %s", out)
+	}
+}
