@@ -10,4 +10,4 @@ mkdir -p bin
 go build -o bin/pidb ./cmd/pidb
 INV=$(bin/pidb lab up)
 echo "== the lab's inventory: $INV" >&2
-bin/pidb inventory check -i "$INV"
+bin/pidb facts -i "$INV"
