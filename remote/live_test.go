@@ -252,7 +252,7 @@ func TestLostConnectionAndCancel(t *testing.T) {
 	// monitor): the next command is a ConnError, another connection lives on
 	session := run(t, c, "echo $PPID")
 	other := mustDial(t, h, nil)
-	run(t, other.AsRoot(), "kill -KILL "+session+" $(ps -o ppid= -p "+session+")")
+	run(t, other.AsRoot(), "kill -KILL $(ps -o ppid= -p "+session+") "+session+" 2>/dev/null; true")
 	time.Sleep(300 * time.Millisecond)
 	_, err := c.Run(context.Background(), "true")
 	var ce *remote.ConnError
