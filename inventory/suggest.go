@@ -4,6 +4,15 @@ import "fmt"
 
 // suggest returns ` (did you mean "x"?)` when one of known is close to s.
 func suggest(s string, known []string) string {
+	if best := Closest(s, known); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+// Closest returns the name in known nearest to s by edit distance, when it
+// is near enough to be a likely typo; else "".
+func Closest(s string, known []string) string {
 	best, bestDist := "", 3
 	for _, k := range known {
 		if d := editDistance(s, k); d < bestDist || (d == bestDist && best != "" && k < best) {
@@ -13,7 +22,7 @@ func suggest(s string, known []string) string {
 	if best == "" || bestDist > len(s)/2+1 {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best
 }
 
 // editDistance is the Levenshtein distance between a and b.

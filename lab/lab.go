@@ -37,8 +37,12 @@ const Prefix = "pidblab"
 // DefaultDir is where the lab keeps its state: outside any checkout.
 const DefaultDir = "/var/lib/pidb-lab"
 
+// Bridge is the lab's network bridge on this machine; while it is missing,
+// the lab's addresses route nowhere safe, so nothing may be sent to them.
+const Bridge = Prefix + "0"
+
 const (
-	bridge  = Prefix + "0"
+	bridge  = Bridge
 	nftName = Prefix
 )
 

@@ -8,12 +8,15 @@ package labtest
 
 import (
 	"bytes"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
 	"testing"
 
 	"pidb/inventory"
+	"pidb/lab"
 )
 
 // Inventory loads the running lab's inventory, or skips (fails under CI).
@@ -26,6 +29,17 @@ func Inventory(t testing.TB) *inventory.Inventory {
 	inv, err := inventory.Load(path)
 	if err != nil {
 		Unavailable(t, "cannot read the lab inventory: "+err.Error())
+	}
+	// test traffic goes only to the lab's own addresses, and only while its
+	// bridge is there: without it they would route out of the machine
+	if _, err := net.InterfaceByName(lab.Bridge); err != nil {
+		Unavailable(t, "the lab's bridge "+lab.Bridge+" is missing: the lab is down")
+	}
+	for _, h := range inv.Hosts {
+		a, err := netip.ParseAddr(h.Address)
+		if err != nil || !lab.Subnet.Contains(a) {
+			t.Fatalf("lab inventory host %s has address %s, outside the lab subnet %s: refusing to send it test traffic", h.Name, h.Address, lab.Subnet)
+		}
 	}
 	return inv
 }

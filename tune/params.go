@@ -1,0 +1,148 @@
+package tune
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Param is a server setting pidb knows: its type, the range the server
+// accepts, and which flavours and versions have it.
+type Param struct {
+	Name               string
+	Kind               Kind
+	Min, Max           float64 // Int and Float; Duration in milliseconds
+	MinBytes, MaxBytes uint64  // Bytes
+	Enum               []string
+	Flavors            []string // postgres, mysql, mariadb
+	Since, Until       string   // versions: Since <= v < Until ("" = open)
+}
+
+// has reports whether the flavour at version v has the parameter.
+func (p Param) has(flavor, version string) bool {
+	ok := false
+	for _, f := range p.Flavors {
+		if f == flavor {
+			ok = true
+		}
+	}
+	if !ok {
+		return false
+	}
+	if p.Since != "" && versionLess(version, p.Since) {
+		return false
+	}
+	if p.Until != "" && !versionLess(version, p.Until) {
+		return false
+	}
+	return true
+}
+
+var (
+	pg      = []string{"postgres"}
+	mysqls  = []string{"mysql", "mariadb"}
+	mysql   = []string{"mysql"}
+	mariadb = []string{"mariadb"}
+)
+
+// params is the catalogue: the settings the presets write and the common
+// ones a user may override. Ranges are the servers' own (PostgreSQL's
+// pg_settings min_val/max_val; the MySQL and MariaDB system variable pages).
+var params = []Param{
+	// PostgreSQL
+	{Name: "max_connections", Kind: Int, Min: 1, Max: 262143, Flavors: pg},
+	{Name: "shared_buffers", Kind: Bytes, MinBytes: 128 << 10, MaxBytes: 1 << 40, Flavors: pg},
+	{Name: "effective_cache_size", Kind: Bytes, MinBytes: 8 << 10, MaxBytes: 1 << 44, Flavors: pg},
+	{Name: "maintenance_work_mem", Kind: Bytes, MinBytes: 1 << 20, MaxBytes: 2147483647 << 10, Flavors: pg},
+	{Name: "work_mem", Kind: Bytes, MinBytes: 64 << 10, MaxBytes: 2147483647 << 10, Flavors: pg},
+	{Name: "temp_buffers", Kind: Bytes, MinBytes: 800 << 10, MaxBytes: 1 << 40, Flavors: pg},
+	{Name: "wal_buffers", Kind: Bytes, MinBytes: 32 << 10, MaxBytes: 2 << 30, Flavors: pg},
+	{Name: "min_wal_size", Kind: Bytes, MinBytes: 32 << 20, MaxBytes: 1 << 40, Flavors: pg},
+	{Name: "max_wal_size", Kind: Bytes, MinBytes: 32 << 20, MaxBytes: 1 << 40, Flavors: pg},
+	{Name: "checkpoint_completion_target", Kind: Float, Min: 0, Max: 1, Flavors: pg},
+	{Name: "checkpoint_timeout", Kind: Duration, Min: 30e3, Max: 86400e3, Flavors: pg},
+	{Name: "random_page_cost", Kind: Float, Min: 0, Max: 1.79769e308, Flavors: pg},
+	{Name: "seq_page_cost", Kind: Float, Min: 0, Max: 1.79769e308, Flavors: pg},
+	{Name: "effective_io_concurrency", Kind: Int, Min: 0, Max: 1000, Flavors: pg},
+	{Name: "default_statistics_target", Kind: Int, Min: 1, Max: 10000, Flavors: pg},
+	{Name: "max_worker_processes", Kind: Int, Min: 0, Max: 262143, Flavors: pg},
+	{Name: "max_parallel_workers", Kind: Int, Min: 0, Max: 1024, Flavors: pg},
+	{Name: "max_parallel_workers_per_gather", Kind: Int, Min: 0, Max: 1024, Flavors: pg},
+	{Name: "max_parallel_maintenance_workers", Kind: Int, Min: 0, Max: 1024, Flavors: pg, Since: "11"},
+	{Name: "jit", Kind: Bool, Flavors: pg, Since: "11"},
+	{Name: "synchronous_commit", Kind: Enum, Enum: []string{"on", "off", "local", "remote_write", "remote_apply"}, Flavors: pg},
+	{Name: "wal_compression", Kind: Bool, Flavors: pg, Until: "15"},
+	{Name: "wal_compression", Kind: Enum, Enum: []string{"off", "on", "pglz", "lz4", "zstd"}, Flavors: pg, Since: "15"},
+	{Name: "huge_pages", Kind: Enum, Enum: []string{"try", "on", "off"}, Flavors: pg},
+	{Name: "autovacuum", Kind: Bool, Flavors: pg},
+	{Name: "autovacuum_max_workers", Kind: Int, Min: 1, Max: 262143, Flavors: pg},
+	{Name: "log_min_duration_statement", Kind: Int, Min: -1, Max: 2147483647, Flavors: pg},
+	{Name: "wal_level", Kind: Enum, Enum: []string{"minimal", "replica", "logical"}, Flavors: pg},
+	{Name: "max_wal_senders", Kind: Int, Min: 0, Max: 262143, Flavors: pg},
+
+	// MySQL and MariaDB
+	{Name: "innodb_buffer_pool_size", Kind: Bytes, MinBytes: 5 << 20, MaxBytes: 1 << 44, Flavors: mysqls},
+	{Name: "innodb_redo_log_capacity", Kind: Bytes, MinBytes: 8 << 20, MaxBytes: 128 << 30, Flavors: mysql, Since: "8.0.30"},
+	{Name: "innodb_log_file_size", Kind: Bytes, MinBytes: 4 << 20, MaxBytes: 512 << 30, Flavors: mysql, Until: "8.0.30"},
+	{Name: "innodb_log_file_size", Kind: Bytes, MinBytes: 4 << 20, MaxBytes: 512 << 30, Flavors: mariadb},
+	{Name: "innodb_io_capacity", Kind: Int, Min: 100, Max: 4294967295, Flavors: mysqls},
+	{Name: "innodb_io_capacity_max", Kind: Int, Min: 100, Max: 4294967295, Flavors: mysqls},
+	{Name: "innodb_flush_method", Kind: Enum, Enum: []string{"fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "O_DIRECT_NO_FSYNC"}, Flavors: mysql},
+	{Name: "innodb_flush_method", Kind: Enum, Enum: []string{"fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "O_DIRECT_NO_FSYNC"}, Flavors: mariadb, Until: "11.0"},
+	{Name: "innodb_flush_log_at_trx_commit", Kind: Int, Min: 0, Max: 2, Flavors: mysqls},
+	{Name: "innodb_adaptive_hash_index", Kind: Bool, Flavors: mysqls},
+	{Name: "max_connections", Kind: Int, Min: 1, Max: 100000, Flavors: mysqls},
+	{Name: "sort_buffer_size", Kind: Bytes, MinBytes: 32 << 10, MaxBytes: 1 << 40, Flavors: mysqls},
+	{Name: "join_buffer_size", Kind: Bytes, MinBytes: 128, MaxBytes: 1 << 40, Flavors: mysqls},
+	{Name: "read_buffer_size", Kind: Bytes, MinBytes: 8 << 10, MaxBytes: 2 << 30, Flavors: mysqls},
+	{Name: "read_rnd_buffer_size", Kind: Bytes, MinBytes: 1, MaxBytes: 2 << 30, Flavors: mysqls},
+	{Name: "tmp_table_size", Kind: Bytes, MinBytes: 1 << 10, MaxBytes: 1 << 44, Flavors: mysqls},
+	{Name: "max_heap_table_size", Kind: Bytes, MinBytes: 16 << 10, MaxBytes: 1 << 44, Flavors: mysqls},
+	{Name: "thread_stack", Kind: Bytes, MinBytes: 128 << 10, MaxBytes: 1 << 40, Flavors: mysqls},
+	{Name: "table_open_cache", Kind: Int, Min: 1, Max: 524288, Flavors: mysqls},
+	{Name: "performance_schema", Kind: Bool, Flavors: mysqls},
+	{Name: "log_bin", Kind: Bool, Flavors: mysqls},
+	{Name: "key_buffer_size", Kind: Bytes, MinBytes: 8, MaxBytes: 1 << 40, Flavors: mysqls},
+	{Name: "aria_pagecache_buffer_size", Kind: Bytes, MinBytes: 128 << 10, MaxBytes: 1 << 40, Flavors: mariadb},
+	{Name: "innodb_log_writer_threads", Kind: Bool, Flavors: mysql, Since: "8.0.22"},
+	{Name: "slow_query_log", Kind: Bool, Flavors: mysqls},
+	{Name: "long_query_time", Kind: Float, Min: 0, Max: 31536000, Flavors: mysqls},
+}
+
+// lookup returns the parameter called name for the flavour and version.
+func lookup(flavor, version, name string) (Param, bool) {
+	for _, p := range params {
+		if p.Name == name && p.has(flavor, version) {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
+// names lists the parameters the flavour and version have.
+func names(flavor, version string) []string {
+	var out []string
+	for _, p := range params {
+		if p.has(flavor, version) {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// versionLess compares dotted versions numerically: "8.0.9" < "8.0.30".
+func versionLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}

@@ -1,0 +1,256 @@
+package tune
+
+import (
+	"fmt"
+	"strings"
+)
+
+const (
+	kib = uint64(1) << 10
+	mb  = uint64(1) << 20
+	gb  = uint64(1) << 30
+)
+
+// connections scales max_connections to RAM: every PostgreSQL connection is
+// a process, every MySQL one a thread with its own buffers.
+func connections(in Input) (int, string) {
+	if in.MaxConnections > 0 {
+		return in.MaxConnections, "as the inventory asks"
+	}
+	switch {
+	case in.RAMBytes <= 512*mb:
+		return 20, "scaled to RAM: 20 on 512 MB"
+	case in.RAMBytes <= gb:
+		return 40, "scaled to RAM: 40 on 1 GB"
+	case in.RAMBytes <= 2*gb:
+		return 60, "scaled to RAM: 60 on 2 GB"
+	}
+	return 100, "scaled to RAM: 100 (the server's default) from 4 GB"
+}
+
+// postgres: the seed's two rules, then PGTune's formulas for a mixed load on
+// a small machine, adjusted for a Pi's storage and cores.
+func postgres(in Input, preset string) Settings {
+	ram := in.RAMBytes
+	sb := ram / 4
+	sharedBuffers := Setting{"shared_buffers", Size(sb), "25% of RAM: the write-up's rule and PGTune's", false}
+	noGather := Setting{"max_parallel_workers_per_gather", Integer(0), "no parallel query: on a Pi, parallel workers take the cores the clients need (the write-up's setting)", false}
+	if preset == "seed" {
+		return Settings{sharedBuffers, noGather}
+	}
+	conns, connWhy := connections(in)
+	maint := min(ram/16, 2*gb)
+	// PGTune: (RAM - shared_buffers) / (max_connections * 3), whole MB (kB below 1 MB)
+	work := (ram - sb) / uint64(conns*3)
+	if work >= mb {
+		work = work / mb * mb
+	} else {
+		work = max(work/kib*kib, 64*kib)
+	}
+	walMin, walMax, walWhy := gb, 4*gb, "PGTune's sizes: checkpoints by time, not by WAL volume"
+	if in.Storage == "sd" {
+		walMin, walMax, walWhy = 512*mb, 2*gb, "checkpoints less often than the default 1GB: fewer full-page writes wear the SD card less, and 2GB of WAL still fits on a card"
+	}
+	rpc, rpcWhy := 4.0, "the default: storage unknown"
+	eio, eioWhy := int64(1), "the default: storage unknown"
+	switch in.Storage {
+	case "sd":
+		rpc, rpcWhy = 1.5, "an SD card has no seek time, but its small random reads are slower than an SSD's"
+		eio, eioWhy = 2, "an SD card serves few requests at once"
+	case "usb", "nvme":
+		rpc, rpcWhy = 1.1, "solid-state storage: random reads cost about what sequential ones do (PGTune)"
+		eio, eioWhy = 200, "solid-state storage serves many requests at once (PGTune)"
+	}
+	workers, workersWhy := int64(in.CPUs), "one per core, for maintenance and the occasional parallel plan"
+	maintWorkers := int64(min(in.CPUs/2, 2))
+	if in.CPUs == 1 {
+		workers, workersWhy = 0, "one core: no parallel workers"
+	}
+	s := Settings{
+		{"max_connections", Integer(int64(conns)), connWhy + ": each connection is a process with its own memory", false},
+		sharedBuffers,
+		{"effective_cache_size", Size(ram * 3 / 4), "75% of RAM: what the OS page cache and shared_buffers can hold (PGTune)", false},
+		{"maintenance_work_mem", Size(maint), "1/16 of RAM for VACUUM and CREATE INDEX (PGTune), at most 2GB", false},
+		{"work_mem", Size(work), fmt.Sprintf("(RAM - shared_buffers) / (max_connections x 3) (PGTune): %d connections' sorts fit in RAM", conns), false},
+		{"wal_buffers", Size(min(sb/32, 16*mb)), "1/32 of shared_buffers, at most one WAL segment (16MB): PostgreSQL's own rule, written out", false},
+		{"min_wal_size", Size(walMin), walWhy, false},
+		{"max_wal_size", Size(walMax), walWhy, false},
+		{"checkpoint_completion_target", Number(0.9), "spread checkpoint writes over 90% of the interval: no write bursts on slow storage", false},
+		{"random_page_cost", Number(rpc), rpcWhy, false},
+		{"effective_io_concurrency", Integer(eio), eioWhy, false},
+		{"max_parallel_workers", Integer(workers), workersWhy, false},
+		noGather,
+		{"max_parallel_maintenance_workers", Integer(maintWorkers), "half the cores, at most 2, for CREATE INDEX; none on one core", false},
+		{"jit", Switch(false), "JIT pays off on long analytic queries; on a Pi's short queries it costs more than it saves", false},
+	}
+	if preset == "fast" {
+		s = append(s, Setting{"synchronous_commit", Word("off"), "FAST PRESET: commits return before their WAL is on the card; the last moments of commits can be lost at power loss (never corruption)", false})
+	}
+	return s
+}
+
+// mysqlFamily: the seed's three rules, then memory within RAM, I/O by
+// storage and the MySQL/MariaDB differences by version.
+func mysqlFamily(in Input, preset string) Settings {
+	ram := in.RAMBytes
+	pool := ram / 4
+	poolSet := Setting{"innodb_buffer_pool_size", Size(pool), "25% of RAM: the write-up's rule, leaving room for the OS and the connections", false}
+	binlogOff := Setting{"log_bin", Switch(false), "no binary log (skip-log-bin): no replication here, and half the writes to the card (the write-up's setting)", false}
+	ahi := Setting{"innodb_adaptive_hash_index", Switch(true), "faster point selects once the working set is in memory (the write-up's setting)", false}
+	if preset == "seed" {
+		return Settings{poolSet, binlogOff, ahi}
+	}
+	conns, connWhy := connections(in)
+	redo := max(64*mb, pool/4)
+	redoSet := Setting{"innodb_log_file_size", Size(redo), "a quarter of the buffer pool, at least 64MB: fewer checkpoints, fewer writes", false}
+	if in.Flavor == "mysql" && !versionLess(in.Version, "8.0.30") {
+		redoSet.Name = "innodb_redo_log_capacity"
+		redoSet.Why = "a quarter of the buffer pool, at least 64MB (MySQL 8.0.30+ sizes the redo log as a whole)"
+	}
+	io, ioWhy := int64(200), "the default: storage unknown"
+	switch in.Storage {
+	case "sd":
+		io, ioWhy = 100, "an SD card sustains few writes per second: background flushing at its pace"
+	case "usb":
+		io, ioWhy = 400, "a USB SSD sustains a few hundred writes per second"
+	case "nvme":
+		io, ioWhy = 1000, "NVMe storage sustains thousands of writes per second"
+	}
+	tmp := pow2Floor(ram / 256)
+	s := Settings{
+		{"max_connections", Integer(int64(conns)), connWhy + ": each connection's buffers must fit in RAM", false},
+		poolSet,
+		redoSet,
+		{"innodb_io_capacity", Integer(io), ioWhy, false},
+		{"innodb_io_capacity_max", Integer(2 * io), "twice innodb_io_capacity, for bursts", false},
+	}
+	if _, ok := lookup(in.Flavor, in.Version, "innodb_flush_method"); ok {
+		s = append(s, Setting{"innodb_flush_method", Word("O_DIRECT"), "the buffer pool caches pages; O_DIRECT keeps the page cache from holding them twice", false})
+	}
+	s = append(s, ahi, binlogOff)
+	if ram <= gb {
+		s = append(s, Setting{"performance_schema", Switch(false), "performance_schema takes 100MB or more; the board has 1 GB or less", false})
+	}
+	s = append(s,
+		Setting{"sort_buffer_size", Size(256 * kib), "per connection: small, so max_connections fit in RAM", false},
+		Setting{"join_buffer_size", Size(256 * kib), "per connection: small, so max_connections fit in RAM", false},
+		Setting{"read_buffer_size", Size(128 * kib), "per connection: the default", false},
+		Setting{"read_rnd_buffer_size", Size(256 * kib), "per connection: the default", false},
+		Setting{"tmp_table_size", Size(tmp), "1/256 of RAM per in-memory temporary table, so max_connections fit in RAM", false},
+		Setting{"max_heap_table_size", Size(tmp), "the same as tmp_table_size, which it caps", false},
+	)
+	if in.Flavor == "mariadb" {
+		aria := min(max(ram/64, 8*mb), 128*mb)
+		s = append(s, Setting{"aria_pagecache_buffer_size", Size(aria), "MariaDB's internal temporary tables use Aria: 1/64 of RAM, not the default 128MB", false})
+	}
+	if preset == "fast" {
+		s = append(s, Setting{"innodb_flush_log_at_trx_commit", Integer(2), "FAST PRESET: the redo log is flushed once a second, not at every commit; up to a second of commits can be lost at power loss (never corruption)", false})
+	}
+	return s
+}
+
+func pow2Floor(n uint64) uint64 {
+	p := uint64(1)
+	for p*2 <= n {
+		p *= 2
+	}
+	return p
+}
+
+// MemoryBudget is the most memory the server can take with these settings:
+// the shared buffers and every connection's buffers at once.
+func MemoryBudget(flavor string, s Settings) uint64 {
+	get := func(name string, def uint64) uint64 {
+		if x, ok := s.Get(name); ok {
+			switch x.Value.Kind {
+			case Bytes:
+				return x.Value.Bytes
+			case Int:
+				return uint64(x.Value.Int)
+			}
+		}
+		return def
+	}
+	if flavor == "postgres" {
+		conns := get("max_connections", 100)
+		return get("shared_buffers", 128*mb) + get("wal_buffers", 4*mb) + get("maintenance_work_mem", 64*mb) +
+			conns*(get("work_mem", 4*mb)+2*mb) // each backend: its work_mem and about 2MB of its own
+	}
+	conns := get("max_connections", 151)
+	perConn := get("sort_buffer_size", 256*kib) + get("join_buffer_size", 256*kib) + get("read_buffer_size", 128*kib) +
+		get("read_rnd_buffer_size", 256*kib) + get("thread_stack", mb) + min(get("tmp_table_size", 16*mb), get("max_heap_table_size", 16*mb))
+	total := get("innodb_buffer_pool_size", 128*mb) + get("key_buffer_size", 8*mb) + conns*perConn
+	if flavor == "mariadb" {
+		total += get("aria_pagecache_buffer_size", 128*mb)
+	}
+	if ps, ok := s.Get("performance_schema"); !ok || ps.Value.Bool {
+		total += 200 * mb
+	}
+	return total
+}
+
+// checkBudget refuses settings whose worst case does not fit in the board's RAM.
+func checkBudget(in Input, s Settings) error {
+	if b := MemoryBudget(in.Flavor, s); b > in.RAMBytes {
+		return fmt.Errorf("these settings can take %d MB at worst, more than the board's %d MB: lower max_connections or the buffers",
+			b>>20, in.RAMBytes>>20)
+	}
+	return nil
+}
+
+// Render writes the drop-in file exactly as provisioning writes it: a header
+// naming the preset and the inputs, then one line per setting with its
+// reason. No timestamps, so the same inputs give the same bytes.
+func Render(in Input, preset string, s Settings) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Managed by pidb: preset %q for %s %s, %d MiB RAM, %d CPUs, storage %s.\n",
+		preset, flavorName(in.Flavor), in.Version, in.RAMBytes>>20, in.CPUs, in.Storage)
+	b.WriteString("# pidb rewrites this file: put per-host changes in the inventory's [host.settings].\n")
+	if isMySQLFamily(in.Flavor) {
+		b.WriteString("[mysqld]\n")
+	}
+	for _, x := range s {
+		why := x.Why
+		if x.Override {
+			why = "OVERRIDE: " + why
+		}
+		fmt.Fprintf(&b, "%s  # %s\n", Line(in.Flavor, x), why)
+	}
+	return b.String()
+}
+
+// Line is a setting as written in the file, without its comment.
+func Line(flavor string, x Setting) string {
+	if isMySQLFamily(flavor) && x.Name == "log_bin" {
+		if x.Value.Bool {
+			return "log_bin" // the binary log on, with the server's default file name
+		}
+		return "skip-log-bin"
+	}
+	return x.Name + " = " + x.Value.Render(flavor)
+}
+
+// JSONSetting is a setting as `pidb tune show --format json` prints it.
+type JSONSetting struct {
+	Name     string  `json:"name"`
+	Value    string  `json:"value"`
+	Bytes    *uint64 `json:"bytes,omitempty"`
+	Why      string  `json:"why"`
+	Override bool    `json:"override"`
+	Line     string  `json:"line"`
+}
+
+// JSON returns the settings in the order written, values rendered as in the
+// file; sizes carry their bytes too, and line is the setting's whole line.
+func JSON(flavor string, s Settings) []JSONSetting {
+	out := make([]JSONSetting, 0, len(s))
+	for _, x := range s {
+		j := JSONSetting{Name: x.Name, Value: x.Value.Render(flavor), Why: x.Why, Override: x.Override, Line: Line(flavor, x)}
+		if x.Value.Kind == Bytes {
+			b := x.Value.Bytes
+			j.Bytes = &b
+		}
+		out = append(out, j)
+	}
+	return out
+}

@@ -1,0 +1,229 @@
+// Package tune decides every setting pidb writes on a Pi. It is pure: the
+// board's RAM, cores and storage, the engine's flavour and version, a preset
+// and overrides in; ordered, typed settings with a reason each out. It does
+// no I/O, so it is tested exhaustively and used offline (`pidb tune show`).
+package tune
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"pidb/inventory"
+)
+
+// Input is what the tuner scales on.
+type Input struct {
+	Flavor         string // postgres, mysql, mariadb
+	Version        string // "15", "10.11.6", "8.0.39"; "" = the flavour's default
+	RAMBytes       uint64 // the board's nominal RAM (4 GiB on a 4 GB Pi, not MemTotal)
+	CPUs           int
+	Storage        string // sd, usb, nvme, unknown
+	MaxConnections int    // 0 = scaled to RAM
+}
+
+// DefaultVersions are the versions Debian 12 and Raspberry Pi OS (bookworm)
+// ship, and Ubuntu 24.04 for MySQL.
+var DefaultVersions = map[string]string{"postgres": "15", "mariadb": "10.11", "mysql": "8.0.39"}
+
+// Setting is one line of the drop-in.
+type Setting struct {
+	Name     string // as the server spells the variable, with underscores
+	Value    Value
+	Why      string
+	Override bool // set by [host.settings] or --set, over the preset
+}
+
+// Settings are in the order they are written.
+type Settings []Setting
+
+// Get returns the setting called name.
+func (s Settings) Get(name string) (Setting, bool) {
+	for _, x := range s {
+		if x.Name == name {
+			return x, true
+		}
+	}
+	return Setting{}, false
+}
+
+// Preset is a named set of rules.
+type Preset struct {
+	Name        string
+	Description string
+}
+
+// Presets lists the presets, the default first after seed. Their names are
+// the inventory's (inventory.Presets).
+var Presets = []Preset{
+	{"seed", "exactly what the two write-ups used: shared_buffers / innodb_buffer_pool_size at 25% of RAM, no parallel query on PostgreSQL, the binary log off and the adaptive hash index on for MySQL/MariaDB; everything else at the server's defaults"},
+	{"balanced", "the default: seed plus a sound small-machine configuration (memory by RAM, connections within RAM, I/O by storage, parallel workers by cores, JIT and performance_schema off where they cost a Pi more than they give)"},
+	{"fast", "balanced plus fewer writes to the SD card: synchronous_commit = off (PostgreSQL) and innodb_flush_log_at_trx_commit = 2 (MySQL/MariaDB); the last moments of commits CAN BE LOST at power loss or a crash, though the database stays consistent"},
+}
+
+// Normalize checks the input and fills in defaults.
+func Normalize(in Input) (Input, error) {
+	switch in.Flavor {
+	case "postgres", "mysql", "mariadb":
+	case "postgresql":
+		in.Flavor = "postgres"
+	default:
+		return in, fmt.Errorf("unknown engine %q: want postgres, mysql or mariadb", in.Flavor)
+	}
+	if in.Version == "" {
+		in.Version = DefaultVersions[in.Flavor]
+	}
+	major := strings.SplitN(in.Version, ".", 2)[0]
+	switch {
+	case in.Flavor == "postgres" && (versionLess(major, "11") || versionLess("17", major)):
+		return in, fmt.Errorf("PostgreSQL %s is not supported: pidb tunes 11 to 17", in.Version)
+	case in.Flavor == "mysql" && (versionLess(in.Version, "8.0") || !versionLess(in.Version, "9")):
+		return in, fmt.Errorf("MySQL %s is not supported: pidb tunes 8.0 and 8.4", in.Version)
+	case in.Flavor == "mariadb" && (versionLess(in.Version, "10.3") || !versionLess(in.Version, "12")):
+		return in, fmt.Errorf("MariaDB %s is not supported: pidb tunes 10.3 to 11.x", in.Version)
+	}
+	if in.RAMBytes < 256<<20 {
+		return in, fmt.Errorf("RAM %d bytes is too little: a Pi has at least 256 MB", in.RAMBytes)
+	}
+	if in.CPUs < 1 {
+		return in, fmt.Errorf("cpus must be at least 1")
+	}
+	if in.Storage == "" {
+		in.Storage = "unknown"
+	}
+	switch in.Storage {
+	case "sd", "usb", "nvme", "unknown":
+	default:
+		return in, fmt.Errorf("unknown storage %q: want sd, usb, nvme or unknown", in.Storage)
+	}
+	if in.MaxConnections < 0 {
+		return in, fmt.Errorf("max connections must not be negative")
+	}
+	return in, nil
+}
+
+// OverrideError is a bad override: an unknown name, or a value of the wrong
+// type or out of range. It is input error (exit code 2).
+type OverrideError struct {
+	Name, Value, Msg string
+}
+
+func (e *OverrideError) Error() string {
+	return fmt.Sprintf("setting %s = %q: %s", e.Name, e.Value, e.Msg)
+}
+
+// Recommend returns the settings for in under preset, with overrides (by
+// server name; hyphens read as underscores) over them.
+func Recommend(in Input, preset string, overrides map[string]string) (Settings, error) {
+	in, err := Normalize(in)
+	if err != nil {
+		return nil, err
+	}
+	var s Settings
+	switch preset {
+	case "seed", "balanced", "fast":
+	default:
+		return nil, fmt.Errorf("unknown preset %q: want one of %s", preset, presetNames())
+	}
+	if in.Flavor == "postgres" {
+		s = postgres(in, preset)
+	} else {
+		s = mysqlFamily(in, preset)
+	}
+	keys := make([]string, 0, len(overrides))
+	for k := range overrides {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		raw := overrides[k]
+		name := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(k), "-", "_"))
+		if in.Flavor != "postgres" && name == "skip_log_bin" {
+			name, raw = "log_bin", negate(raw)
+		}
+		p, ok := lookup(in.Flavor, in.Version, name)
+		if !ok {
+			msg := fmt.Sprintf("unknown %s %s setting", flavorName(in.Flavor), in.Version)
+			if other := otherFlavors(in.Flavor, name); other != "" {
+				msg = fmt.Sprintf("%s has no %s (it is a %s setting)", flavorName(in.Flavor)+" "+in.Version, name, other)
+			} else if sug := inventory.Closest(name, names(in.Flavor, in.Version)); sug != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", sug)
+			}
+			return nil, &OverrideError{Name: k, Value: raw, Msg: msg}
+		}
+		v, err := p.parse(raw)
+		if err != nil {
+			return nil, &OverrideError{Name: k, Value: raw, Msg: fmt.Sprintf("want a %s: %v", p.Kind, err)}
+		}
+		set := Setting{Name: name, Value: v, Why: "override", Override: true}
+		replaced := false
+		for i := range s {
+			if s[i].Name == name {
+				set.Why = "override (the preset says " + s[i].Value.Render(in.Flavor) + ")"
+				s[i] = set
+				replaced = true
+			}
+		}
+		if !replaced {
+			s = append(s, set)
+		}
+	}
+	// seed is the write-ups' settings verbatim, the rest at the server's
+	// defaults; the other presets and every override must fit in RAM
+	if preset != "seed" || len(overrides) > 0 {
+		if err := checkBudget(in, s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func negate(v string) string {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "on", "true", "yes", "1":
+		return "off"
+	case "off", "false", "no", "0":
+		return "on"
+	}
+	return v
+}
+
+func presetNames() string {
+	var n []string
+	for _, p := range Presets {
+		n = append(n, p.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+func flavorName(f string) string {
+	return map[string]string{"postgres": "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB"}[f]
+}
+
+// otherFlavors names the flavours that do have name, for a clearer error.
+func otherFlavors(flavor, name string) string {
+	var has []string
+	for _, f := range []string{"postgres", "mysql", "mariadb"} {
+		if f == flavor {
+			continue
+		}
+		for _, p := range params {
+			if p.Name == name && p.has(f, versionFor(p, f)) {
+				has = append(has, flavorName(f))
+				break
+			}
+		}
+	}
+	return strings.Join(has, "/")
+}
+
+// versionFor picks a version of flavor inside p's range, for otherFlavors.
+func versionFor(p Param, flavor string) string {
+	if p.Since != "" {
+		return p.Since
+	}
+	if p.Until != "" {
+		return "0"
+	}
+	return DefaultVersions[flavor]
+}

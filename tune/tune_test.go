@@ -1,0 +1,331 @@
+package tune
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+type board struct {
+	name    string
+	ram     uint64
+	cpus    int
+	storage string
+}
+
+var (
+	zeroW = board{"Zero W", 512 << 20, 1, "sd"}
+	pi3B  = board{"3B", 1 << 30, 4, "sd"}
+	pi4B4 = board{"4B 4GB", 4 << 30, 4, "sd"}
+	pi4B8 = board{"4B 8GB", 8 << 30, 4, "sd"}
+	pi5   = board{"Pi 5 8GB NVMe", 8 << 30, 4, "nvme"}
+)
+
+func rendered(t *testing.T, flavor, version string, b board, preset string, overrides map[string]string) map[string]string {
+	t.Helper()
+	s, err := Recommend(Input{Flavor: flavor, Version: version, RAMBytes: b.ram, CPUs: b.cpus, Storage: b.storage}, preset, overrides)
+	if err != nil {
+		t.Fatalf("%s %s %s: %v", flavor, b.name, preset, err)
+	}
+	m := map[string]string{}
+	for _, x := range s {
+		if _, dup := m[x.Name]; dup {
+			t.Errorf("%s written twice", x.Name)
+		}
+		m[x.Name] = x.Value.Render(flavor)
+	}
+	return m
+}
+
+func expect(t *testing.T, label string, got, want map[string]string, exact bool) {
+	t.Helper()
+	for k, v := range want {
+		if v == "-" {
+			if g, ok := got[k]; ok {
+				t.Errorf("%s: %s = %s, want it not written", label, k, g)
+			}
+			continue
+		}
+		if got[k] != v {
+			t.Errorf("%s: %s = %q, want %q", label, k, got[k], v)
+		}
+	}
+	if exact && len(got) != len(want) {
+		t.Errorf("%s: wrote %d settings, want exactly %d: %v", label, len(got), len(want), got)
+	}
+}
+
+// Every expected value below is written out by hand for its board, never
+// computed with the tuner's own formulas.
+func TestSeed(t *testing.T) {
+	for _, c := range []struct {
+		b      board
+		shared string
+	}{{pi4B4, "1GB"}, {pi3B, "256MB"}, {zeroW, "128MB"}, {pi4B8, "2GB"}} {
+		expect(t, "postgres seed "+c.b.name, rendered(t, "postgres", "", c.b, "seed", nil),
+			map[string]string{"shared_buffers": c.shared, "max_parallel_workers_per_gather": "0"}, true)
+	}
+	for _, flavor := range []string{"mariadb", "mysql"} {
+		for _, c := range []struct {
+			b    board
+			pool string
+		}{{pi4B4, "1G"}, {pi3B, "256M"}, {zeroW, "128M"}} {
+			expect(t, flavor+" seed "+c.b.name, rendered(t, flavor, "", c.b, "seed", nil),
+				map[string]string{"innodb_buffer_pool_size": c.pool, "log_bin": "OFF", "innodb_adaptive_hash_index": "ON"}, true)
+		}
+	}
+}
+
+func TestPostgresBalanced(t *testing.T) {
+	cases := []struct {
+		b    board
+		want map[string]string
+	}{
+		{zeroW, map[string]string{"max_connections": "20", "shared_buffers": "128MB", "effective_cache_size": "384MB",
+			"maintenance_work_mem": "32MB", "work_mem": "6MB", "wal_buffers": "4MB", "min_wal_size": "512MB", "max_wal_size": "2GB",
+			"checkpoint_completion_target": "0.9", "random_page_cost": "1.5", "effective_io_concurrency": "2",
+			"max_parallel_workers": "0", "max_parallel_workers_per_gather": "0", "max_parallel_maintenance_workers": "0", "jit": "off"}},
+		{pi3B, map[string]string{"max_connections": "40", "shared_buffers": "256MB", "effective_cache_size": "768MB",
+			"maintenance_work_mem": "64MB", "work_mem": "6MB", "wal_buffers": "8MB", "min_wal_size": "512MB", "max_wal_size": "2GB",
+			"checkpoint_completion_target": "0.9", "random_page_cost": "1.5", "effective_io_concurrency": "2",
+			"max_parallel_workers": "4", "max_parallel_workers_per_gather": "0", "max_parallel_maintenance_workers": "2", "jit": "off"}},
+		{pi4B4, map[string]string{"max_connections": "100", "shared_buffers": "1GB", "effective_cache_size": "3GB",
+			"maintenance_work_mem": "256MB", "work_mem": "10MB", "wal_buffers": "16MB", "min_wal_size": "512MB", "max_wal_size": "2GB",
+			"checkpoint_completion_target": "0.9", "random_page_cost": "1.5", "effective_io_concurrency": "2",
+			"max_parallel_workers": "4", "max_parallel_workers_per_gather": "0", "max_parallel_maintenance_workers": "2", "jit": "off"}},
+		{pi4B8, map[string]string{"max_connections": "100", "shared_buffers": "2GB", "effective_cache_size": "6GB",
+			"maintenance_work_mem": "512MB", "work_mem": "20MB", "wal_buffers": "16MB", "min_wal_size": "512MB", "max_wal_size": "2GB",
+			"checkpoint_completion_target": "0.9", "random_page_cost": "1.5", "effective_io_concurrency": "2",
+			"max_parallel_workers": "4", "max_parallel_workers_per_gather": "0", "max_parallel_maintenance_workers": "2", "jit": "off"}},
+		{pi5, map[string]string{"max_connections": "100", "shared_buffers": "2GB", "effective_cache_size": "6GB",
+			"maintenance_work_mem": "512MB", "work_mem": "20MB", "wal_buffers": "16MB", "min_wal_size": "1GB", "max_wal_size": "4GB",
+			"checkpoint_completion_target": "0.9", "random_page_cost": "1.1", "effective_io_concurrency": "200",
+			"max_parallel_workers": "4", "max_parallel_workers_per_gather": "0", "max_parallel_maintenance_workers": "2", "jit": "off"}},
+	}
+	for _, c := range cases {
+		expect(t, "postgres balanced "+c.b.name, rendered(t, "postgres", "15", c.b, "balanced", nil), c.want, true)
+		fast := rendered(t, "postgres", "15", c.b, "fast", nil)
+		c.want["synchronous_commit"] = "off"
+		expect(t, "postgres fast "+c.b.name, fast, c.want, true)
+	}
+}
+
+func TestMySQLFamilyBalanced(t *testing.T) {
+	cases := []struct {
+		flavor, version string
+		b               board
+		want            map[string]string
+	}{
+		{"mariadb", "10.11", zeroW, map[string]string{"max_connections": "20", "innodb_buffer_pool_size": "128M", "innodb_log_file_size": "64M",
+			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "O_DIRECT", "innodb_adaptive_hash_index": "ON",
+			"log_bin": "OFF", "performance_schema": "OFF", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
+			"read_rnd_buffer_size": "256K", "tmp_table_size": "2M", "max_heap_table_size": "2M", "aria_pagecache_buffer_size": "8M"}},
+		{"mariadb", "10.11", pi3B, map[string]string{"max_connections": "40", "innodb_buffer_pool_size": "256M", "innodb_log_file_size": "64M",
+			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "O_DIRECT", "innodb_adaptive_hash_index": "ON",
+			"log_bin": "OFF", "performance_schema": "OFF", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
+			"read_rnd_buffer_size": "256K", "tmp_table_size": "4M", "max_heap_table_size": "4M", "aria_pagecache_buffer_size": "16M"}},
+		{"mariadb", "10.11", pi4B4, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "1G", "innodb_log_file_size": "256M",
+			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "O_DIRECT", "innodb_adaptive_hash_index": "ON",
+			"log_bin": "OFF", "performance_schema": "-", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
+			"read_rnd_buffer_size": "256K", "tmp_table_size": "16M", "max_heap_table_size": "16M", "aria_pagecache_buffer_size": "64M"}},
+		{"mariadb", "11.4", pi4B8, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "2G", "innodb_log_file_size": "512M",
+			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "-", "innodb_adaptive_hash_index": "ON",
+			"log_bin": "OFF", "performance_schema": "-", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
+			"read_rnd_buffer_size": "256K", "tmp_table_size": "32M", "max_heap_table_size": "32M", "aria_pagecache_buffer_size": "128M"}},
+		{"mysql", "8.0.39", pi5, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "2G", "innodb_redo_log_capacity": "512M",
+			"innodb_log_file_size": "-", "innodb_io_capacity": "1000", "innodb_io_capacity_max": "2000", "innodb_flush_method": "O_DIRECT",
+			"innodb_adaptive_hash_index": "ON", "log_bin": "OFF", "performance_schema": "-", "sort_buffer_size": "256K", "join_buffer_size": "256K",
+			"read_buffer_size": "128K", "read_rnd_buffer_size": "256K", "tmp_table_size": "32M", "max_heap_table_size": "32M", "aria_pagecache_buffer_size": "-"}},
+		{"mysql", "8.0.28", pi3B, map[string]string{"innodb_log_file_size": "64M", "innodb_redo_log_capacity": "-", "performance_schema": "OFF",
+			"innodb_buffer_pool_size": "256M", "aria_pagecache_buffer_size": "-"}},
+	}
+	for _, c := range cases {
+		got := rendered(t, c.flavor, c.version, c.b, "balanced", nil)
+		exact := len(c.want) > 6
+		if exact {
+			n := 0
+			for _, v := range c.want {
+				if v != "-" {
+					n++
+				}
+			}
+			if len(got) != n {
+				t.Errorf("%s %s %s: %d settings, want %d: %v", c.flavor, c.version, c.b.name, len(got), n, got)
+			}
+		}
+		expect(t, c.flavor+" "+c.version+" balanced "+c.b.name, got, c.want, false)
+		fast := rendered(t, c.flavor, c.version, c.b, "fast", nil)
+		if fast["innodb_flush_log_at_trx_commit"] != "2" {
+			t.Errorf("%s fast: innodb_flush_log_at_trx_commit = %q, want 2", c.flavor, fast["innodb_flush_log_at_trx_commit"])
+		}
+	}
+}
+
+// TestFlavoursStayApart checks that no preset writes a variable the flavour
+// and version do not have: no MySQL-only variable for MariaDB, or the reverse.
+func TestFlavoursStayApart(t *testing.T) {
+	versions := map[string][]string{
+		"postgres": {"11", "13", "15", "16", "17"},
+		"mysql":    {"8.0.22", "8.0.29", "8.0.30", "8.0.39", "8.4.2"},
+		"mariadb":  {"10.3", "10.5", "10.11", "11.0", "11.4"},
+	}
+	for flavor, vs := range versions {
+		for _, v := range vs {
+			for _, b := range []board{zeroW, pi3B, pi4B4, pi4B8, pi5} {
+				for _, p := range Presets {
+					s, err := Recommend(Input{Flavor: flavor, Version: v, RAMBytes: b.ram, CPUs: b.cpus, Storage: b.storage}, p.Name, nil)
+					if err != nil {
+						t.Fatalf("%s %s %s %s: %v", flavor, v, b.name, p.Name, err)
+					}
+					for _, x := range s {
+						if _, ok := lookup(flavor, v, x.Name); !ok {
+							t.Errorf("%s %s %s: writes %s, which it does not have", flavor, v, p.Name, x.Name)
+						}
+					}
+					// seed leaves the rest at the server's defaults; the others must fit
+					if budget := MemoryBudget(flavor, s); p.Name != "seed" && budget > b.ram {
+						t.Errorf("%s %s %s %s: worst case %d MB > RAM %d MB", flavor, v, b.name, p.Name, budget>>20, b.ram>>20)
+					}
+				}
+			}
+		}
+	}
+	// the specific differences, by name
+	for _, c := range []struct {
+		flavor, version, name string
+		has                   bool
+	}{
+		{"mariadb", "10.11", "innodb_redo_log_capacity", false},
+		{"mysql", "8.0.39", "aria_pagecache_buffer_size", false},
+		{"mysql", "8.0.39", "innodb_log_file_size", false},
+		{"mysql", "8.0.29", "innodb_log_file_size", true},
+		{"mariadb", "11.4", "innodb_flush_method", false},
+		{"postgres", "15", "innodb_buffer_pool_size", false},
+		{"mysql", "8.0.39", "shared_buffers", false},
+	} {
+		if _, ok := lookup(c.flavor, c.version, c.name); ok != c.has {
+			t.Errorf("%s %s has %s: %v, want %v", c.flavor, c.version, c.name, ok, c.has)
+		}
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	got := rendered(t, "postgres", "15", pi4B4, "balanced", map[string]string{"work_mem": "16MB", "log-min-duration-statement": "250"})
+	expect(t, "overrides", got, map[string]string{"work_mem": "16MB", "log_min_duration_statement": "250", "shared_buffers": "1GB"}, false)
+	s, _ := Recommend(Input{Flavor: "postgres", RAMBytes: 4 << 30, CPUs: 4}, "balanced", map[string]string{"work_mem": "16MB"})
+	if w, _ := s.Get("work_mem"); !w.Override || !strings.Contains(w.Why, "the preset says 10MB") {
+		t.Errorf("work_mem override = %+v", w)
+	}
+	got = rendered(t, "mariadb", "", pi3B, "balanced", map[string]string{"innodb_buffer_pool_size": "512MB", "skip-log-bin": "on"})
+	expect(t, "mariadb overrides", got, map[string]string{"innodb_buffer_pool_size": "512M", "log_bin": "OFF"}, false)
+
+	bad := []struct {
+		flavor string
+		set    map[string]string
+		want   string
+	}{
+		{"postgres", map[string]string{"shared_bufers": "1GB"}, `unknown PostgreSQL 15 setting (did you mean "shared_buffers"?)`},
+		{"postgres", map[string]string{"shared_buffers": "lots"}, "want a size"},
+		{"postgres", map[string]string{"shared_buffers": "64kB"}, "out of range"},
+		{"postgres", map[string]string{"max_connections": "many"}, "not a whole number"},
+		{"postgres", map[string]string{"jit": "maybe"}, "not on or off"},
+		{"postgres", map[string]string{"synchronous_commit": "sometimes"}, "not one of"},
+		{"postgres", map[string]string{"innodb_buffer_pool_size": "1G"}, "it is a MySQL/MariaDB setting"},
+		{"mariadb", map[string]string{"innodb_redo_log_capacity": "1G"}, "it is a MySQL setting"},
+		{"mysql", map[string]string{"aria_pagecache_buffer_size": "8M"}, "it is a MariaDB setting"},
+		{"postgres", map[string]string{"max_connections": "5000"}, "more than the board's"},
+		{"postgres", map[string]string{"checkpoint_timeout": "5 minutes"}, "not a time"},
+	}
+	for _, c := range bad {
+		_, err := Recommend(Input{Flavor: c.flavor, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}, "balanced", c.set)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: error %v, want %q", c.flavor, c.set, err, c.want)
+		}
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	for _, in := range []Input{
+		{Flavor: "oracle", RAMBytes: 1 << 30, CPUs: 1},
+		{Flavor: "postgres", Version: "9.6", RAMBytes: 1 << 30, CPUs: 1},
+		{Flavor: "mysql", Version: "5.7", RAMBytes: 1 << 30, CPUs: 1},
+		{Flavor: "postgres", RAMBytes: 1 << 20, CPUs: 1},
+		{Flavor: "postgres", RAMBytes: 1 << 30, CPUs: 0},
+		{Flavor: "postgres", RAMBytes: 1 << 30, CPUs: 1, Storage: "floppy"},
+	} {
+		if _, err := Recommend(in, "balanced", nil); err == nil {
+			t.Errorf("%+v: no error", in)
+		}
+	}
+	if _, err := Recommend(Input{Flavor: "postgres", RAMBytes: 1 << 30, CPUs: 1}, "turbo", nil); err == nil {
+		t.Errorf("unknown preset: no error")
+	}
+}
+
+// TestGolden compares the rendered drop-ins with testdata/*.conf; run with
+// -update to rewrite them after a deliberate change.
+func TestGolden(t *testing.T) {
+	for _, flavor := range []string{"postgres", "mariadb", "mysql"} {
+		for _, b := range []board{zeroW, pi4B4} {
+			for _, p := range Presets {
+				in := Input{Flavor: flavor, RAMBytes: b.ram, CPUs: b.cpus, Storage: b.storage}
+				s, err := Recommend(in, p.Name, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				in, _ = Normalize(in)
+				got := Render(in, p.Name, s)
+				file := filepath.Join("testdata", strings.ReplaceAll(flavor+"-"+b.name+"-"+p.Name, " ", "")+".conf")
+				if *update {
+					if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatalf("%v (run go test ./tune -update to create it)", err)
+				}
+				if got != string(want) {
+					t.Errorf("%s differs from the golden file:\n%s", file, got)
+				}
+			}
+		}
+	}
+}
+
+func FuzzOverride(f *testing.F) {
+	for _, seed := range [][2]string{{"work_mem", "4MB"}, {"shared_buffers", "1GB"}, {"jit", "off"}, {"random_page_cost", "1.1"},
+		{"checkpoint_timeout", "5min"}, {"innodb_buffer_pool_size", "512M"}, {"synchronous_commit", "local"}, {"x", "$(id)"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, name, value string) {
+		for _, flavor := range []string{"postgres", "mariadb"} {
+			s, err := Recommend(Input{Flavor: flavor, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}, "balanced", map[string]string{name: value})
+			if err != nil {
+				continue
+			}
+			for _, x := range s {
+				if !x.Override {
+					continue
+				}
+				// what was written reads back as the same value
+				p, ok := lookup(flavor, DefaultVersions[flavor], x.Name)
+				if !ok {
+					t.Fatalf("override %q accepted but unknown", x.Name)
+				}
+				again, err := p.parse(x.Value.Render(flavor))
+				if err != nil || again != x.Value {
+					t.Fatalf("%s = %q rendered %q, which reads back as %+v (%v)", x.Name, value, x.Value.Render(flavor), again, err)
+				}
+				if strings.ContainsAny(Line(flavor, x), "\n#") {
+					t.Fatalf("line %q could break the file", Line(flavor, x))
+				}
+			}
+		}
+	})
+}
