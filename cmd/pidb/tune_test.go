@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// The issue's "done when", through the command line.
+func TestTuneShow(t *testing.T) {
+	for mem, want := range map[string]float64{"4GiB": 1073741824, "1GiB": 268435456, "512MiB": 134217728} {
+		code, out, errOut := runPidb(t, "tune", "show", "--engine", "postgres", "--mem", mem, "--cpus", "4", "--preset", "seed", "--format", "json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var s []map[string]any
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		got := map[string]map[string]any{}
+		for _, x := range s {
+			got[x["name"].(string)] = x
+		}
+		if got["shared_buffers"]["bytes"] != want || got["max_parallel_workers_per_gather"]["value"] != "0" {
+			t.Errorf("--mem %s: %v", mem, s)
+		}
+	}
+	code, out, _ := runPidb(t, "tune", "show", "--engine", "mariadb", "--mem", "4GiB", "--cpus", "4", "--preset", "seed", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"bytes": 1073741824`) || !strings.Contains(out, `"name": "innodb_buffer_pool_size"`) {
+		t.Errorf("mariadb json: exit %d\n%s", code, out)
+	}
+	code, out, _ = runPidb(t, "tune", "show", "--engine", "mariadb", "--mem", "4GiB", "--cpus", "4", "--preset", "seed")
+	if code != 0 || !strings.Contains(out, "\nskip-log-bin  # ") || !strings.HasPrefix(out, "# Managed by pidb: preset \"seed\" for MariaDB 10.11, 4096 MiB RAM, 4 CPUs") {
+		t.Errorf("mariadb conf: exit %d\n%s", code, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--set", "shared_bufers=1GB"}, `did you mean "shared_buffers"?`},
+		{[]string{"--set", "shared_buffers=plenty"}, "want a size"},
+		{[]string{"--set", "novalue"}, "want name=value"},
+		{[]string{"--preset", "turbo"}, "unknown preset"},
+		{[]string{"--format", "yaml"}, "want conf or json"},
+	} {
+		args := append([]string{"tune", "show", "--engine", "postgres", "--mem", "4GiB", "--cpus", "4"}, c.args...)
+		code, _, errOut := runPidb(t, args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+	if code, _, errOut := runPidb(t, "tune", "show", "--engine", "postgres", "--cpus", "4"); code != 2 || !strings.Contains(errOut, "--mem") {
+		t.Errorf("missing --mem: exit %d %q", code, errOut)
+	}
+	if code, out, _ := runPidb(t, "tune", "presets"); code != 0 || !strings.Contains(out, "balanced") || !strings.Contains(out, "CAN BE LOST") {
+		t.Errorf("presets: %d\n%s", code, out)
+	}
+}
