@@ -182,8 +182,14 @@ func TestFlavoursStayApart(t *testing.T) {
 						t.Fatalf("%s %s %s %s: %v", flavor, v, b.name, p.Name, err)
 					}
 					for _, x := range s {
-						if _, ok := lookup(flavor, v, x.Name); !ok {
+						param, ok := lookup(flavor, v, x.Name)
+						if !ok {
 							t.Errorf("%s %s %s: writes %s, which it does not have", flavor, v, p.Name, x.Name)
+							continue
+						}
+						// within the server's own limits, in units it reads
+						if _, err := param.parse(x.Value.Render(flavor)); err != nil {
+							t.Errorf("%s %s %s %s: %s = %s: %v", flavor, v, b.name, p.Name, x.Name, x.Value.Render(flavor), err)
 						}
 					}
 					// seed leaves the rest at the server's defaults; the others must fit
