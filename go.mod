@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/pkg/sftp v1.13.12
+	github.com/pmezard/go-difflib v1.0.0
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/crypto v0.59.0
 	golang.org/x/sync v0.25.0

@@ -80,6 +80,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			inventoryCommand(),
 			factsCommand(),
+			provisionCommand(),
 			tuneCommand(),
 			labCommand(),
 		},

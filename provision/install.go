@@ -1,0 +1,99 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// installStep installs the engine from the distribution and leaves it
+// enabled and running. It never replaces, drops or reinitialises a database
+// it did not install: another engine, or data with no server, stops it.
+type installStep struct{}
+
+func (installStep) Name() string { return "install" }
+
+// want returns the package and service for the host's engine family.
+func (installStep) want(t *Target) (pkg, service, flavor string) {
+	if t.Host.Engine == "postgres" {
+		return "postgresql", "postgresql", "postgres"
+	}
+	if t.Facts.OS.ID == "ubuntu" {
+		return "mysql-server", "mysql", "mysql"
+	}
+	return "mariadb-server", "mariadb", "mariadb"
+}
+
+func (s installStep) Check(ctx context.Context, t *Target) (Change, error) {
+	pkg, service, _ := s.want(t)
+	have := t.Facts.Engine.Flavor
+	switch {
+	case have != "" && (have == "postgres") != (t.Host.Engine == "postgres"):
+		return Change{}, fmt.Errorf("the host already has %s %s, and the inventory asks for %s: pidb does not replace a database engine (remove it yourself, or change the host's engine)",
+			have, t.Facts.Engine.Version, t.Host.Engine)
+	case have != "" && t.Facts.Engine.Running:
+		return Change{}, nil
+	case have != "":
+		return Change{Needed: true, Commands: []string{"systemctl enable --now " + service}, Note: "the server was installed but not running"}, nil
+	}
+	// nothing installed: refuse data that some other install left
+	out, err := t.run(ctx, "ls -A /var/lib/postgresql /var/lib/mysql 2>/dev/null | grep -v '^/' | grep -v '^$' | head -3 || true")
+	if err != nil {
+		return Change{}, err
+	}
+	if strings.TrimSpace(out) != "" {
+		return Change{}, fmt.Errorf("no database server is installed, but /var/lib/postgresql or /var/lib/mysql holds data pidb did not create: refusing to install over it")
+	}
+	return Change{Needed: true, Commands: []string{
+		"apt-get -q -o DPkg::Lock::Timeout=300 update",
+		"DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=300 install -y " + pkg,
+		"systemctl enable --now " + service,
+	}}, nil
+}
+
+func (s installStep) Apply(ctx context.Context, t *Target) error {
+	ch, err := s.Check(ctx, t)
+	if err != nil || !ch.Needed {
+		return err
+	}
+	for _, cmd := range ch.Commands {
+		t.Step("install: " + strings.TrimPrefix(cmd, "DEBIAN_FRONTEND=noninteractive "))
+		if err := t.retryLock(ctx, cmd); err != nil {
+			return err
+		}
+	}
+	if err := t.refresh(ctx); err != nil {
+		return err
+	}
+	e, err := engineOf(t.Facts)
+	if err != nil {
+		return err
+	}
+	if err := t.waitFor(ctx, e.readyCmd(), 60*time.Second); err != nil {
+		return fmt.Errorf("%s does not accept connections after the install: %w", e.flavor, err)
+	}
+	return t.refresh(ctx)
+}
+
+// retryLock runs a command, retrying while another apt holds a lock that
+// DPkg::Lock::Timeout does not wait for (a fresh Pi updates itself at first
+// boot), for at most 5 minutes.
+func (t *Target) retryLock(ctx context.Context, cmd string) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		_, err := t.run(ctx, cmd)
+		if err == nil || !strings.Contains(err.Error(), "Could not get lock") {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("another apt held its lock for 5 minutes: %w", err)
+		}
+		t.Step("install: waiting for the apt lock (another apt is running)")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}

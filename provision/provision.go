@@ -1,0 +1,159 @@
+// Package provision takes a Pi from fresh to a tuned database host in
+// idempotent steps. Each step first checks whether there is anything to do
+// (and what would change: a diff, the commands), then applies it; a dry run
+// stops after the checks. A configuration that the server refuses is rolled
+// back: a running server keeps running, on its previous configuration.
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"pidb/facts"
+	"pidb/inventory"
+	"pidb/remote"
+	"pidb/tune"
+)
+
+// Target is one host being provisioned.
+type Target struct {
+	Host      inventory.Host
+	Inventory string // the inventory's path, for errors in [host.settings]
+	Root   remote.Runner // runs as root (sudo -n for other users)
+	Facts  facts.Facts   // refreshed after a step changes the host
+	Preset string
+	Now    bool // stop the display manager now, not only at the next boot
+	Step   func(string)
+}
+
+// Change is what a step would do.
+type Change struct {
+	Needed   bool
+	Diff     string   // unified diff of a file, when the step writes one
+	Commands []string // the commands Apply runs
+	Note     string   // for people: what it means (e.g. "takes effect at the next boot")
+}
+
+// Step is one idempotent part of provisioning.
+type Step interface {
+	Name() string
+	Check(ctx context.Context, t *Target) (Change, error)
+	Apply(ctx context.Context, t *Target) error
+}
+
+// Steps are provisioning's steps, in order.
+func Steps() []Step {
+	return []Step{installStep{}, configureStep{}, desktopStep{}}
+}
+
+// Planned is a step that would change the host, in a dry run.
+type Planned struct {
+	Step     string   `json:"step"`
+	Diff     string   `json:"diff,omitempty"`
+	Commands []string `json:"commands,omitempty"`
+	Note     string   `json:"note,omitempty"`
+}
+
+// Report is the outcome of provisioning one host.
+type Report struct {
+	Changed []string  // the steps that changed the host
+	Plan    []Planned // dry run: the steps that would change it
+	Notes   []string
+	Engine  string
+	Version string
+}
+
+// Run provisions one host: each step is checked, and applied when needed
+// unless dryRun. It stops at the first step that fails.
+func Run(ctx context.Context, t *Target, dryRun bool) (Report, error) {
+	var rep Report
+	for _, s := range Steps() {
+		step := s.Name()
+		t.Step("checking " + step)
+		ch, err := s.Check(ctx, t)
+		if err != nil {
+			return rep, fmt.Errorf("%s: %s: %w", t.Host.Name, step, err)
+		}
+		if !ch.Needed {
+			continue
+		}
+		if ch.Note != "" {
+			rep.Notes = append(rep.Notes, step+": "+ch.Note)
+		}
+		if dryRun {
+			rep.Plan = append(rep.Plan, Planned{Step: step, Diff: ch.Diff, Commands: ch.Commands, Note: ch.Note})
+			continue
+		}
+		t.Step(step)
+		if err := s.Apply(ctx, t); err != nil {
+			return rep, fmt.Errorf("%s: %s: %w", t.Host.Name, step, err)
+		}
+		rep.Changed = append(rep.Changed, step)
+	}
+	rep.Engine, rep.Version = t.Facts.Engine.Flavor, t.Facts.Engine.Version
+	return rep, nil
+}
+
+// refresh gathers the host's facts again after a change.
+func (t *Target) refresh(ctx context.Context) error {
+	f, err := facts.Gather(ctx, t.Root)
+	if err != nil {
+		return err
+	}
+	f.Host, f.Address = t.Facts.Host, t.Facts.Address
+	if t.Host.Storage != "" {
+		f.Storage = t.Host.Storage
+	}
+	t.Facts = f
+	return nil
+}
+
+// run runs one command as root.
+func (t *Target) run(ctx context.Context, cmd string) (string, error) {
+	res, err := t.Root.Run(ctx, cmd)
+	return string(res.Stdout), err
+}
+
+// waitFor runs cmd until it succeeds or timeout passes.
+func (t *Target) waitFor(ctx context.Context, cmd string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := t.Root.Run(ctx, cmd)
+		if err == nil {
+			return nil
+		}
+		var ee *remote.ExitError
+		if !errors.As(err, &ee) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// settings are the tuner's settings for the host's engine and board.
+func (t *Target) settings(e engine) (tune.Input, tune.Settings, error) {
+	in := tune.Input{Flavor: e.flavor, Version: e.tuneAs, RAMBytes: t.Facts.RAMBytes, CPUs: t.Facts.CPUs, Storage: t.Facts.Storage}
+	overrides := map[string]string{}
+	for k, v := range t.Host.Settings {
+		overrides[k] = fmt.Sprint(v.Raw)
+	}
+	s, err := tune.Recommend(in, t.Preset, overrides)
+	if err != nil {
+		var oe *tune.OverrideError
+		if errors.As(err, &oe) {
+			if v, ok := t.Host.Settings[strings.ReplaceAll(oe.Name, "-", "_")]; ok {
+				return in, nil, &inventory.Error{File: t.Inventory, Line: v.Line, Msg: err.Error()}
+			}
+		}
+		return in, nil, err
+	}
+	in, _ = tune.Normalize(in)
+	return in, s, nil
+}
