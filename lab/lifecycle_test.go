@@ -69,8 +69,17 @@ func TestLabLifecycle(t *testing.T) {
 		t.Errorf("inventory after Up has %d hosts", len(inv.Hosts))
 	}
 	for _, h := range inv.Hosts {
-		out := labtest.MustSSH(t, h, "sudo -n true && hostname && (test -e /etc/pidb-lab-was-here && echo dirty || echo pristine)")
-		if want := h.Name + "\npristine\n"; out != want {
+		out := labtest.MustSSH(t, h, "sudo -n true && hostname && (test -e /etc/pidb-lab-was-here && echo dirty || echo pristine) && "+
+			"systemctl get-default && systemctl is-active display-manager.service; systemctl is-system-running; "+
+			"dpkg -l postgresql mariadb-server 2>/dev/null | grep -c '^ii' || true")
+		want := h.Name + "\npristine\n" + boards[h.Name].target + "\n"
+		if boards[h.Name].target == "graphical.target" {
+			want += "active\n" // the desktop's display manager
+		} else {
+			want += "inactive\n"
+		}
+		want += "running\n0\n" // no failed unit; no database installed
+		if out != want {
 			t.Errorf("%s after Up: %q, want %q", h.Name, out, want)
 		}
 	}

@@ -38,7 +38,8 @@ func labOf(inv *inventory.Inventory) *lab.Lab {
 
 // TestHostsLookLikeTheirBoards logs in to each host with the system's ssh
 // client (the lab key, the lab's known_hosts, strict host-key checking) and
-// reads what a user would.
+// reads what a user would. The boot target and the desktop, which
+// provisioning changes, are checked on pristine hosts by TestLabLifecycle.
 func TestHostsLookLikeTheirBoards(t *testing.T) {
 	inv := labtest.Inventory(t)
 	for name, want := range boards {
@@ -67,7 +68,6 @@ func TestHostsLookLikeTheirBoards(t *testing.T) {
 			check("model", want.model)
 			check("revision", want.revision)
 			check("processors", strconv.Itoa(want.processors))
-			check("target", want.target)
 			// a host core cannot be conjured: nproc is the board's cores as far
 			// as this machine has them, and 1 on the Zero, which is pinned
 			nproc := min(want.processors, runtime.NumCPU())
@@ -80,12 +80,6 @@ func TestHostsLookLikeTheirBoards(t *testing.T) {
 				t.Errorf("MemTotal %d kB, want %d-%d", mem, want.memTotalKB[0], want.memTotalKB[1])
 			}
 			check("freetotal", got["memtotal"]) // free reads the same file
-			if want.target == "graphical.target" {
-				check("dm", "active")
-			} else {
-				check("dm", "inactive")
-			}
-			check("state", "running")
 			if temp, err := strconv.Atoi(got["temp"]); err != nil || temp < 20000 || temp > 90000 {
 				t.Errorf("thermal_zone0/temp = %q, want millidegrees of an idle Pi", got["temp"])
 			}
@@ -110,9 +104,10 @@ func TestMemoryIsLimitedToTheBoard(t *testing.T) {
 		out, _, err := labtest.SSH(zero, "perl -e '$n = read(STDIN, $x, "+strconv.Itoa(mb)+" * 1048576); print $n' </dev/zero")
 		return strings.TrimSpace(out), err
 	}
-	// 300 MB fits on a 512 MB board; 700 MB does not, though this machine has plenty
-	if out, err := hold(300); err != nil || out != strconv.Itoa(300<<20) {
-		t.Errorf("zero could not hold 300 MB: %q, %v", out, err)
+	// 100 MB fits on a 512 MB board (beside a database other tests may run
+	// there); 700 MB does not, though this machine has plenty
+	if out, err := hold(100); err != nil || out != strconv.Itoa(100<<20) {
+		t.Errorf("zero could not hold 100 MB: %q, %v", out, err)
 	}
 	if out, err := hold(700); err == nil || out == strconv.Itoa(700<<20) {
 		t.Errorf("zero held 700 MB with 512 MB of RAM: %q, %v", out, err)

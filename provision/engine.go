@@ -33,7 +33,7 @@ func engineOf(f facts.Facts) (engine, error) {
 		e.service = "postgresql@" + e.major + "-main"
 		e.confPath = "/etc/postgresql/" + e.major + "/main/conf.d/90-pidb.conf"
 	case "mariadb":
-		e.tuneAs = strings.Join(strings.SplitN(e.version, ".", 3)[:min(2, len(strings.SplitN(e.version, ".", 3)))], ".")
+		e.tuneAs = majorMinor(e.version)
 		e.service = "mariadb"
 		e.confPath = "/etc/mysql/mariadb.conf.d/90-pidb.cnf"
 	case "mysql":
@@ -189,4 +189,10 @@ func sameValue(v tune.Value, raw, unit string) bool {
 		return strings.EqualFold(raw, v.Word)
 	}
 	return false
+}
+
+// majorMinor keeps the first two parts of a version: "10.11.6" -> "10.11".
+func majorMinor(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	return strings.Join(parts[:min(2, len(parts))], ".")
 }
