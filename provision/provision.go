@@ -21,12 +21,12 @@ import (
 // Target is one host being provisioned.
 type Target struct {
 	Host      inventory.Host
-	Inventory string // the inventory's path, for errors in [host.settings]
-	Root   remote.Runner // runs as root (sudo -n for other users)
-	Facts  facts.Facts   // refreshed after a step changes the host
-	Preset string
-	Now    bool // stop the display manager now, not only at the next boot
-	Step   func(string)
+	Inventory string        // the inventory's path, for errors in [host.settings]
+	Root      remote.Runner // runs as root (sudo -n for other users)
+	Facts     facts.Facts   // refreshed after a step changes the host
+	Preset    string
+	Now       bool // stop the display manager now, not only at the next boot
+	Step      func(string)
 }
 
 // Change is what a step would do.
