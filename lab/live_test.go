@@ -214,7 +214,7 @@ func TestAptInstallsInside(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			out, errOut, err := labtest.SSH(h, "sudo -n env DEBIAN_FRONTEND=noninteractive sh -c "+
-				"'apt-get purge -y -qq hello >/dev/null && apt-get clean && apt-get update -qq && apt-get install -y -qq hello >/dev/null' && hello")
+				"'apt-get -o DPkg::Lock::Timeout=120 purge -y -qq hello >/dev/null && apt-get clean && apt-get update -qq && apt-get -o DPkg::Lock::Timeout=120 install -y -qq hello >/dev/null' && hello")
 			if err != nil || strings.TrimSpace(out) != "Hello, world!" {
 				t.Errorf("%s: apt-get install hello: %v, %q\n%s", name, err, out, errOut)
 			}

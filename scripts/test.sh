@@ -32,8 +32,10 @@ PIDB_LAB=$(bin/pidb lab up)
 export PIDB_LAB
 trap 'bin/pidb lab down >/dev/null 2>&1 || true' EXIT
 
-log "go test -race ./... (with the lab at $PIDB_LAB)"
-go test -race -count=1 ./...
+# -p 1: one package at a time, since some lab tests change the hosts
+# (provisioning installs databases) and others measure them
+log "go test -race -p 1 ./... (with the lab at $PIDB_LAB)"
+go test -race -p 1 -count=1 ./...
 
 log "lab lifecycle: kill, up again, down leaves nothing"
 PIDB_LAB_LIFECYCLE=1 go test -count=1 -run '^TestLabLifecycle$' -v ./lab
