@@ -78,49 +78,78 @@ func (configureStep) Apply(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
-	have, err := t.Root.ReadFile(ctx, e.confPath)
-	existed := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	return replaceFiles(ctx, t, e, []fileChange{{e.confPath, want}}, func() error { return verifyLive(ctx, t, e, s) })
+}
+
+// fileChange is a file to write ("" content: to remove).
+type fileChange struct{ path, want string }
+
+// replaceFiles writes the files that differ, keeping what was there, then
+// checks the configuration with the server's parser, restarts the server,
+// waits for connections and runs verify. If any of that fails, every file is
+// put back and the server restarted on its previous configuration.
+func replaceFiles(ctx context.Context, t *Target, e engine, files []fileChange, verify func() error) error {
+	var changed []fileChange
+	for _, f := range files {
+		have, err := t.Root.ReadFile(ctx, f.path)
+		existed := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if string(have) == f.want && (existed || f.want == "") {
+			continue
+		}
+		// keep what was there
+		keep := "rm -f " + remote.Quote(previous(f.path)) + " && touch " + remote.Quote(absentMark(f.path))
+		if existed {
+			keep = "cp -p " + remote.Quote(f.path) + " " + remote.Quote(previous(f.path)) + " && rm -f " + remote.Quote(absentMark(f.path))
+		}
+		if _, err := t.run(ctx, keep); err != nil {
+			return fmt.Errorf("keep the previous %s: %w", f.path, err)
+		}
+		changed = append(changed, f)
 	}
-	if existed && string(have) == want {
+	if len(changed) == 0 {
 		return nil
 	}
-	// keep what was there
-	keep := "rm -f " + remote.Quote(previous(e.confPath)) + " && touch " + remote.Quote(absentMark(e.confPath))
-	if existed {
-		keep = "cp -p " + remote.Quote(e.confPath) + " " + remote.Quote(previous(e.confPath)) + " && rm -f " + remote.Quote(absentMark(e.confPath))
-	}
-	if _, err := t.run(ctx, keep); err != nil {
-		return fmt.Errorf("keep the previous configuration: %w", err)
-	}
-	if err := t.Root.Upload(ctx, e.confPath, []byte(want), 0o644); err != nil {
-		return err
-	}
-	if err := applyAndVerify(ctx, t, e, s); err != nil {
-		if rbErr := restorePrevious(ctx, t, e); rbErr != nil {
-			return fmt.Errorf("%w; and putting the previous configuration back FAILED too: %v", err, rbErr)
+	restore := func(cause error) error {
+		if rbErr := restorePrevious(ctx, t, e, changed); rbErr != nil {
+			return fmt.Errorf("%w; and putting the previous configuration back FAILED too: %v", cause, rbErr)
 		}
-		return fmt.Errorf("%w; the previous configuration is back and %s is running on it", err, e.flavor)
+		return fmt.Errorf("%w; the previous configuration is back and %s is running on it", cause, e.flavor)
+	}
+	for _, f := range changed {
+		var err error
+		if f.want == "" {
+			_, err = t.run(ctx, "rm -f "+remote.Quote(f.path))
+		} else {
+			err = t.Root.Upload(ctx, f.path, []byte(f.want), 0o644)
+		}
+		if err != nil {
+			return restore(err)
+		}
+	}
+	if err := restartAndVerify(ctx, t, e, verify); err != nil {
+		return restore(err)
 	}
 	return nil
 }
 
-// applyAndVerify checks the written configuration, restarts the server,
-// waits for it and compares the live values with the tuner's.
-func applyAndVerify(ctx context.Context, t *Target, e engine, s tune.Settings) error {
-	t.Step("configure: checking the new configuration")
+// restartAndVerify checks the written configuration, restarts the server,
+// waits for it and runs verify.
+func restartAndVerify(ctx context.Context, t *Target, e engine, verify func() error) error {
+	t.Step("checking the new configuration")
 	if _, err := t.run(ctx, e.checkCmd()); err != nil {
 		return fmt.Errorf("%s refuses the new configuration: %w", e.flavor, err)
 	}
-	t.Step("configure: restarting " + e.service)
+	t.Step("restarting " + e.service)
 	if _, err := t.run(ctx, "systemctl restart "+e.service); err != nil {
 		return fmt.Errorf("restart with the new configuration: %w", err)
 	}
 	if err := t.waitFor(ctx, e.readyCmd(), 60*time.Second); err != nil {
 		return fmt.Errorf("%s does not accept connections with the new configuration: %w", e.flavor, err)
 	}
-	return verifyLive(ctx, t, e, s)
+	return verify()
 }
 
 // verifyLive reads the live values back and compares them.
@@ -139,14 +168,16 @@ func verifyLive(ctx context.Context, t *Target, e engine, s tune.Settings) error
 	return nil
 }
 
-// restorePrevious puts back the file pidb replaced (or removes pidb's when
-// there was none) and restarts the server on it.
-func restorePrevious(ctx context.Context, t *Target, e engine) error {
-	t.Step("configure: putting the previous configuration back")
-	p, a, c := remote.Quote(previous(e.confPath)), remote.Quote(absentMark(e.confPath)), remote.Quote(e.confPath)
-	cmd := "if [ -e " + a + " ]; then rm -f " + c + "; elif [ -e " + p + " ]; then cp -p " + p + " " + c + "; fi"
-	if _, err := t.run(ctx, cmd); err != nil {
-		return err
+// restorePrevious puts back the files pidb replaced (or removes the ones
+// that were not there) and restarts the server on them.
+func restorePrevious(ctx context.Context, t *Target, e engine, files []fileChange) error {
+	t.Step("putting the previous configuration back")
+	for _, f := range files {
+		p, a, c := remote.Quote(previous(f.path)), remote.Quote(absentMark(f.path)), remote.Quote(f.path)
+		cmd := "if [ -e " + a + " ]; then rm -f " + c + "; elif [ -e " + p + " ]; then cp -p " + p + " " + c + "; fi"
+		if _, err := t.run(ctx, cmd); err != nil {
+			return err
+		}
 	}
 	if _, err := t.run(ctx, "systemctl restart "+e.service); err != nil {
 		return err

@@ -46,7 +46,7 @@ type Step interface {
 
 // Steps are provisioning's steps, in order.
 func Steps() []Step {
-	return []Step{installStep{}, configureStep{}, desktopStep{}}
+	return []Step{installStep{}, configureStep{}, desktopStep{}, accessStep{}, accountsStep{}}
 }
 
 // Planned is a step that would change the host, in a dry run.

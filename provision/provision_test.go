@@ -31,6 +31,10 @@ func (f *fakeRunner) Run(_ context.Context, cmd string) (remote.Result, error) {
 	return remote.Result{}, nil
 }
 
+func (f *fakeRunner) RunInput(ctx context.Context, cmd string, _ []byte) (remote.Result, error) {
+	return f.Run(ctx, cmd)
+}
+
 func (f *fakeRunner) Upload(_ context.Context, path string, data []byte, _ fs.FileMode) error {
 	f.files[path] = string(data)
 	return nil

@@ -29,6 +29,8 @@ import (
 type Runner interface {
 	// Run runs cmd and waits for it. A non-zero exit is an *ExitError.
 	Run(ctx context.Context, cmd string) (Result, error)
+	// RunInput is Run with stdin as the command's standard input.
+	RunInput(ctx context.Context, cmd string, stdin []byte) (Result, error)
 	// Upload writes data to path with mode: a temp file in path's folder,
 	// then a rename, so readers see the old file or the new one, never half.
 	Upload(ctx context.Context, path string, data []byte, mode fs.FileMode) error
@@ -276,11 +278,21 @@ func (c *Client) sudo() bool { return c.root && c.cfg.User != "root" }
 
 // Run runs cmd (as root through sudo -n on an AsRoot view).
 func (c *Client) Run(ctx context.Context, cmd string) (Result, error) {
+	return c.RunInput(ctx, cmd, nil)
+}
+
+// RunInput runs cmd with stdin as its standard input: the way to hand a
+// command a secret, which then appears in no command line.
+func (c *Client) RunInput(ctx context.Context, cmd string, stdin []byte) (Result, error) {
 	full := cmd
 	if c.sudo() {
 		full = SudoCommand(cmd)
 	}
-	return c.run(ctx, cmd, full, nil)
+	var in io.Reader
+	if stdin != nil {
+		in = bytes.NewReader(stdin)
+	}
+	return c.run(ctx, cmd, full, in)
 }
 
 func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader) (Result, error) {

@@ -81,6 +81,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			inventoryCommand(),
 			factsCommand(),
 			provisionCommand(),
+			credentialsCommand(),
 			tuneCommand(),
 			labCommand(),
 		},

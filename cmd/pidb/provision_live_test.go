@@ -1,11 +1,18 @@
 package main
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
 
 	"pidb/internal/labtest"
 	"pidb/inventory"
@@ -45,6 +52,7 @@ const startTime = "systemctl show -p ActiveEnterTimestampMonotonic --value postg
 // a host that runs another engine. It changes the lab hosts.
 func TestProvisionTheLab(t *testing.T) {
 	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // the generated passwords
 	hosts := map[string]inventory.Host{}
 	for _, n := range []string{"pi4", "pi3", "zero"} {
 		hosts[n] = labtest.Host(t, inv, n)
@@ -124,8 +132,68 @@ func TestProvisionTheLab(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "root.toml")
 		os.WriteFile(p, []byte(strings.Replace(string(src), `user = "pi"`, `user = "root"`, 1)), 0o644)
 		code, res, errOut = provisionLab(t, "-i", p, "--limit", "zero")
-		if code != 0 || strings.Join(res["zero"].Changed, ",") != "configure" {
+		// (another inventory keeps its own passwords: the accounts are set to them)
+		if code != 0 || !contains(res["zero"].Changed, "configure") {
 			t.Fatalf("as root: exit %d %+v\n%s", code, res, errOut)
+		}
+	})
+
+	t.Run("accounts: from the controller, only where allowed", func(t *testing.T) {
+		// pidb's account reaches its own database from the controller, and no other
+		pg := credentials(t, inv.Path, "pi4", "")
+		if got := pgQuery(t, pg, "SELECT current_user || ' ' || (SELECT rolsuper::text FROM pg_roles WHERE rolname = current_user)"); got != "pidb false" {
+			t.Errorf("pi4 as pidb: %q", got)
+		}
+		if _, err := pgTry(strings.Replace(pg, "/pidb", "/postgres", 1)); err == nil {
+			t.Errorf("pidb reached the postgres database")
+		}
+		my := credentials(t, inv.Path, "pi3", "")
+		if got := myQuery(t, my, "SELECT CURRENT_USER()"); !strings.HasPrefix(got, "pidb@10.213.41.0/") {
+			t.Errorf("pi3 as pidb: %q", got)
+		}
+		if got := myQuery(t, my, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name NOT IN ('information_schema', 'pidb')"); got != "0" {
+			t.Errorf("pidb sees %s other databases on pi3", got)
+		}
+
+		// an application database and its owner; then allow_from removed: closed to the network
+		src, _ := os.ReadFile(inv.Path)
+		p := filepath.Join(t.TempDir(), "app.toml")
+		app := strings.Replace(string(src), "name = \"pi3\"\naddress = \"10.213.41.30\"\nengine = \"mysql\"",
+			"name = \"pi3\"\naddress = \"10.213.41.30\"\nengine = \"mysql\"\n[[host.database]]\nname = \"quiz\"\nowner = \"quizapp\"", 1)
+		app = strings.Replace(app, "name = \"pi4\"\naddress = \"10.213.41.40\"\nengine = \"postgres\"",
+			"name = \"pi4\"\naddress = \"10.213.41.40\"\nengine = \"postgres\"\n[[host.database]]\nname = \"inventory\"\nowner = \"app\"", 1)
+		os.WriteFile(p, []byte(app), 0o644)
+		if code, res, errOut := provisionLab(t, "-i", p, "--limit", "pi4,pi3"); code != 0 || !contains(res["pi3"].Changed, "accounts") {
+			t.Fatalf("app databases: exit %d %+v\n%s", code, res, errOut)
+		}
+		quiz := credentials(t, p, "pi3", "quiz")
+		myQuery(t, quiz, "CREATE TABLE IF NOT EXISTS q (id INT PRIMARY KEY)")
+		if got := myQuery(t, quiz, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'pidb'"); got != "0" {
+			t.Errorf("quizapp sees pidb's database")
+		}
+		appURL := credentials(t, p, "pi4", "inventory")
+		pgQuery(t, appURL, "CREATE TABLE IF NOT EXISTS items (id int)")
+		if _, err := pgTry(strings.Replace(appURL, "/inventory", "/pidb", 1)); err == nil {
+			t.Errorf("the inventory owner reached pidb's database")
+		}
+
+		closed := filepath.Join(t.TempDir(), "closed.toml")
+		os.WriteFile(closed, []byte(strings.Replace(app, "allow_from = [\"10.213.41.0/24\"]\n", "", 1)), 0o644)
+		if code, res, errOut := provisionLab(t, "-i", closed, "--limit", "pi4,pi3"); code != 0 || !contains(res["pi4"].Changed, "access") || !contains(res["pi3"].Changed, "access") {
+			t.Fatalf("closing: exit %d %+v\n%s", code, res, errOut)
+		}
+		if _, err := pgTry(pg); err == nil {
+			t.Errorf("pi4's port is still open without allow_from")
+		}
+		if _, err := myTry(my); err == nil {
+			t.Errorf("pi3's port is still open without allow_from")
+		}
+		// and open again, as the lab inventory says
+		if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4,pi3"); code != 0 {
+			t.Fatalf("reopening: exit %d\n%s", code, errOut)
+		}
+		if _, err := pgTry(pg); err != nil {
+			t.Errorf("pi4 after reopening: %v", err)
 		}
 	})
 
@@ -170,4 +238,104 @@ func TestProvisionTheLab(t *testing.T) {
 			t.Errorf("a refused host was changed")
 		}
 	})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// credentials runs `pidb credentials` and returns the URL it prints.
+func credentials(t *testing.T, inv, host, db string) string {
+	t.Helper()
+	args := []string{"credentials", "-i", inv}
+	if db != "" {
+		args = append(args, "--database", db)
+	}
+	code, out, errOut := runPidb(t, append(args, host)...)
+	if code != 0 {
+		t.Fatalf("credentials %s %s: exit %d\n%s", host, db, code, errOut)
+	}
+	return strings.TrimSpace(out)
+}
+
+func pgTry(u string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, u+"?sslmode=disable&connect_timeout=5")
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	return "", nil
+}
+
+func pgQuery(t *testing.T, u, q string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, u+"?sslmode=disable&connect_timeout=5")
+	if err != nil {
+		t.Fatalf("connect %s: %v", redact(u), err)
+	}
+	defer conn.Close(ctx)
+	var s string
+	if err := conn.QueryRow(ctx, q).Scan(&s); err != nil {
+		if strings.HasPrefix(q, "CREATE") {
+			return ""
+		}
+		t.Fatalf("%s: %v", q, err)
+	}
+	return s
+}
+
+// mysqlDSN turns pidb's mysql:// URL into the driver's DSN.
+func mysqlDSN(u string) string {
+	p, _ := url.Parse(u)
+	pw, _ := p.User.Password()
+	c := mysql.NewConfig()
+	c.User, c.Passwd, c.Net, c.Addr, c.DBName, c.Timeout = p.User.Username(), pw, "tcp", p.Host, strings.TrimPrefix(p.Path, "/"), 5*time.Second
+	return c.FormatDSN()
+}
+
+func myTry(u string) (string, error) {
+	db, err := sql.Open("mysql", mysqlDSN(u))
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	return "", db.Ping()
+}
+
+func myQuery(t *testing.T, u, q string) string {
+	t.Helper()
+	db, err := sql.Open("mysql", mysqlDSN(u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if strings.HasPrefix(q, "CREATE") {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s as %s: %v", q, redact(u), err)
+		}
+		return ""
+	}
+	var s string
+	if err := db.QueryRow(q).Scan(&s); err != nil {
+		t.Fatalf("%s as %s: %v", q, redact(u), err)
+	}
+	return s
+}
+
+// redact hides the password of a URL in test output.
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(url)"
+	}
+	return p.Redacted()
 }

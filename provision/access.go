@@ -1,0 +1,212 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"strings"
+
+	"pidb/remote"
+)
+
+// accessStep opens the database port to the inventory's allow_from and to
+// nothing else. Without allow_from the server listens on localhost only and
+// pidb's workloads go through the SSH connection.
+type accessStep struct{}
+
+func (accessStep) Name() string { return "access" }
+
+const (
+	hbaBegin = "# BEGIN pidb: access from the inventory's allow_from (pidb rewrites this block)"
+	hbaEnd   = "# END pidb"
+)
+
+// accessPath is the drop-in that makes the server listen on the network. On
+// MySQL it must sort after Ubuntu's mysqld.cnf, which binds to 127.0.0.1.
+func accessPath(e engine) string {
+	switch e.flavor {
+	case "postgres":
+		return "/etc/postgresql/" + e.major + "/main/conf.d/91-pidb-access.conf"
+	case "mysql":
+		return "/etc/mysql/mysql.conf.d/zz-pidb-access.cnf"
+	}
+	return "/etc/mysql/mariadb.conf.d/91-pidb-access.cnf"
+}
+
+func hbaPath(e engine) string { return "/etc/postgresql/" + e.major + "/main/pg_hba.conf" }
+
+// port is the engine's TCP port.
+func port(e engine) int {
+	if e.flavor == "postgres" {
+		return 5432
+	}
+	return 3306
+}
+
+// accessFiles returns the files the access step wants.
+func accessFiles(ctx context.Context, t *Target, e engine) ([]fileChange, error) {
+	allow := t.Host.AllowFrom
+	conf := ""
+	if len(allow) > 0 {
+		var cidrs []string
+		for _, p := range allow {
+			cidrs = append(cidrs, p.String())
+		}
+		conf = "# Managed by pidb: the server listens on the network; only " + strings.Join(cidrs, ", ") + " may connect.\n"
+		if e.flavor == "postgres" {
+			conf += "listen_addresses = '*'\n"
+		} else {
+			conf += "[mysqld]\nbind-address = 0.0.0.0\n"
+		}
+	}
+	files := []fileChange{{accessPath(e), conf}}
+	if e.flavor == "postgres" {
+		have, err := t.Root.ReadFile(ctx, hbaPath(e))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fileChange{hbaPath(e), withHBABlock(string(have), allow, accountsOf(t))})
+	}
+	return files, nil
+}
+
+// withHBABlock replaces pidb's block in pg_hba.conf: from each allowed CIDR,
+// each of pidb's accounts may reach its own database and no other, with a
+// scram-sha-256 password.
+func withHBABlock(hba string, allow []netip.Prefix, accounts []account) string {
+	var kept []string
+	in := false
+	for _, line := range strings.SplitAfter(hba, "\n") {
+		switch strings.TrimRight(line, "\n") {
+		case hbaBegin:
+			in = true
+			continue
+		case hbaEnd:
+			if in {
+				in = false
+				continue
+			}
+		}
+		if !in && line != "" {
+			kept = append(kept, line)
+		}
+	}
+	out := strings.Join(kept, "")
+	if len(allow) == 0 {
+		return out
+	}
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	out += hbaBegin + "\n"
+	for _, p := range allow {
+		for _, a := range accounts {
+			out += fmt.Sprintf("host    %-15s %-15s %-23s scram-sha-256\n", a.database, a.user, p.String())
+		}
+	}
+	return out + hbaEnd + "\n"
+}
+
+func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
+	e, err := engineOf(t.Facts)
+	if err != nil {
+		if len(t.Host.AllowFrom) == 0 {
+			return Change{}, nil
+		}
+		return Change{Needed: true, Note: "after the install: listen on the network for " + prefixes(t.Host.AllowFrom)}, nil
+	}
+	files, err := accessFiles(ctx, t, e)
+	if err != nil {
+		return Change{}, err
+	}
+	var ch Change
+	for _, f := range files {
+		have, err := t.Root.ReadFile(ctx, f.path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return Change{}, err
+		}
+		if string(have) != f.want {
+			ch.Needed = true
+			ch.Diff += unified(f.path, string(have), f.want)
+		}
+	}
+	if ch.Needed {
+		ch.Commands = []string{e.checkCmd(), "systemctl restart " + e.service}
+	}
+	if len(t.Host.AllowFrom) > 0 {
+		if cmds, _ := ufwCommands(ctx, t, e); len(cmds) > 0 {
+			ch.Needed = true
+			ch.Commands = append(ch.Commands, cmds...)
+		}
+	}
+	return ch, nil
+}
+
+func (accessStep) Apply(ctx context.Context, t *Target) error {
+	e, err := engineOf(t.Facts)
+	if err != nil {
+		return err
+	}
+	files, err := accessFiles(ctx, t, e)
+	if err != nil {
+		return err
+	}
+	verify := func() error {
+		want := "localhost"
+		sql := "SHOW listen_addresses"
+		if e.flavor != "postgres" {
+			want, sql = "127.0.0.1", "SELECT @@bind_address"
+		}
+		if len(t.Host.AllowFrom) > 0 {
+			want = map[bool]string{true: "*", false: "0.0.0.0"}[e.flavor == "postgres"]
+		}
+		out, err := t.run(ctx, e.client(sql))
+		if err != nil {
+			return err
+		}
+		if got := strings.TrimSpace(out); got != want && !(want == "127.0.0.1" && got == "localhost") {
+			return fmt.Errorf("the server listens on %q, not %q", got, want)
+		}
+		return nil
+	}
+	if err := replaceFiles(ctx, t, e, files, verify); err != nil {
+		return err
+	}
+	cmds, err := ufwCommands(ctx, t, e)
+	if err != nil {
+		return err
+	}
+	for _, c := range cmds {
+		if _, err := t.run(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ufwCommands opens the port to each allowed CIDR where ufw is active and
+// does not allow it yet.
+func ufwCommands(ctx context.Context, t *Target, e engine) ([]string, error) {
+	out, err := t.run(ctx, "command -v ufw >/dev/null && ufw status || true")
+	if err != nil || !strings.Contains(out, "Status: active") {
+		return nil, err
+	}
+	var cmds []string
+	for _, p := range t.Host.AllowFrom {
+		rule := fmt.Sprintf("%d/tcp", port(e))
+		if !strings.Contains(out, rule) || !strings.Contains(out, p.String()) {
+			cmds = append(cmds, remote.Command("ufw", "allow", "from", p.String(), "to", "any", "port", fmt.Sprint(port(e)), "proto", "tcp", "comment", "pidb"))
+		}
+	}
+	return cmds, nil
+}
+
+func prefixes(ps []netip.Prefix) string {
+	var s []string
+	for _, p := range ps {
+		s = append(s, p.String())
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,260 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"pidb/secrets"
+)
+
+// accountsStep makes the pidb benchmark account (never a superuser; rights
+// on its own database "pidb" only) and the inventory's application
+// databases, each owned by its own user with rights on it alone. Passwords
+// are generated, kept on the controller (package secrets) and handed to the
+// server on standard input, never in a command line or a log.
+type accountsStep struct{}
+
+func (accountsStep) Name() string { return "accounts" }
+
+// BenchDatabase is pidb's own database, where the workloads keep their data.
+const BenchDatabase = "pidb"
+
+// account is one user and the database it may use.
+type account struct {
+	user, database string
+}
+
+func accountsOf(t *Target) []account {
+	out := []account{{"pidb", BenchDatabase}}
+	for _, d := range t.Host.Databases {
+		out = append(out, account{d.Owner, d.Name})
+	}
+	return out
+}
+
+// mysqlHosts are the host parts of a MySQL account: localhost, and each
+// allowed IPv4 CIDR in the netmask form both MySQL and MariaDB read.
+func mysqlHosts(allow []netip.Prefix) ([]string, error) {
+	hosts := []string{"localhost"}
+	for _, p := range allow {
+		if !p.Addr().Is4() {
+			return nil, fmt.Errorf("allow_from %s: MySQL and MariaDB accounts take IPv4 networks only", p)
+		}
+		mask := net.CIDRMask(p.Bits(), 32)
+		hosts = append(hosts, p.Addr().String()+"/"+net.IP(mask).String())
+	}
+	return hosts, nil
+}
+
+// existing lists the accounts and databases that are there, with each
+// account's stored password hash: keys "user" (PostgreSQL) or "user@host",
+// and "db:NAME".
+func existing(ctx context.Context, t *Target, e engine) (map[string]string, error) {
+	sql := "SELECT rolname || '|' || coalesce(rolpassword, '') FROM pg_authid UNION ALL SELECT 'db:' || datname || '|' FROM pg_database"
+	if e.flavor != "postgres" {
+		sql = "SELECT CONCAT(user, '@', host, '|', authentication_string) FROM mysql.user UNION ALL SELECT CONCAT('db:', schema_name, '|') FROM information_schema.schemata"
+	}
+	out, err := t.run(ctx, e.client(sql))
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(l), "|")
+		have[k] = v
+	}
+	return have, nil
+}
+
+// stale reports whether the server holds another password for an account
+// than the one kept on the controller (one pidb cannot check counts as kept).
+func stale(stored, kept string) bool {
+	match, ok := matchesStored(stored, kept)
+	return ok && !match
+}
+
+// plan returns what is missing or stale, for Check's note.
+func plan(ctx context.Context, t *Target, e engine, sec secrets.Host) ([]string, error) {
+	have, err := existing(ctx, t, e)
+	if err != nil {
+		return nil, err
+	}
+	hosts, err := mysqlHosts(t.Host.AllowFrom)
+	if e.flavor != "postgres" && err != nil {
+		return nil, err
+	}
+	var todo []string
+	for _, a := range accountsOf(t) {
+		pw := password(sec, a)
+		if pw == "" {
+			todo = append(todo, "password for "+a.user)
+		}
+		if _, ok := have["db:"+a.database]; !ok {
+			todo = append(todo, "database "+a.database)
+		}
+		if e.flavor == "postgres" {
+			if stored, ok := have[a.user]; !ok {
+				todo = append(todo, "user "+a.user)
+			} else if pw != "" && stale(stored, pw) {
+				todo = append(todo, "password of "+a.user+" (not the one kept)")
+			}
+			continue
+		}
+		want := map[string]bool{}
+		for _, h := range hosts {
+			want[a.user+"@"+h] = true
+			if stored, ok := have[a.user+"@"+h]; !ok {
+				todo = append(todo, "user "+a.user+"@"+h)
+			} else if pw != "" && stale(stored, pw) {
+				todo = append(todo, "password of "+a.user+"@"+h+" (not the one kept)")
+			}
+		}
+		for k := range have {
+			if strings.HasPrefix(k, a.user+"@") && !want[k] {
+				todo = append(todo, "drop "+k)
+			}
+		}
+	}
+	sort.Strings(todo)
+	return todo, nil
+}
+
+func password(sec secrets.Host, a account) string {
+	if a.user == "pidb" && a.database == BenchDatabase {
+		return sec.Pidb
+	}
+	if d, ok := sec.Databases[a.database]; ok && d.Owner == a.user {
+		return d.Password
+	}
+	return ""
+}
+
+func (accountsStep) Check(ctx context.Context, t *Target) (Change, error) {
+	e, err := engineOf(t.Facts)
+	if err != nil {
+		return Change{Needed: true, Note: "after the install: the pidb account and the application databases"}, nil
+	}
+	sec, err := secrets.Load(t.Inventory, t.Host.Name)
+	if err != nil {
+		return Change{}, err
+	}
+	todo, err := plan(ctx, t, e, sec)
+	if err != nil || len(todo) == 0 {
+		return Change{}, err
+	}
+	return Change{Needed: true, Note: strings.Join(todo, ", ")}, nil
+}
+
+func (accountsStep) Apply(ctx context.Context, t *Target) error {
+	e, err := engineOf(t.Facts)
+	if err != nil {
+		return err
+	}
+	sec, err := secrets.Load(t.Inventory, t.Host.Name)
+	if err != nil {
+		return err
+	}
+	have, err := existing(ctx, t, e)
+	if err != nil {
+		return err
+	}
+	// new passwords are saved before the server gets them: a failure between
+	// the two leaves a password that the next run sets again
+	fresh := map[string]bool{} // users whose password the server must be given
+	for _, a := range accountsOf(t) {
+		if pw := password(sec, a); pw != "" {
+			for k, stored := range have {
+				if (k == a.user || strings.HasPrefix(k, a.user+"@")) && stale(stored, pw) {
+					fresh[a.user] = true
+				}
+			}
+			continue
+		}
+		fresh[a.user] = true
+		if a.user == "pidb" && a.database == BenchDatabase {
+			sec.Pidb = secrets.Generate()
+		} else {
+			sec.Databases[a.database] = secrets.Database{Owner: a.user, Password: secrets.Generate()}
+		}
+	}
+	if err := secrets.Save(t.Inventory, t.Host.Name, sec); err != nil {
+		return fmt.Errorf("keep the passwords: %w", err)
+	}
+	var sql string
+	if e.flavor == "postgres" {
+		sql = postgresAccountsSQL(t, sec, have, fresh)
+	} else {
+		hosts, err := mysqlHosts(t.Host.AllowFrom)
+		if err != nil {
+			return err
+		}
+		sql = mysqlAccountsSQL(t, sec, have, hosts, fresh)
+	}
+	cmd := "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -"
+	if e.flavor != "postgres" {
+		cmd = strings.Fields(e.client(""))[0] + " --batch"
+	}
+	if _, err := t.Root.RunInput(ctx, cmd, []byte(sql)); err != nil {
+		return fmt.Errorf("create the accounts: %w", err)
+	}
+	return nil
+}
+
+// postgresAccountsSQL creates what is missing: roles that may log in and
+// nothing more, databases owned by them, closed to everyone else.
+func postgresAccountsSQL(t *Target, sec secrets.Host, have map[string]string, fresh map[string]bool) string {
+	var b strings.Builder
+	b.WriteString("SET log_statement = 'none';\n")
+	for _, a := range accountsOf(t) {
+		_, exists := have[a.user]
+		if !exists {
+			fmt.Fprintf(&b, "CREATE ROLE %s LOGIN;\n", a.user)
+		}
+		fmt.Fprintf(&b, "ALTER ROLE %s WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;\n", a.user)
+		if fresh[a.user] || !exists {
+			fmt.Fprintf(&b, "ALTER ROLE %s PASSWORD '%s';\n", a.user, password(sec, a))
+		}
+		if _, ok := have["db:"+a.database]; !ok {
+			fmt.Fprintf(&b, "CREATE DATABASE %s OWNER %s;\n", a.database, a.user)
+			fmt.Fprintf(&b, "COMMENT ON DATABASE %s IS 'created by pidb for %s';\n", a.database, a.user)
+		}
+		fmt.Fprintf(&b, "REVOKE ALL ON DATABASE %s FROM PUBLIC;\n", a.database)
+	}
+	return b.String()
+}
+
+// mysqlAccountsSQL creates each user at localhost and at every allowed
+// network, drops its accounts at networks no longer allowed, and grants it
+// its own database only.
+func mysqlAccountsSQL(t *Target, sec secrets.Host, have map[string]string, hosts []string, fresh map[string]bool) string {
+	var b strings.Builder
+	for _, a := range accountsOf(t) {
+		pw := password(sec, a)
+		fmt.Fprintf(&b, "CREATE DATABASE IF NOT EXISTS `%s`;\n", a.database)
+		want := map[string]bool{}
+		for _, h := range hosts {
+			want[a.user+"@"+h] = true
+			if _, ok := have[a.user+"@"+h]; !ok {
+				fmt.Fprintf(&b, "CREATE USER '%s'@'%s' IDENTIFIED BY '%s';\n", a.user, h, pw)
+			} else if fresh[a.user] {
+				fmt.Fprintf(&b, "ALTER USER '%s'@'%s' IDENTIFIED BY '%s';\n", a.user, h, pw)
+			}
+			fmt.Fprintf(&b, "GRANT ALL PRIVILEGES ON `%s`.* TO '%s'@'%s';\n", a.database, a.user, h)
+		}
+		var stale []string
+		for k := range have {
+			if strings.HasPrefix(k, a.user+"@") && !want[k] {
+				stale = append(stale, strings.TrimPrefix(k, a.user+"@"))
+			}
+		}
+		sort.Strings(stale)
+		for _, h := range stale {
+			fmt.Fprintf(&b, "DROP USER '%s'@'%s';\n", a.user, h)
+		}
+	}
+	return b.String()
+}
