@@ -49,6 +49,9 @@ func Steps() []Step {
 	return []Step{installStep{}, configureStep{}, desktopStep{}, accessStep{}, accountsStep{}}
 }
 
+// ConfigureOnly is the configure step alone (`pidb tune apply`).
+func ConfigureOnly() []Step { return []Step{configureStep{}} }
+
 // Planned is a step that would change the host, in a dry run.
 type Planned struct {
 	Step     string   `json:"step"`
@@ -66,11 +69,11 @@ type Report struct {
 	Version string
 }
 
-// Run provisions one host: each step is checked, and applied when needed
-// unless dryRun. It stops at the first step that fails.
-func Run(ctx context.Context, t *Target, dryRun bool) (Report, error) {
+// Run provisions one host with steps: each is checked, and applied when
+// needed unless dryRun. It stops at the first step that fails.
+func Run(ctx context.Context, t *Target, steps []Step, dryRun bool) (Report, error) {
 	var rep Report
-	for _, s := range Steps() {
+	for _, s := range steps {
 		step := s.Name()
 		t.Step("checking " + step)
 		ch, err := s.Check(ctx, t)

@@ -227,3 +227,44 @@ func versionFor(p Param, flavor string) string {
 	}
 	return DefaultVersions[flavor]
 }
+
+// ParseFile reads the settings of a drop-in file as Render writes it (and
+// as a person might edit it): "name = value" lines under an optional
+// [mysqld], "# comments", and the bare "skip-log-bin". Unknown names and bad
+// values are errors naming the line.
+func ParseFile(in Input, text string) (Settings, error) {
+	in, err := Normalize(in)
+	if err != nil {
+		return nil, err
+	}
+	var s Settings
+	for i, line := range strings.Split(text, "\n") {
+		if j := strings.Index(line, "#"); j >= 0 {
+			line = line[:j]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || line == "[mysqld]" {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		name = strings.ReplaceAll(strings.TrimSpace(name), "-", "_")
+		value = strings.Trim(strings.TrimSpace(value), `'"`)
+		if !ok && isMySQLFamily(in.Flavor) && (name == "skip_log_bin" || name == "log_bin") {
+			s = append(s, Setting{Name: "log_bin", Value: Switch(name == "log_bin")})
+			continue
+		}
+		if !ok {
+			return nil, fmt.Errorf("line %d: %q is not name = value", i+1, line)
+		}
+		p, found := lookup(in.Flavor, in.Version, name)
+		if !found {
+			return nil, fmt.Errorf("line %d: unknown %s setting %q", i+1, flavorName(in.Flavor), name)
+		}
+		v, err := p.parse(value)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %s: %v", i+1, name, err)
+		}
+		s = append(s, Setting{Name: name, Value: v})
+	}
+	return s, nil
+}

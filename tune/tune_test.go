@@ -335,3 +335,30 @@ func FuzzOverride(f *testing.F) {
 		}
 	})
 }
+
+// TestParseFileReadsRender reads back every golden file as the settings
+// that produced it.
+func TestParseFileReadsRender(t *testing.T) {
+	for _, flavor := range []string{"postgres", "mariadb", "mysql"} {
+		for _, p := range Presets {
+			in := Input{Flavor: flavor, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}
+			s, _ := Recommend(in, p.Name, map[string]string{"max_connections": "50"})
+			in, _ = Normalize(in)
+			got, err := ParseFile(in, Render(in, p.Name, s))
+			if err != nil {
+				t.Fatalf("%s %s: %v", flavor, p.Name, err)
+			}
+			if len(got) != len(s) {
+				t.Fatalf("%s %s: %d settings read, %d written", flavor, p.Name, len(got), len(s))
+			}
+			for i := range s {
+				if got[i].Name != s[i].Name || got[i].Value != s[i].Value {
+					t.Errorf("%s %s: read %+v, wrote %+v", flavor, p.Name, got[i], s[i])
+				}
+			}
+		}
+	}
+	if _, err := ParseFile(Input{Flavor: "postgres", RAMBytes: 1 << 30, CPUs: 1}, "shared_buffers = 1GB\nbogus = 1\n"); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("bad file: %v", err)
+	}
+}

@@ -26,7 +26,7 @@ func provisionCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "show what would change (diffs, commands) and change nothing"},
 			&cli.BoolFlag{Name: "now", Usage: "also stop the display manager now, not only from the next boot"},
 		),
-		Action: runProvision,
+		Action: func(c *cli.Context) error { return runSteps(c, "provision") },
 	}
 }
 
@@ -44,7 +44,9 @@ type provisionResult struct {
 	Plan          []provision.Planned `json:"plan,omitempty"`
 }
 
-func runProvision(c *cli.Context) error {
+// runSteps runs provisioning's steps (mode "provision"), the configure step
+// alone ("apply") or a rollback of it ("rollback") on the selected hosts.
+func runSteps(c *cli.Context, mode string) error {
 	inv, hosts, err := loadHosts(c)
 	if err != nil {
 		return err
@@ -65,6 +67,10 @@ func runProvision(c *cli.Context) error {
 	}
 	defer done()
 	dry := c.Bool("dry-run")
+	steps := provision.Steps()
+	if mode == "apply" {
+		steps = provision.ConfigureOnly()
+	}
 	results := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (provision.Report, error) {
 		step("gathering facts")
 		f, err := facts.Collect(ctx, r, h)
@@ -76,7 +82,10 @@ func runProvision(c *cli.Context) error {
 			p = preset
 		}
 		t := &provision.Target{Host: h, Inventory: inv.Path, Root: r.AsRoot(), Facts: f, Preset: p, Now: c.Bool("now"), Step: step}
-		return provision.Run(ctx, t, dry)
+		if mode == "rollback" {
+			return provision.Rollback(ctx, t)
+		}
+		return provision.Run(ctx, t, steps, dry)
 	})
 	out := make([]provisionResult, 0, len(results))
 	for _, r := range results {

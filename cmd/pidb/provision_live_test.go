@@ -197,6 +197,28 @@ func TestProvisionTheLab(t *testing.T) {
 		}
 	})
 
+	t.Run("tune apply and rollback", func(t *testing.T) {
+		workMem := func() string {
+			return strings.TrimSpace(labtest.MustSSH(t, root("pi4"), `cd /tmp && runuser -u postgres -- psql -AtX -c "SHOW work_mem"`))
+		}
+		if got := workMem(); got != "10MB" {
+			t.Fatalf("balanced work_mem = %s", got)
+		}
+		code, out, errOut := runPidb(t, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "seed", "--json")
+		if code != 0 || !strings.Contains(out, `"configure"`) || workMem() != "4MB" {
+			t.Fatalf("tune apply seed: exit %d, work_mem %s\n%s%s", code, workMem(), out, errOut)
+		}
+		if code, _, errOut := runPidb(t, "tune", "rollback", "-i", inv.Path, "--limit", "pi4"); code != 0 || workMem() != "10MB" {
+			t.Fatalf("rollback: exit %d, work_mem %s\n%s", code, workMem(), errOut)
+		}
+		if code, _, errOut := runPidb(t, "tune", "rollback", "-i", inv.Path, "--limit", "pi4"); code != 0 || workMem() != "4MB" {
+			t.Fatalf("second rollback: exit %d, work_mem %s\n%s", code, workMem(), errOut)
+		}
+		if code, _, errOut := runPidb(t, "tune", "apply", "-i", inv.Path, "--limit", "pi4"); code != 0 || workMem() != "10MB" {
+			t.Fatalf("apply balanced: exit %d\n%s", code, errOut)
+		}
+	})
+
 	// huge_pages = on passes pidb's checks (a valid value) and PostgreSQL's
 	// own parser, but the server cannot start: the board reserves no huge
 	// pages. The run must fail for zero alone, with zero back up on its

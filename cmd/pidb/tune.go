@@ -34,6 +34,23 @@ func tuneCommand() *cli.Command {
 				Action: tuneShow,
 			},
 			{
+				Name:      "apply",
+				Usage:     "the configure step of provision alone: write the tuner's drop-in, restart, verify",
+				UsageText: "pidb tune apply -i FILE [--limit NAMES] [--preset P] [--dry-run] [--json]",
+				Flags: append(fleetFlags(),
+					&cli.StringFlag{Name: "preset", Usage: "override the inventory's preset for this run"},
+					&cli.BoolFlag{Name: "dry-run", Usage: "show the diff and change nothing"},
+				),
+				Action: func(c *cli.Context) error { return runSteps(c, "apply") },
+			},
+			{
+				Name:      "rollback",
+				Usage:     "put back the drop-in pidb replaced last, restart, verify (a second rollback undoes the first)",
+				UsageText: "pidb tune rollback -i FILE [--limit NAMES] [--json]",
+				Flags:     fleetFlags(),
+				Action:    func(c *cli.Context) error { return runSteps(c, "rollback") },
+			},
+			{
 				Name:  "presets",
 				Usage: "list the presets",
 				Flags: []cli.Flag{jsonFlag},

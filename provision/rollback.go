@@ -1,0 +1,55 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"pidb/tune"
+)
+
+// Rollback puts back the drop-in that pidb's last configure replaced (or
+// removes pidb's, when there was none before), restarts the server and
+// checks that the restored values are live. The file it replaces becomes
+// the one to go back to, so a second rollback undoes the first. A failure
+// leaves the server on the configuration it had.
+func Rollback(ctx context.Context, t *Target) (Report, error) {
+	rep := Report{Engine: t.Facts.Engine.Flavor, Version: t.Facts.Engine.Version}
+	e, err := engineOf(t.Facts)
+	if err != nil {
+		return rep, fmt.Errorf("%s: rollback: %w", t.Host.Name, err)
+	}
+	want := ""
+	if _, err := t.Root.ReadFile(ctx, absentMark(e.confPath)); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return rep, err
+		}
+		prev, err := t.Root.ReadFile(ctx, previous(e.confPath))
+		if errors.Is(err, fs.ErrNotExist) {
+			return rep, fmt.Errorf("%s: rollback: no previous drop-in to go back to (pidb has not changed %s)", t.Host.Name, e.confPath)
+		}
+		if err != nil {
+			return rep, err
+		}
+		want = string(prev)
+	}
+	in, _, err := t.settings(e)
+	if err != nil {
+		return rep, err
+	}
+	restored, err := tune.ParseFile(in, want)
+	if err != nil {
+		return rep, fmt.Errorf("%s: rollback: the previous drop-in: %w", t.Host.Name, err)
+	}
+	t.Step("rollback: putting the previous drop-in back")
+	verify := func() error { return verifyLive(ctx, t, e, restored) }
+	if len(restored) == 0 {
+		verify = func() error { return nil }
+	}
+	if err := replaceFiles(ctx, t, e, []fileChange{{e.confPath, want}}, verify); err != nil {
+		return rep, fmt.Errorf("%s: rollback: %w", t.Host.Name, err)
+	}
+	rep.Changed = []string{"configure"}
+	return rep, nil
+}
