@@ -28,7 +28,13 @@ type provisionJSON struct {
 
 func provisionLab(t *testing.T, args ...string) (int, map[string]provisionJSON, string) {
 	t.Helper()
-	code, out, errOut := runPidb(t, append([]string{"provision", "--json"}, args...)...)
+	return provisionLabCmd(t, append([]string{"provision"}, args...)...)
+}
+
+// provisionLabCmd runs a provisioning command with --json and reads its result.
+func provisionLabCmd(t *testing.T, args ...string) (int, map[string]provisionJSON, string) {
+	t.Helper()
+	code, out, errOut := runPidb(t, append(args, "--json")...)
 	var res []provisionJSON
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("provision %v: not JSON (%v): %s\n%s", args, err, out, errOut)
@@ -194,6 +200,22 @@ func TestProvisionTheLab(t *testing.T) {
 		}
 		if _, err := pgTry(pg); err != nil {
 			t.Errorf("pi4 after reopening: %v", err)
+		}
+	})
+
+	// each apply restarts the server and compares every live value with
+	// the tuner's: success means the server took the whole preset
+	t.Run("every preset on the real servers", func(t *testing.T) {
+		for _, p := range []string{"seed", "fast", "balanced"} {
+			code, res, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--preset", p)
+			if code != 0 {
+				t.Errorf("preset %s: exit %d\n%s", p, code, errOut)
+			}
+			for n := range hosts {
+				if !res[n].OK || !contains(res[n].Changed, "configure") {
+					t.Errorf("preset %s on %s: %+v", p, n, res[n])
+				}
+			}
 		}
 	})
 
