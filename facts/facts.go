@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidb/internal/version"
 	"pidb/inventory"
 	"pidb/remote"
 )
@@ -305,7 +306,7 @@ func ParseEngine(pgVersions, clusters, myVersion, active string) EngineState {
 	for _, line := range strings.Split(pgVersions, "\n") {
 		// postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)
 		if f := strings.Fields(line); len(f) >= 3 && f[1] == "(PostgreSQL)" {
-			if pg.Version == "" || versionLess(pg.Version, f[2]) {
+			if pg.Version == "" || version.Less(pg.Version, f[2]) {
 				pg = EngineState{Flavor: "postgres", Version: f[2]}
 			}
 		}
@@ -343,17 +344,4 @@ func ParseEngine(pgVersions, clusters, myVersion, active string) EngineState {
 	default:
 		return my
 	}
-}
-
-// versionLess compares dotted version numbers.
-func versionLess(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) && i < len(bs); i++ {
-		x, _ := strconv.Atoi(as[i])
-		y, _ := strconv.Atoi(bs[i])
-		if x != y {
-			return x < y
-		}
-	}
-	return len(as) < len(bs)
 }

@@ -1,9 +1,6 @@
 package tune
 
-import (
-	"strconv"
-	"strings"
-)
+import "pidb/internal/version"
 
 // Param is a server setting pidb knows: its type, the range the server
 // accepts, and which flavours and versions have it.
@@ -18,7 +15,7 @@ type Param struct {
 }
 
 // has reports whether the flavour at version v has the parameter.
-func (p Param) has(flavor, version string) bool {
+func (p Param) has(flavor, v string) bool {
 	ok := false
 	for _, f := range p.Flavors {
 		if f == flavor {
@@ -28,10 +25,10 @@ func (p Param) has(flavor, version string) bool {
 	if !ok {
 		return false
 	}
-	if p.Since != "" && versionLess(version, p.Since) {
+	if p.Since != "" && version.Less(v, p.Since) {
 		return false
 	}
-	if p.Until != "" && !versionLess(version, p.Until) {
+	if p.Until != "" && !version.Less(v, p.Until) {
 		return false
 	}
 	return true
@@ -127,22 +124,4 @@ func names(flavor, version string) []string {
 		}
 	}
 	return out
-}
-
-// versionLess compares dotted versions numerically: "8.0.9" < "8.0.30".
-func versionLess(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) || i < len(bs); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
 }

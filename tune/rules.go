@@ -3,6 +3,8 @@ package tune
 import (
 	"fmt"
 	"strings"
+
+	"pidb/internal/version"
 )
 
 const (
@@ -103,7 +105,7 @@ func mysqlFamily(in Input, preset string) Settings {
 	conns, connWhy := connections(in)
 	redo := max(64*mb, pool/4)
 	redoSet := Setting{"innodb_log_file_size", Size(redo), "a quarter of the buffer pool, at least 64MB: fewer checkpoints, fewer writes", false}
-	if in.Flavor == "mysql" && !versionLess(in.Version, "8.0.30") {
+	if in.Flavor == "mysql" && !version.Less(in.Version, "8.0.30") {
 		redoSet.Name = "innodb_redo_log_capacity"
 		redoSet.Why = "a quarter of the buffer pool, at least 64MB (MySQL 8.0.30+ sizes the redo log as a whole)"
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"pidb/internal/version"
 	"pidb/inventory"
 )
 
@@ -75,11 +76,11 @@ func Normalize(in Input) (Input, error) {
 	}
 	major := strings.SplitN(in.Version, ".", 2)[0]
 	switch {
-	case in.Flavor == "postgres" && (versionLess(major, "11") || versionLess("17", major)):
+	case in.Flavor == "postgres" && (version.Less(major, "11") || version.Less("17", major)):
 		return in, fmt.Errorf("PostgreSQL %s is not supported: pidb tunes 11 to 17", in.Version)
-	case in.Flavor == "mysql" && (versionLess(in.Version, "8.0") || !versionLess(in.Version, "9")):
+	case in.Flavor == "mysql" && (version.Less(in.Version, "8.0") || !version.Less(in.Version, "9")):
 		return in, fmt.Errorf("MySQL %s is not supported: pidb tunes 8.0 and 8.4", in.Version)
-	case in.Flavor == "mariadb" && (versionLess(in.Version, "10.3") || !versionLess(in.Version, "12")):
+	case in.Flavor == "mariadb" && (version.Less(in.Version, "10.3") || !version.Less(in.Version, "12")):
 		return in, fmt.Errorf("MariaDB %s is not supported: pidb tunes 10.3 to 11.x", in.Version)
 	}
 	if in.RAMBytes < 256<<20 {
