@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pidb/inventory"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -360,5 +362,17 @@ func TestParseFileReadsRender(t *testing.T) {
 	}
 	if _, err := ParseFile(Input{Flavor: "postgres", RAMBytes: 1 << 30, CPUs: 1}, "shared_buffers = 1GB\nbogus = 1\n"); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("bad file: %v", err)
+	}
+}
+
+// TestPresetNamesMatchTheInventory keeps the inventory's list of preset
+// names (which it checks with a line number) the tuner's.
+func TestPresetNamesMatchTheInventory(t *testing.T) {
+	var names []string
+	for _, p := range Presets {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != strings.Join(inventory.Presets, ",") {
+		t.Errorf("tune presets %v, inventory presets %v", names, inventory.Presets)
 	}
 }
