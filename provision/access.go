@@ -133,7 +133,7 @@ func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
 		}
 	}
 	if ch.Needed {
-		ch.Commands = []string{e.checkCmd(), "systemctl restart " + e.service}
+		ch.Commands = []string{e.checkCmd(), e.restartCmd()}
 	}
 	if len(t.Host.AllowFrom) > 0 {
 		if cmds, _ := ufwCommands(ctx, t, e); len(cmds) > 0 {

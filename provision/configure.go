@@ -70,7 +70,7 @@ func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 		return Change{}, nil
 	}
 	return Change{Needed: true, Diff: unified(e.confPath, string(have), want),
-		Commands: []string{e.checkCmd(), "systemctl restart " + e.service}}, nil
+		Commands: []string{e.checkCmd(), e.restartCmd()}}, nil
 }
 
 func (configureStep) Apply(ctx context.Context, t *Target) error {
@@ -143,7 +143,7 @@ func restartAndVerify(ctx context.Context, t *Target, e engine, verify func() er
 		return fmt.Errorf("%s refuses the new configuration: %w", e.flavor, err)
 	}
 	t.Step("restarting " + e.service)
-	if _, err := t.run(ctx, "systemctl restart "+e.service); err != nil {
+	if _, err := t.run(ctx, e.restartCmd()); err != nil {
 		return fmt.Errorf("restart with the new configuration: %w", err)
 	}
 	if err := t.waitFor(ctx, e.readyCmd(), 60*time.Second); err != nil {
@@ -179,7 +179,7 @@ func restorePrevious(ctx context.Context, t *Target, e engine, files []fileChang
 			return err
 		}
 	}
-	if _, err := t.run(ctx, "systemctl restart "+e.service); err != nil {
+	if _, err := t.run(ctx, e.restartCmd()); err != nil {
 		return err
 	}
 	return t.waitFor(ctx, e.readyCmd(), 60*time.Second)

@@ -59,6 +59,13 @@ func (e engine) checkCmd() string {
 	}
 }
 
+// restartCmd restarts the server. It first clears systemd's start limit
+// (five starts in ten seconds): a rollback right after a failed start, or a
+// few quick `tune apply` runs, must not be refused by it.
+func (e engine) restartCmd() string {
+	return "systemctl reset-failed " + e.service + " 2>/dev/null; systemctl restart " + e.service
+}
+
 // readyCmd succeeds once the server accepts connections.
 func (e engine) readyCmd() string {
 	switch e.flavor {

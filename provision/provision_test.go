@@ -64,6 +64,9 @@ func TestEngineCommands(t *testing.T) {
 	if pg.confPath != "/etc/postgresql/15/main/conf.d/90-pidb.conf" || pg.service != "postgresql@15-main" || pg.tuneAs != "15" {
 		t.Errorf("postgres: %+v", pg)
 	}
+	if got, want := pg.restartCmd(), "systemctl reset-failed postgresql@15-main 2>/dev/null; systemctl restart postgresql@15-main"; got != want {
+		t.Errorf("restart = %q", got)
+	}
 	if got, want := pg.checkCmd(), "cd /tmp && runuser -u postgres -- /usr/lib/postgresql/15/bin/postgres -C data_directory -D /etc/postgresql/15/main >/dev/null"; got != want {
 		t.Errorf("check = %q\nwant   %q", got, want)
 	}
