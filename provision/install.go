@@ -46,8 +46,8 @@ func (s installStep) Check(ctx context.Context, t *Target) (Change, error) {
 		return Change{}, fmt.Errorf("no database server is installed, but /var/lib/postgresql or /var/lib/mysql holds data pidb did not create: refusing to install over it")
 	}
 	return Change{Needed: true, Commands: []string{
-		"apt-get -q -o DPkg::Lock::Timeout=300 update",
-		"DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=300 install -y " + pkg,
+		"apt-get -q update",
+		"DEBIAN_FRONTEND=noninteractive apt-get -q install -y " + pkg,
 		"systemctl enable --now " + service,
 	}}, nil
 }
@@ -76,9 +76,9 @@ func (s installStep) Apply(ctx context.Context, t *Target) error {
 	return t.refresh(ctx)
 }
 
-// retryLock runs a command, retrying while another apt holds a lock that
-// DPkg::Lock::Timeout does not wait for (a fresh Pi updates itself at first
-// boot), for at most 5 minutes.
+// retryLock runs an apt command, retrying every 2 seconds while another
+// process holds apt's or dpkg's lock (a fresh Pi updates itself at first
+// boot), for at most 5 minutes, and says who holds it.
 func (t *Target) retryLock(ctx context.Context, cmd string) error {
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
@@ -89,7 +89,11 @@ func (t *Target) retryLock(ctx context.Context, cmd string) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("another apt held its lock for 5 minutes: %w", err)
 		}
-		t.Step("install: waiting for the apt lock (another apt is running)")
+		holder := "another apt"
+		if i := strings.Index(err.Error(), "held by process "); i >= 0 {
+			holder = strings.SplitN(err.Error()[i+len("held by "):], "\n", 2)[0]
+		}
+		t.Step("install: waiting for the dpkg lock, held by " + holder + " (at most 5 minutes)")
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

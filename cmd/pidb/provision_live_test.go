@@ -85,9 +85,17 @@ func TestProvisionTheLab(t *testing.T) {
 	})
 
 	t.Run("seed", func(t *testing.T) {
+		// as on a fresh Pi updating itself: someone holds dpkg's lock for a while
+		// (a transient unit, so it outlives the SSH session; fcntl, as apt locks)
+		labtest.MustSSH(t, root("zero"), `echo 'use Fcntl; open(my $f, "+<", "/var/lib/dpkg/lock-frontend") or die; `+
+			`my $l = pack("s s x4 q q i x4", F_WRLCK, 0, 0, 0, 0); fcntl($f, F_SETLK, $l) or die; sleep 8' >/tmp/hold-dpkg-lock.pl && `+
+			`systemd-run --quiet --collect perl /tmp/hold-dpkg-lock.pl`)
 		code, res, errOut := provisionLab(t, "-i", inv.Path, "--preset", "seed")
 		if code != 0 {
 			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		if contains(res["zero"].Changed, "install") && !strings.Contains(errOut, "zero: install: waiting for the dpkg lock, held by process") {
+			t.Errorf("zero installed without waiting for the held dpkg lock:\n%s", errOut)
 		}
 		for n := range hosts {
 			if !res[n].OK {
