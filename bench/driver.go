@@ -1,0 +1,319 @@
+// Package bench runs a workload from the controller: one goroutine per
+// client runs the workload's transaction until the duration ends, latencies
+// go into HDR histograms per operation, errors into counts by kind, and a
+// ticker turns each interval into a point of the series. The workloads
+// themselves live in subpackages.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"pidb/results"
+)
+
+// Outcome is what one call of a worker's Do did.
+type Outcome struct {
+	Op      string // the operation, for per-operation latencies ("tpcb", "point_select")
+	Queries int    // statements sent, for QPS
+	Retries int    // serialization failures and deadlocks it retried (pgbench --max-tries)
+}
+
+// Worker is one client: its own connection, its own state.
+type Worker interface {
+	// Do runs one transaction (or one query, for query-rate workloads).
+	Do(ctx context.Context) (Outcome, error)
+	Close() error
+}
+
+// Workload is a benchmark.
+type Workload interface {
+	Name() string
+	// Prepare loads the data, or checks that what is there matches.
+	Prepare(ctx context.Context) error
+	// NewWorker connects one client.
+	NewWorker(ctx context.Context, id int) (Worker, error)
+	// ErrorKind names an error for the counts; reconnect says the
+	// connection is gone and the client must connect again.
+	ErrorKind(err error) (kind string, reconnect bool)
+}
+
+// Options are a run's parameters.
+type Options struct {
+	Clients  int
+	Duration time.Duration // measured time, after the warm-up
+	Warmup   time.Duration
+	Interval time.Duration // one point of the series per interval; default 1s
+	// OnInterval, if set, gets each point as it is made (progress output).
+	OnInterval func(results.Interval)
+}
+
+// histogram range: 1 microsecond to 5 minutes, 3 significant digits.
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, 300_000_000, 3) }
+
+// lockedHist is a histogram every client records into.
+type lockedHist struct {
+	mu sync.Mutex
+	h  *hdrhistogram.Histogram
+}
+
+func (l *lockedHist) record(d time.Duration) {
+	l.mu.Lock()
+	_ = l.h.RecordValue(max(d.Microseconds(), 1))
+	l.mu.Unlock()
+}
+
+// stats are one client's counts; the ticker and the client share them under mu.
+type stats struct {
+	mu sync.Mutex
+	// the measured run
+	total      *hdrhistogram.Histogram
+	ops        map[string]*hdrhistogram.Histogram
+	txns       int64
+	queries    int64
+	retries    int64
+	errors     map[string]int64
+	reconnects int64
+	// the current interval
+	ivHist    *hdrhistogram.Histogram
+	ivTxns    int64
+	ivQueries int64
+	ivErrors  int64
+}
+
+func newStats() *stats {
+	return &stats{total: newHist(), ops: map[string]*hdrhistogram.Histogram{}, errors: map[string]int64{}, ivHist: newHist()}
+}
+
+// Run runs the workload with o.Clients clients and returns the summary of
+// the measured time and the series (warm-up points have T < 0).
+func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results.Interval, error) {
+	if o.Clients < 1 {
+		return results.Summary{}, nil, errors.New("clients must be at least 1")
+	}
+	if o.Duration <= 0 {
+		return results.Summary{}, nil, errors.New("duration must be more than zero")
+	}
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	connect := &lockedHist{h: newHist()}
+	workers := make([]Worker, o.Clients)
+	for i := range workers {
+		t0 := time.Now()
+		wk, err := w.NewWorker(ctx, i)
+		if err != nil {
+			for _, x := range workers[:i] {
+				x.Close()
+			}
+			return results.Summary{}, nil, fmt.Errorf("connect client %d: %w", i+1, err)
+		}
+		connect.record(time.Since(t0))
+		workers[i] = wk
+	}
+
+	start := time.Now()
+	measured := start.Add(o.Warmup)
+	end := measured.Add(o.Duration)
+	runCtx, cancel := context.WithDeadline(ctx, end)
+	defer cancel()
+
+	all := make([]*stats, o.Clients)
+	var wg sync.WaitGroup
+	for i := range workers {
+		all[i] = newStats()
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			client(runCtx, w, i, &workers[i], all[i], measured, connect)
+		}(i)
+	}
+
+	var series []results.Interval
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	tick := time.NewTicker(o.Interval)
+	defer tick.Stop()
+	last := start
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-tick.C:
+		}
+		now := time.Now()
+		if now.Sub(last) <= 0 {
+			continue
+		}
+		iv := interval(all, now.Sub(last))
+		iv.T = now.Sub(measured).Seconds()
+		last = now
+		if iv.Transactions == 0 && iv.Errors == 0 && !running {
+			break // nothing after the last full interval
+		}
+		series = append(series, iv)
+		if o.OnInterval != nil {
+			o.OnInterval(iv)
+		}
+	}
+	for _, wk := range workers {
+		if wk != nil {
+			wk.Close()
+		}
+	}
+	elapsed := time.Since(measured)
+	if elapsed > o.Duration {
+		elapsed = o.Duration
+	}
+	if ctx.Err() != nil {
+		return summarize(all, connect, elapsed), series, ctx.Err()
+	}
+	return summarize(all, connect, elapsed), series, nil
+}
+
+// client runs one worker until ctx ends, reconnecting when its connection
+// goes away.
+func client(ctx context.Context, w Workload, id int, wk *Worker, s *stats, measured time.Time, connect *lockedHist) {
+	for ctx.Err() == nil {
+		if *wk == nil {
+			t0 := time.Now()
+			nw, err := w.NewWorker(ctx, id)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				kind, _ := w.ErrorKind(err)
+				s.mu.Lock()
+				s.errors["connect: "+kind]++
+				s.ivErrors++
+				s.mu.Unlock()
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			connect.record(time.Since(t0))
+			s.mu.Lock()
+			s.reconnects++
+			s.mu.Unlock()
+			*wk = nw
+		}
+		t0 := time.Now()
+		out, err := (*wk).Do(ctx)
+		now := time.Now()
+		if err != nil && ctx.Err() != nil {
+			return // cut off by the end of the run: neither a result nor an error
+		}
+		lat := max(now.Sub(t0).Microseconds(), 1)
+		inRun := !now.Before(measured)
+		s.mu.Lock()
+		if err != nil {
+			kind, reconnect := w.ErrorKind(err)
+			s.ivErrors++
+			if inRun {
+				s.errors[kind]++
+			}
+			if reconnect {
+				(*wk).Close()
+				*wk = nil
+			}
+		} else {
+			_ = s.ivHist.RecordValue(lat)
+			s.ivTxns++
+			s.ivQueries += int64(out.Queries)
+			if inRun {
+				_ = s.total.RecordValue(lat)
+				h := s.ops[out.Op]
+				if h == nil {
+					h = newHist()
+					s.ops[out.Op] = h
+				}
+				_ = h.RecordValue(lat)
+				s.txns++
+				s.queries += int64(out.Queries)
+				s.retries += int64(out.Retries)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// interval takes and resets every client's interval counts.
+func interval(all []*stats, d time.Duration) results.Interval {
+	h := newHist()
+	var iv results.Interval
+	var queries int64
+	for _, s := range all {
+		s.mu.Lock()
+		h.Merge(s.ivHist)
+		s.ivHist.Reset()
+		iv.Transactions += s.ivTxns
+		queries += s.ivQueries
+		iv.Errors += s.ivErrors
+		s.ivTxns, s.ivQueries, s.ivErrors = 0, 0, 0
+		s.mu.Unlock()
+	}
+	iv.TPS = float64(iv.Transactions) / d.Seconds()
+	iv.QPS = float64(queries) / d.Seconds()
+	iv.P95Ms = float64(h.ValueAtQuantile(95)) / 1000
+	return iv
+}
+
+func latency(h *hdrhistogram.Histogram) results.Latency {
+	if h.TotalCount() == 0 {
+		return results.Latency{}
+	}
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	return results.Latency{
+		Avg: h.Mean() / 1000, Stddev: h.StdDev() / 1000,
+		P50: ms(h.ValueAtQuantile(50)), P95: ms(h.ValueAtQuantile(95)), P99: ms(h.ValueAtQuantile(99)),
+		Max: ms(h.Max()), Count: h.TotalCount(),
+	}
+}
+
+// summarize merges the clients' measured counts.
+func summarize(all []*stats, connect *lockedHist, measured time.Duration) results.Summary {
+	total := newHist()
+	ops := map[string]*hdrhistogram.Histogram{}
+	sum := results.Summary{Errors: map[string]int64{}, Ops: map[string]results.Latency{}}
+	for _, s := range all {
+		s.mu.Lock()
+		total.Merge(s.total)
+		for op, h := range s.ops {
+			if ops[op] == nil {
+				ops[op] = newHist()
+			}
+			ops[op].Merge(h)
+		}
+		sum.Transactions += s.txns
+		sum.Queries += s.queries
+		sum.Retries += s.retries
+		sum.Reconnects += s.reconnects
+		for k, v := range s.errors {
+			sum.Errors[k] += v
+		}
+		s.mu.Unlock()
+	}
+	names := make([]string, 0, len(ops))
+	for op := range ops {
+		names = append(names, op)
+	}
+	sort.Strings(names)
+	for _, op := range names {
+		sum.Ops[op] = latency(ops[op])
+	}
+	sum.Latency = latency(total)
+	connect.mu.Lock()
+	sum.ConnectMs = latency(connect.h)
+	connect.mu.Unlock()
+	sum.MeasuredS = measured.Seconds()
+	if sum.MeasuredS > 0 {
+		sum.TPS = float64(sum.Transactions) / sum.MeasuredS
+		sum.QPS = float64(sum.Queries) / sum.MeasuredS
+	}
+	return sum
+}

@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"pidb/results"
+)
+
+// memWorkload is an in-memory workload for the driver's own tests: each
+// transaction takes about a millisecond; every 50th call of a client fails
+// as if its connection dropped, every 30th with a counted error.
+type memWorkload struct {
+	connects atomic.Int64
+	calls    atomic.Int64
+}
+
+var errDropped = errors.New("connection dropped")
+var errConstraint = errors.New("constraint violated")
+
+func (m *memWorkload) Name() string                  { return "mem" }
+func (m *memWorkload) Prepare(context.Context) error { return nil }
+func (m *memWorkload) ErrorKind(err error) (string, bool) {
+	if errors.Is(err, errDropped) {
+		return "connection", true
+	}
+	return "other", false
+}
+func (m *memWorkload) NewWorker(context.Context, int) (Worker, error) {
+	m.connects.Add(1)
+	return &memWorker{m: m}, nil
+}
+
+type memWorker struct {
+	m *memWorkload
+	n int
+}
+
+func (w *memWorker) Do(ctx context.Context) (Outcome, error) {
+	w.n++
+	w.m.calls.Add(1)
+	select {
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	case <-time.After(time.Millisecond):
+	}
+	switch {
+	case w.n%50 == 0:
+		return Outcome{}, errDropped
+	case w.n%30 == 0:
+		return Outcome{}, errConstraint
+	}
+	return Outcome{Op: "tx", Queries: 3}, nil
+}
+func (w *memWorker) Close() error { return nil }
+
+func TestRun(t *testing.T) {
+	m := &memWorkload{}
+	var points []results.Interval
+	sum, series, err := Run(context.Background(), m, Options{Clients: 4, Duration: 1200 * time.Millisecond, Warmup: 300 * time.Millisecond,
+		Interval: 200 * time.Millisecond, OnInterval: func(iv results.Interval) { points = append(points, iv) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Transactions == 0 || sum.Queries != 3*sum.Transactions {
+		t.Errorf("transactions %d, queries %d: want 3 queries each", sum.Transactions, sum.Queries)
+	}
+	// every client reconnected after each 50th call, and nothing stopped
+	if sum.Reconnects == 0 || sum.Errors["connection"] == 0 || sum.Errors["other"] == 0 {
+		t.Errorf("errors %v, reconnects %d", sum.Errors, sum.Reconnects)
+	}
+	if m.connects.Load() != 4+sum.Reconnects && m.connects.Load() < 4+sum.Reconnects {
+		t.Errorf("connects %d for 4 clients and %d reconnects", m.connects.Load(), sum.Reconnects)
+	}
+	if sum.MeasuredS < 1.1 || sum.MeasuredS > 1.2 {
+		t.Errorf("measured %.3fs, want the 1.2s duration", sum.MeasuredS)
+	}
+	if d := sum.TPS - float64(sum.Transactions)/sum.MeasuredS; d > 1e-9 || d < -1e-9 {
+		t.Errorf("tps %f does not follow from %d in %fs", sum.TPS, sum.Transactions, sum.MeasuredS)
+	}
+	if sum.Latency.P50 < 1 || sum.Latency.P95 < sum.Latency.P50 || sum.Latency.Max < sum.Latency.P99 || sum.Ops["tx"].Count != sum.Transactions {
+		t.Errorf("latency %+v, ops %+v", sum.Latency, sum.Ops)
+	}
+	if sum.ConnectMs.Count != 4+sum.Reconnects {
+		t.Errorf("connect count %d", sum.ConnectMs.Count)
+	}
+	// the series covers warm-up and run, one point per interval
+	if len(series) < 6 || len(series) > 9 || len(points) != len(series) {
+		t.Errorf("%d points (%d reported), want about 7", len(series), len(points))
+	}
+	if series[0].T >= 0 || series[len(series)-1].T < 1.0 {
+		t.Errorf("series from %.2f to %.2f, want the warm-up below 0 and the end near 1.2", series[0].T, series[len(series)-1].T)
+	}
+	var inRun int64
+	for _, iv := range series {
+		if iv.T > 0 {
+			inRun += iv.Transactions
+		}
+	}
+	if inRun < sum.Transactions*8/10 {
+		t.Errorf("the series' measured points hold %d transactions, the summary %d", inRun, sum.Transactions)
+	}
+}
+
+func TestRunHonoursCancel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err := Run(ctx, &memWorkload{}, Options{Clients: 2, Duration: time.Minute})
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
+		t.Errorf("cancelled run: %v after %v", err, time.Since(start))
+	}
+}
+
+func BenchmarkRecord(b *testing.B) {
+	s := newStats()
+	for i := 0; i < b.N; i++ {
+		s.mu.Lock()
+		_ = s.ivHist.RecordValue(int64(i%100000 + 1))
+		_ = s.total.RecordValue(int64(i%100000 + 1))
+		s.mu.Unlock()
+	}
+}
