@@ -82,6 +82,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			factsCommand(),
 			provisionCommand(),
 			credentialsCommand(),
+			benchCommand(),
 			tuneCommand(),
 			labCommand(),
 		},

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/urfave/cli/v2"
+
+	"pidb/bench"
+	"pidb/bench/tpcb"
+	"pidb/facts"
+	"pidb/fleet"
+	"pidb/inventory"
+	"pidb/output"
+	"pidb/remote"
+	"pidb/results"
+	"pidb/secrets"
+)
+
+func benchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "bench",
+		Usage:     "run a workload on each Pi from this machine, and save the run",
+		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--via auto|direct|ssh] [--out DIR] [--json]",
+		Flags: append(fleetFlags(),
+			&cli.StringFlag{Name: "workload", Usage: "tpcb (default on PostgreSQL)"},
+			&cli.IntFlag{Name: "clients", Usage: "client connections (default: the inventory's [bench], else 8)"},
+			&cli.DurationFlag{Name: "duration", Usage: "measured time (default: the inventory's [bench], else 5m)"},
+			&cli.IntFlag{Name: "scale", Usage: "tpcb: pgbench's scale (default 10)"},
+			&cli.DurationFlag{Name: "warmup", Usage: "time before measuring (default: the inventory's [bench], else 10s)"},
+			&cli.DurationFlag{Name: "interval", Usage: "one point of the series per `D` (default 1s)"},
+			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
+			&cli.StringFlag{Name: "out", Usage: "save runs under `DIR`", Value: "pidb-results"},
+		),
+		Action: runBench,
+	}
+}
+
+// benchJSON is one host as `pidb bench --json` prints it.
+type benchJSON struct {
+	Host         string           `json:"host"`
+	Workload     string           `json:"workload"`
+	Engine       string           `json:"engine"`
+	Clients      int              `json:"clients"`
+	DurationS    float64          `json:"duration_s"`
+	Transactions int64            `json:"transactions"`
+	TPS          float64          `json:"tps"`
+	QPS          float64          `json:"qps"`
+	LatencyMs    results.Latency  `json:"latency_ms"`
+	P95Ms        float64          `json:"p95_ms"`
+	Errors       map[string]int64 `json:"errors"`
+	RunDir       string           `json:"run_dir"`
+	Error        string           `json:"error,omitempty"`
+}
+
+// benchParams resolves one host's parameters: flags over [host.bench] over [bench].
+type benchParams struct {
+	workload                   string
+	clients, scale             int
+	duration, warmup, interval time.Duration
+	via                        string
+}
+
+func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
+	p := benchParams{
+		workload: h.Bench.String("workload", ""),
+		clients:  h.Bench.Int("clients", 8),
+		scale:    h.Bench.Int("scale", 10),
+		duration: h.Bench.Duration("duration", 5*time.Minute),
+		warmup:   h.Bench.Duration("warmup", 10*time.Second),
+		interval: h.Bench.Duration("interval", time.Second),
+		via:      h.Bench.String("via", "auto"),
+	}
+	if c.IsSet("workload") {
+		p.workload = c.String("workload")
+	}
+	if c.IsSet("clients") {
+		p.clients = c.Int("clients")
+	}
+	if c.IsSet("scale") {
+		p.scale = c.Int("scale")
+	}
+	if c.IsSet("duration") {
+		p.duration = c.Duration("duration")
+	}
+	if c.IsSet("warmup") {
+		p.warmup = c.Duration("warmup")
+	}
+	if c.IsSet("interval") {
+		p.interval = c.Duration("interval")
+	}
+	if c.IsSet("via") {
+		p.via = c.String("via")
+	}
+	if p.workload == "" {
+		p.workload = map[bool]string{true: "tpcb", false: "oltp-read-only"}[h.Engine == "postgres"]
+	}
+	switch {
+	case p.workload != "tpcb" && (p.workload == "oltp-read-only" || p.workload == "quiz"):
+		return p, usagef("%s: workload %q is not built yet: this pidb runs tpcb (PostgreSQL)", h.Name, p.workload)
+	case p.workload != "tpcb":
+		return p, usagef("%s: unknown workload %q", h.Name, p.workload)
+	case h.Engine != "postgres":
+		return p, usagef("%s: workload tpcb needs PostgreSQL; the host's engine is %s", h.Name, h.Engine)
+	case p.clients < 1 || p.scale < 1 || p.duration <= 0 || p.warmup < 0 || p.interval <= 0:
+		return p, usagef("%s: clients and scale must be at least 1, duration and interval more than zero", h.Name)
+	}
+	switch p.via {
+	case "auto":
+		p.via = "ssh"
+		if len(h.AllowFrom) > 0 {
+			p.via = "direct"
+		}
+	case "direct", "ssh":
+	default:
+		return p, usagef("--via %q: want auto, direct or ssh", p.via)
+	}
+	return p, nil
+}
+
+func runBench(c *cli.Context) error {
+	inv, hosts, err := loadHosts(c)
+	if err != nil {
+		return err
+	}
+	params := map[string]benchParams{}
+	for _, h := range hosts {
+		p, err := paramsFor(c, h)
+		if err != nil {
+			return err // a workload that does not fit a host: exit 2 before anything runs
+		}
+		params[h.Name] = p
+	}
+	opt, done, err := fleetOptions(c, hosts)
+	if err != nil {
+		return err
+	}
+	defer done()
+	out := c.String("out")
+	results_ := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (benchJSON, error) {
+		return benchHost(ctx, inv, h, r, params[h.Name], out, step)
+	})
+	var rows [][]string
+	var js []benchJSON
+	for _, res := range results_ {
+		b := res.Value
+		b.Host = res.Host.Name
+		if res.Err != nil {
+			b.Error = res.Err.Error()
+		}
+		js = append(js, b)
+		if res.Err != nil {
+			rows = append(rows, []string{b.Host, params[b.Host].workload, "", "", "", "", "", "", "FAILED (see stderr)", ""})
+			continue
+		}
+		var errs []string
+		for k, v := range b.Errors {
+			errs = append(errs, fmt.Sprintf("%s:%d", k, v))
+		}
+		rows = append(rows, []string{b.Host, b.Workload, strconv.Itoa(b.Clients), strconv.FormatInt(b.Transactions, 10),
+			fmt.Sprintf("%.1f", b.TPS), fmt.Sprintf("%.3f", b.LatencyMs.Avg), fmt.Sprintf("%.3f", b.P95Ms),
+			fmt.Sprintf("%.3f", b.LatencyMs.P99), strings.Join(errs, ","), b.RunDir})
+	}
+	if c.Bool("json") {
+		if err := output.JSON(c.App.Writer, js); err != nil {
+			return err
+		}
+	} else if err := output.Table(c.App.Writer, []string{"HOST", "WORKLOAD", "CLIENTS", "TRANSACTIONS", "TPS", "AVG_MS", "P95_MS", "P99_MS", "ERRORS", "RUN"}, rows); err != nil {
+		return err
+	}
+	return fleet.Err(results_)
+}
+
+// benchHost runs the workload on one host and saves the run.
+func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, r *remote.Client, p benchParams, out string, step func(string)) (benchJSON, error) {
+	step("gathering facts")
+	f, err := facts.Collect(ctx, r, h)
+	if err != nil {
+		return benchJSON{}, err
+	}
+	if f.Engine.Flavor != "postgres" || !f.Engine.Running {
+		return benchJSON{}, fmt.Errorf("%s: PostgreSQL is not running here: run pidb provision first", h.Name)
+	}
+	sec, err := secrets.Load(inv.Path, h.Name)
+	if err != nil {
+		return benchJSON{}, err
+	}
+	if sec.Pidb == "" {
+		return benchJSON{}, fmt.Errorf("%s: no password for the pidb account: run pidb provision -i %s first", h.Name, inv.Path)
+	}
+	cfg, err := pgconn.ParseConfig("user=pidb dbname=pidb sslmode=disable connect_timeout=10")
+	if err != nil {
+		return benchJSON{}, err
+	}
+	cfg.Password = sec.Pidb
+	cfg.Host, cfg.Port = h.Address, 5432
+	if p.via == "ssh" {
+		local, stop, err := r.Forward("127.0.0.1:5432")
+		if err != nil {
+			return benchJSON{}, err
+		}
+		defer stop()
+		host, port, _ := net.SplitHostPort(local)
+		n, _ := strconv.Atoi(port)
+		cfg.Host, cfg.Port = host, uint16(n)
+	}
+	w := &tpcb.Workload{Config: cfg, Scale: p.scale, Log: step}
+	step("preparing tpcb")
+	if err := w.Prepare(ctx); err != nil {
+		return benchJSON{}, fmt.Errorf("%s: prepare tpcb: %w", h.Name, err)
+	}
+	settings, err := liveSettings(ctx, cfg)
+	if err != nil {
+		return benchJSON{}, fmt.Errorf("%s: read the live settings: %w", h.Name, err)
+	}
+	start := time.Now()
+	step(fmt.Sprintf("running tpcb: %d clients, %s (after %s warm-up)", p.clients, p.duration, p.warmup))
+	sum, series, err := bench.Run(ctx, w, bench.Options{Clients: p.clients, Duration: p.duration, Warmup: p.warmup, Interval: p.interval,
+		OnInterval: func(iv results.Interval) {
+			step(fmt.Sprintf("%6.0fs  tps %8.1f  p95 %7.2f ms  errors %d", iv.T, iv.TPS, iv.P95Ms, iv.Errors))
+		}})
+	if err != nil {
+		return benchJSON{}, fmt.Errorf("%s: tpcb: %w", h.Name, err)
+	}
+	var factsMap map[string]any
+	if data, err := json.Marshal(f); err == nil {
+		_ = json.Unmarshal(data, &factsMap)
+	}
+	run := results.Run{ID: results.NewID(start, "tpcb"), Kind: "bench", Host: h.Name, Started: start, Finished: time.Now(),
+		Facts: factsMap, Settings: settings,
+		Workload: results.Workload{Name: "tpcb", Engine: "postgres", Clients: p.clients, DurationS: p.duration.Seconds(),
+			WarmupS: p.warmup.Seconds(), Scale: p.scale, Protocol: "simple", Via: p.via},
+		Summary: sum, Series: series}
+	dir, err := results.Save(out, run)
+	if err != nil {
+		return benchJSON{}, fmt.Errorf("%s: save the run: %w", h.Name, err)
+	}
+	return benchJSON{Workload: "tpcb", Engine: "postgres", Clients: p.clients, DurationS: sum.MeasuredS, Transactions: sum.Transactions,
+		TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, RunDir: dir}, nil
+}
+
+// liveSettings reads the settings the server took from its configuration
+// files, as they are live.
+func liveSettings(ctx context.Context, cfg *pgconn.Config) ([]results.Setting, error) {
+	c, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close(ctx)
+	res, err := c.Exec(ctx, "SELECT name, current_setting(name) FROM pg_settings WHERE source = 'configuration file' ORDER BY name").ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	var out []results.Setting
+	for _, row := range res[0].Rows {
+		out = append(out, results.Setting{Name: string(row[0]), Value: string(row[1])})
+	}
+	return out, nil
+}

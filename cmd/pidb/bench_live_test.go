@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"pidb/internal/labtest"
+	"pidb/results"
+)
+
+// TestBenchTPCB runs the issue's tpcb case on pi4 (scale 1 to keep the lab
+// test short), directly and through SSH, and checks the result against
+// what the server itself counted.
+func TestBenchTPCB(t *testing.T) {
+	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	pi4 := labtest.Host(t, inv, "pi4")
+	pi4.User = "root"
+	if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi4"); code != 0 {
+		t.Fatalf("provision pi4: exit %d\n%s", code, errOut)
+	}
+	commits := func() int64 {
+		out := labtest.MustSSH(t, pi4, `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT pg_stat_force_next_flush()" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'pidb'"`)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		n, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+		if err != nil {
+			t.Fatalf("xact_commit: %q", out)
+		}
+		return n
+	}
+	out := t.TempDir()
+	for _, via := range []string{"direct", "ssh"} {
+		t.Run(via, func(t *testing.T) {
+			// load first, so the counted commits are the run's
+			if code, _, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1",
+				"--clients", "2", "--duration", "1s", "--warmup", "0s", "--out", out); code != 0 {
+				t.Fatalf("load: exit %d\n%s", code, errOut)
+			}
+			rows := labtest.MustSSH(t, pi4, `cd /tmp && runuser -u postgres -- psql -AtX -d pidb -c "SELECT (SELECT count(*) FROM pgbench_branches) || ' ' || (SELECT count(*) FROM pgbench_tellers) || ' ' || (SELECT count(*) FROM pgbench_accounts)"`)
+			if strings.TrimSpace(rows) != "1 10 100000" {
+				t.Errorf("rows at scale 1: %q, want pgbench's 1 10 100000", rows)
+			}
+			before := commits()
+			code, stdout, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1",
+				"--clients", "4", "--duration", "3s", "--warmup", "1s", "--via", via, "--json", "--out", out)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, errOut)
+			}
+			after := commits()
+			var res []benchJSON
+			if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
+				t.Fatalf("not one result: %v\n%s", err, stdout)
+			}
+			b := res[0]
+			if b.Host != "pi4" || b.TPS <= 0 || b.P95Ms <= 0 || b.Transactions == 0 || len(b.Errors) != 0 {
+				t.Errorf("result %+v", b)
+			}
+			if b.QPS < 6.9*b.TPS || b.QPS > 7.1*b.TPS {
+				t.Errorf("qps %.1f is not 7 statements per transaction at tps %.1f", b.QPS, b.TPS)
+			}
+			// the server committed every measured transaction, plus those of
+			// the warm-up, the transactions cut at the end, and a few of its own
+			if got := after - before; got < b.Transactions || got > b.Transactions*2+200 {
+				t.Errorf("server commits %d for %d measured transactions", got, b.Transactions)
+			}
+			run, err := results.Load(filepath.Join(b.RunDir, "run.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Workload.Via != via || run.Summary.Transactions != b.Transactions || len(run.Series) < 3 || run.Facts["model"] != "Raspberry Pi 4 Model B Rev 1.4" || len(run.Settings) == 0 {
+				t.Errorf("saved run: via %s, %d transactions, %d points, facts %v, %d settings", run.Workload.Via, run.Summary.Transactions, len(run.Series), run.Facts["model"], len(run.Settings))
+			}
+		})
+	}
+	if code, _, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi3", "--workload", "tpcb"); code != 2 || !strings.Contains(errOut, "tpcb needs PostgreSQL") {
+		t.Errorf("tpcb on a MariaDB host: exit %d %s", code, errOut)
+	}
+}
