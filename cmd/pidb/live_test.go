@@ -25,12 +25,10 @@ func TestFactsOnTheLab(t *testing.T) {
 	want := map[string]struct {
 		model          string
 		mem, ram, cpus float64
-		target         string
-		desktop        bool
 	}{
-		"pi4":  {"Raspberry Pi 4 Model B Rev 1.4", 3884376 * 1024, 4 << 30, 4, "graphical.target", true},
-		"pi3":  {"Raspberry Pi 3 Model B Rev 1.2", 948304 * 1024, 1 << 30, 4, "graphical.target", true},
-		"zero": {"Raspberry Pi Zero W Rev 1.1", 443452 * 1024, 512 << 20, 1, "multi-user.target", false},
+		"pi4":  {"Raspberry Pi 4 Model B Rev 1.4", 3884376 * 1024, 4 << 30, 4},
+		"pi3":  {"Raspberry Pi 3 Model B Rev 1.2", 948304 * 1024, 1 << 30, 4},
+		"zero": {"Raspberry Pi Zero W Rev 1.1", 443452 * 1024, 512 << 20, 1},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d hosts in the JSON, want %d", len(got), len(want))
@@ -41,8 +39,10 @@ func TestFactsOnTheLab(t *testing.T) {
 			t.Errorf("unexpected host %v", f["host"])
 			continue
 		}
+		// (the boot target and the desktop change when other tests provision
+		// the hosts; TestLabLifecycle checks them on pristine hosts)
 		if f["model"] != w.model || f["mem_bytes"] != w.mem || f["ram_bytes"] != w.ram || f["cpus"] != w.cpus ||
-			f["boot_target"] != w.target || f["desktop"] != w.desktop || f["thermal"] != true || f["storage"] != "sd" || f["os_id"] != "debian" {
+			f["thermal"] != true || f["storage"] != "sd" || f["os_id"] != "debian" {
 			t.Errorf("%s: %v", f["host"], f)
 		}
 	}
