@@ -35,7 +35,7 @@ trap 'bin/pidb lab down >/dev/null 2>&1 || true' EXIT
 # -p 1: one package at a time, since some lab tests change the hosts
 # (provisioning installs databases) and others measure them
 log "go test -race -p 1 ./... (with the lab at $PIDB_LAB)"
-go test -race -p 1 -count=1 ./...
+go test -race -p 1 -count=1 -timeout 15m ./...
 
 log "lab lifecycle: kill, up again, down leaves nothing"
 PIDB_LAB_LIFECYCLE=1 go test -count=1 -run '^TestLabLifecycle$' -v ./lab
