@@ -9,10 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/urfave/cli/v2"
 
 	"pidb/bench"
+	"pidb/bench/oltp"
 	"pidb/bench/tpcb"
 	"pidb/facts"
 	"pidb/fleet"
@@ -29,10 +31,12 @@ func benchCommand() *cli.Command {
 		Usage:     "run a workload on each Pi from this machine, and save the run",
 		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--via auto|direct|ssh] [--out DIR] [--json]",
 		Flags: append(fleetFlags(),
-			&cli.StringFlag{Name: "workload", Usage: "tpcb (default on PostgreSQL)"},
+			&cli.StringFlag{Name: "workload", Usage: "tpcb (default on PostgreSQL) or oltp-read-only (default on MySQL/MariaDB)"},
 			&cli.IntFlag{Name: "clients", Usage: "client connections (default: the inventory's [bench], else 8)"},
 			&cli.DurationFlag{Name: "duration", Usage: "measured time (default: the inventory's [bench], else 5m)"},
 			&cli.IntFlag{Name: "scale", Usage: "tpcb: pgbench's scale (default 10)"},
+			&cli.IntFlag{Name: "tables", Usage: "oltp-read-only: sbtest tables (default 1)"},
+			&cli.IntFlag{Name: "table-size", Usage: "oltp-read-only: rows per table (default 10000)"},
 			&cli.DurationFlag{Name: "warmup", Usage: "time before measuring (default: the inventory's [bench], else 10s)"},
 			&cli.DurationFlag{Name: "interval", Usage: "one point of the series per `D` (default 1s)"},
 			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
@@ -63,19 +67,22 @@ type benchJSON struct {
 type benchParams struct {
 	workload                   string
 	clients, scale             int
+	tables, tableSize          int
 	duration, warmup, interval time.Duration
 	via                        string
 }
 
 func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 	p := benchParams{
-		workload: h.Bench.String("workload", ""),
-		clients:  h.Bench.Int("clients", 8),
-		scale:    h.Bench.Int("scale", 10),
-		duration: h.Bench.Duration("duration", 5*time.Minute),
-		warmup:   h.Bench.Duration("warmup", 10*time.Second),
-		interval: h.Bench.Duration("interval", time.Second),
-		via:      h.Bench.String("via", "auto"),
+		workload:  h.Bench.String("workload", ""),
+		clients:   h.Bench.Int("clients", 8),
+		scale:     h.Bench.Int("scale", 10),
+		tables:    h.Bench.Int("tables", 1),
+		tableSize: h.Bench.Int("table_size", 10000),
+		duration:  h.Bench.Duration("duration", 5*time.Minute),
+		warmup:    h.Bench.Duration("warmup", 10*time.Second),
+		interval:  h.Bench.Duration("interval", time.Second),
+		via:       h.Bench.String("via", "auto"),
 	}
 	if c.IsSet("workload") {
 		p.workload = c.String("workload")
@@ -88,6 +95,12 @@ func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 	}
 	if c.IsSet("duration") {
 		p.duration = c.Duration("duration")
+	}
+	if c.IsSet("tables") {
+		p.tables = c.Int("tables")
+	}
+	if c.IsSet("table-size") {
+		p.tableSize = c.Int("table-size")
 	}
 	if c.IsSet("warmup") {
 		p.warmup = c.Duration("warmup")
@@ -102,11 +115,11 @@ func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 		p.workload = map[bool]string{true: "tpcb", false: "oltp-read-only"}[h.Engine == "postgres"]
 	}
 	switch {
-	case p.workload != "tpcb" && (p.workload == "oltp-read-only" || p.workload == "quiz"):
-		return p, usagef("%s: workload %q is not built yet: this pidb runs tpcb (PostgreSQL)", h.Name, p.workload)
-	case p.workload != "tpcb":
+	case p.workload == "quiz" || (p.workload == "oltp-read-only" && h.Engine == "postgres"):
+		return p, usagef("%s: workload %q on %s is not built yet: this pidb runs tpcb on PostgreSQL and oltp-read-only on MySQL/MariaDB", h.Name, p.workload, h.Engine)
+	case p.workload != "tpcb" && p.workload != "oltp-read-only":
 		return p, usagef("%s: unknown workload %q", h.Name, p.workload)
-	case h.Engine != "postgres":
+	case p.workload == "tpcb" && h.Engine != "postgres":
 		return p, usagef("%s: workload tpcb needs PostgreSQL; the host's engine is %s", h.Name, h.Engine)
 	case p.clients < 1 || p.scale < 1 || p.duration <= 0 || p.warmup < 0 || p.interval <= 0:
 		return p, usagef("%s: clients and scale must be at least 1, duration and interval more than zero", h.Name)
@@ -184,8 +197,8 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 	if err != nil {
 		return benchJSON{}, err
 	}
-	if f.Engine.Flavor != "postgres" || !f.Engine.Running {
-		return benchJSON{}, fmt.Errorf("%s: PostgreSQL is not running here: run pidb provision first", h.Name)
+	if !f.Engine.Running {
+		return benchJSON{}, fmt.Errorf("%s: no database server is running here: run pidb provision first", h.Name)
 	}
 	sec, err := secrets.Load(inv.Path, h.Name)
 	if err != nil {
@@ -194,54 +207,72 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 	if sec.Pidb == "" {
 		return benchJSON{}, fmt.Errorf("%s: no password for the pidb account: run pidb provision -i %s first", h.Name, inv.Path)
 	}
-	cfg, err := pgconn.ParseConfig("user=pidb dbname=pidb sslmode=disable connect_timeout=10")
-	if err != nil {
-		return benchJSON{}, err
+	host, port := h.Address, 5432
+	if h.Engine != "postgres" {
+		port = 3306
 	}
-	cfg.Password = sec.Pidb
-	cfg.Host, cfg.Port = h.Address, 5432
 	if p.via == "ssh" {
-		local, stop, err := r.Forward("127.0.0.1:5432")
+		local, stop, err := r.Forward(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
 			return benchJSON{}, err
 		}
 		defer stop()
-		host, port, _ := net.SplitHostPort(local)
-		n, _ := strconv.Atoi(port)
-		cfg.Host, cfg.Port = host, uint16(n)
+		lh, lp, _ := net.SplitHostPort(local)
+		host = lh
+		port, _ = strconv.Atoi(lp)
 	}
-	w := &tpcb.Workload{Config: cfg, Scale: p.scale, Log: step}
-	step("preparing tpcb")
-	if err := w.Prepare(ctx); err != nil {
-		return benchJSON{}, fmt.Errorf("%s: prepare tpcb: %w", h.Name, err)
-	}
-	settings, err := liveSettings(ctx, cfg)
-	if err != nil {
-		return benchJSON{}, fmt.Errorf("%s: read the live settings: %w", h.Name, err)
+	var (
+		w        bench.Workload
+		settings []results.Setting
+		wl       = results.Workload{Name: p.workload, Engine: f.Engine.Flavor, Clients: p.clients, DurationS: p.duration.Seconds(),
+			WarmupS: p.warmup.Seconds(), Via: p.via}
+	)
+	if p.workload == "tpcb" {
+		cfg, err := pgconn.ParseConfig("user=pidb dbname=pidb sslmode=disable connect_timeout=10")
+		if err != nil {
+			return benchJSON{}, err
+		}
+		cfg.Password, cfg.Host, cfg.Port = sec.Pidb, host, uint16(port)
+		w = &tpcb.Workload{Config: cfg, Scale: p.scale, Log: step}
+		wl.Scale, wl.Protocol = p.scale, "simple"
+		step("preparing tpcb")
+		if err := w.Prepare(ctx); err != nil {
+			return benchJSON{}, fmt.Errorf("%s: prepare tpcb: %w", h.Name, err)
+		}
+		if settings, err = liveSettings(ctx, cfg); err != nil {
+			return benchJSON{}, fmt.Errorf("%s: read the live settings: %w", h.Name, err)
+		}
+	} else {
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "pidb", sec.Pidb, "tcp", net.JoinHostPort(host, strconv.Itoa(port)), "pidb"
+		cfg.Timeout = 10 * time.Second
+		w = &oltp.Workload{Config: cfg, Tables: p.tables, TableSize: p.tableSize, Log: step}
+		wl.Tables, wl.TableSize, wl.Protocol = p.tables, p.tableSize, "prepared"
+		step("preparing oltp-read-only")
+		if err := w.Prepare(ctx); err != nil {
+			return benchJSON{}, fmt.Errorf("%s: prepare oltp-read-only: %w", h.Name, err)
+		}
 	}
 	start := time.Now()
-	step(fmt.Sprintf("running tpcb: %d clients, %s (after %s warm-up)", p.clients, p.duration, p.warmup))
+	step(fmt.Sprintf("running %s: %d clients, %s (after %s warm-up)", p.workload, p.clients, p.duration, p.warmup))
 	sum, series, err := bench.Run(ctx, w, bench.Options{Clients: p.clients, Duration: p.duration, Warmup: p.warmup, Interval: p.interval,
 		OnInterval: func(iv results.Interval) {
-			step(fmt.Sprintf("%6.0fs  tps %8.1f  p95 %7.2f ms  errors %d", iv.T, iv.TPS, iv.P95Ms, iv.Errors))
+			step(fmt.Sprintf("%6.0fs  tps %8.1f  qps %9.1f  p95 %7.2f ms  errors %d", iv.T, iv.TPS, iv.QPS, iv.P95Ms, iv.Errors))
 		}})
 	if err != nil {
-		return benchJSON{}, fmt.Errorf("%s: tpcb: %w", h.Name, err)
+		return benchJSON{}, fmt.Errorf("%s: %s: %w", h.Name, p.workload, err)
 	}
 	var factsMap map[string]any
 	if data, err := json.Marshal(f); err == nil {
 		_ = json.Unmarshal(data, &factsMap)
 	}
-	run := results.Run{ID: results.NewID(start, "tpcb"), Kind: "bench", Host: h.Name, Started: start, Finished: time.Now(),
-		Facts: factsMap, Settings: settings,
-		Workload: results.Workload{Name: "tpcb", Engine: "postgres", Clients: p.clients, DurationS: p.duration.Seconds(),
-			WarmupS: p.warmup.Seconds(), Scale: p.scale, Protocol: "simple", Via: p.via},
-		Summary: sum, Series: series}
+	run := results.Run{ID: results.NewID(start, p.workload), Kind: "bench", Host: h.Name, Started: start, Finished: time.Now(),
+		Facts: factsMap, Settings: settings, Workload: wl, Summary: sum, Series: series}
 	dir, err := results.Save(out, run)
 	if err != nil {
 		return benchJSON{}, fmt.Errorf("%s: save the run: %w", h.Name, err)
 	}
-	return benchJSON{Workload: "tpcb", Engine: "postgres", Clients: p.clients, DurationS: sum.MeasuredS, Transactions: sum.Transactions,
+	return benchJSON{Workload: p.workload, Engine: f.Engine.Flavor, Clients: p.clients, DurationS: sum.MeasuredS, Transactions: sum.Transactions,
 		TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, RunDir: dir}, nil
 }
 

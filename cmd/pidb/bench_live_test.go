@@ -79,3 +79,53 @@ func TestBenchTPCB(t *testing.T) {
 		t.Errorf("tpcb on a MariaDB host: exit %d %s", code, errOut)
 	}
 }
+
+// TestBenchOLTPReadOnly runs sysbench's oltp_read_only on pi3's MariaDB and
+// checks it against the server's own count of selects.
+func TestBenchOLTPReadOnly(t *testing.T) {
+	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	pi3 := labtest.Host(t, inv, "pi3")
+	pi3.User = "root"
+	if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi3"); code != 0 {
+		t.Fatalf("provision pi3: exit %d\n%s", code, errOut)
+	}
+	selects := func() int64 {
+		out := labtest.MustSSH(t, pi3, `mariadb -NBe "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"`)
+		f := strings.Fields(out)
+		n, err := strconv.ParseInt(f[len(f)-1], 10, 64)
+		if err != nil {
+			t.Fatalf("Com_stmt_execute: %q", out)
+		}
+		return n
+	}
+	out := t.TempDir()
+	args := []string{"bench", "-i", inv.Path, "--limit", "pi3", "--workload", "oltp-read-only", "--table-size", "5000", "--clients", "4", "--out", out}
+	if code, _, errOut := runPidb(t, append(args, "--duration", "1s", "--warmup", "0s")...); code != 0 {
+		t.Fatalf("load: exit %d\n%s", code, errOut)
+	}
+	if rows := strings.TrimSpace(labtest.MustSSH(t, pi3, `mariadb -NBe "SELECT COUNT(*), COUNT(DISTINCT id), MAX(LENGTH(c)), MAX(LENGTH(pad)) FROM pidb.sbtest1"`)); rows != "5000\t5000\t119\t59" {
+		t.Errorf("sbtest1: %q, want 5000 rows with sysbench's 119- and 59-character c and pad", rows)
+	}
+	before := selects()
+	code, stdout, errOut := runPidb(t, append(args, "--duration", "3s", "--warmup", "1s", "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	after := selects()
+	var res []benchJSON
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
+		t.Fatalf("not one result: %v\n%s", err, stdout)
+	}
+	b := res[0]
+	if b.Workload != "oltp-read-only" || b.Engine != "mariadb" || b.QPS <= 0 || len(b.Errors) != 0 {
+		t.Errorf("result %+v", b)
+	}
+	if b.QPS < 15.9*b.TPS || b.QPS > 16.1*b.TPS {
+		t.Errorf("qps %.1f is not 16 statements per transaction at tps %.1f", b.QPS, b.TPS)
+	}
+	// 14 prepared selects per transaction; the warm-up and the cut-off ones add some
+	if got := after - before; got < 14*b.Transactions || got > 14*b.Transactions*2+1000 {
+		t.Errorf("the server executed %d prepared statements for %d measured transactions", got, b.Transactions)
+	}
+}

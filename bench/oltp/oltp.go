@@ -1,0 +1,222 @@
+// Package oltp is sysbench's oltp_read_only on MySQL and MariaDB, native in
+// Go: the sbtest tables as sysbench's oltp_common prepares them, and per
+// transaction 10 point selects, a simple range, a sum range, an order range
+// and a distinct range of 100 rows, between BEGIN and COMMIT, with server-
+// side prepared statements, as sysbench sends them.
+package oltp
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+
+	"pidb/bench"
+)
+
+// Workload is oltp_read_only.
+type Workload struct {
+	Config    *mysql.Config // a connection to pidb's database
+	Tables    int           // sbtest1..N; default 1
+	TableSize int           // rows per table; default 10000
+	Log       func(string)
+}
+
+const (
+	pointSelects = 10
+	rangeSize    = 100
+)
+
+// Name is the workload's name.
+func (w *Workload) Name() string { return "oltp-read-only" }
+
+func (w *Workload) defaults() {
+	if w.Tables < 1 {
+		w.Tables = 1
+	}
+	if w.TableSize < 1 {
+		w.TableSize = 10000
+	}
+}
+
+func (w *Workload) open() (*sql.DB, error) {
+	c, err := mysql.NewConnector(w.Config)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}
+
+// Prepare creates and fills the tables unless each already holds TableSize rows.
+func (w *Workload) Prepare(ctx context.Context) error {
+	w.defaults()
+	db, err := w.open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for t := 1; t <= w.Tables; t++ {
+		name := fmt.Sprintf("sbtest%d", t)
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+name).Scan(&n); err == nil && n == w.TableSize {
+			continue
+		}
+		w.log(fmt.Sprintf("oltp-read-only: loading %s (%d rows)", name, w.TableSize))
+		stmts := []string{
+			"DROP TABLE IF EXISTS " + name,
+			"CREATE TABLE " + name + " (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = InnoDB",
+		}
+		for _, s := range stmts {
+			if _, err := db.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("oltp-read-only: %w", err)
+			}
+		}
+		for start := 1; start <= w.TableSize; start += 1000 {
+			var b strings.Builder
+			b.WriteString("INSERT INTO " + name + " (k, c, pad) VALUES ")
+			for id := start; id < start+1000 && id <= w.TableSize; id++ {
+				if id > start {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, "(%d,'%s','%s')", rnd.IntN(w.TableSize)+1, digits(rnd, 10), digits(rnd, 5))
+			}
+			if _, err := db.ExecContext(ctx, b.String()); err != nil {
+				return fmt.Errorf("oltp-read-only: load %s: %w", name, err)
+			}
+		}
+		// sysbench creates the secondary index after the load
+		if _, err := db.ExecContext(ctx, "CREATE INDEX k_1 ON "+name+"(k)"); err != nil {
+			return fmt.Errorf("oltp-read-only: %w", err)
+		}
+	}
+	return nil
+}
+
+// digits is sysbench's c and pad text: groups of 11 random digits joined by '-' (10 groups, 119 characters, for c; 5 for pad).
+func digits(rnd *rand.Rand, groups int) string {
+	b := make([]byte, 0, groups*12)
+	for g := 0; g < groups; g++ {
+		if g > 0 {
+			b = append(b, '-')
+		}
+		for i := 0; i < 11; i++ {
+			b = append(b, byte('0'+rnd.IntN(10)))
+		}
+	}
+	return string(b)
+}
+
+func (w *Workload) log(s string) {
+	if w.Log != nil {
+		w.Log(s)
+	}
+}
+
+// ErrorKind names MySQL errors by number; a lost connection reconnects.
+func (w *Workload) ErrorKind(err error) (string, bool) {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return fmt.Sprintf("mysql %d", me.Number), false
+	}
+	return "connection", true // any other error leaves the connection in doubt
+}
+
+var queries = map[string]string{
+	"point_select":   "SELECT c FROM %s WHERE id=?",
+	"simple_range":   "SELECT c FROM %s WHERE id BETWEEN ? AND ?",
+	"sum_range":      "SELECT SUM(k) FROM %s WHERE id BETWEEN ? AND ?",
+	"order_range":    "SELECT c FROM %s WHERE id BETWEEN ? AND ? ORDER BY c",
+	"distinct_range": "SELECT DISTINCT c FROM %s WHERE id BETWEEN ? AND ? ORDER BY c",
+}
+
+type worker struct {
+	db    *sql.DB
+	conn  *sql.Conn
+	stmts []map[string]*sql.Stmt // per table
+	rnd   *rand.Rand
+	size  int
+}
+
+// NewWorker connects one client and prepares its statements on its connection.
+func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) {
+	w.defaults()
+	db, err := w.open()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	wk := &worker{db: db, conn: conn, rnd: rand.New(rand.NewPCG(rand.Uint64(), uint64(id))), size: w.TableSize}
+	for t := 1; t <= w.Tables; t++ {
+		m := map[string]*sql.Stmt{}
+		for name, q := range queries {
+			st, err := conn.PrepareContext(ctx, fmt.Sprintf(q, fmt.Sprintf("sbtest%d", t)))
+			if err != nil {
+				wk.Close()
+				return nil, err
+			}
+			m[name] = st
+		}
+		wk.stmts = append(wk.stmts, m)
+	}
+	return wk, nil
+}
+
+func drain(rows *sql.Rows, err error) error {
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return err
+	}
+	return rows.Close()
+}
+
+// Do runs one oltp_read_only transaction: 16 statements with BEGIN and COMMIT.
+func (wk *worker) Do(ctx context.Context) (bench.Outcome, error) {
+	out := bench.Outcome{Op: "oltp_read_only"}
+	st := wk.stmts[wk.rnd.IntN(len(wk.stmts))]
+	if _, err := wk.conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return out, err
+	}
+	out.Queries++
+	for i := 0; i < pointSelects; i++ {
+		if err := drain(st["point_select"].QueryContext(ctx, wk.rnd.IntN(wk.size)+1)); err != nil {
+			return out, err
+		}
+		out.Queries++
+	}
+	for _, name := range []string{"simple_range", "sum_range", "order_range", "distinct_range"} {
+		lo := wk.rnd.IntN(max(wk.size-rangeSize, 1)) + 1
+		if err := drain(st[name].QueryContext(ctx, lo, lo+rangeSize-1)); err != nil {
+			return out, err
+		}
+		out.Queries++
+	}
+	if _, err := wk.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return out, err
+	}
+	out.Queries++
+	return out, nil
+}
+
+func (wk *worker) Close() error {
+	for _, m := range wk.stmts {
+		for _, s := range m {
+			s.Close()
+		}
+	}
+	wk.conn.Close()
+	return wk.db.Close()
+}
