@@ -15,6 +15,7 @@ import (
 
 	"pidb/bench"
 	"pidb/bench/oltp"
+	"pidb/bench/quiz"
 	"pidb/bench/tpcb"
 	"pidb/facts"
 	"pidb/fleet"
@@ -31,10 +32,10 @@ func benchCommand() *cli.Command {
 		Usage:     "run a workload on each Pi from this machine, and save the run",
 		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--via auto|direct|ssh] [--out DIR] [--json]",
 		Flags: append(fleetFlags(),
-			&cli.StringFlag{Name: "workload", Usage: "tpcb (default on PostgreSQL) or oltp-read-only (default on MySQL/MariaDB)"},
+			&cli.StringFlag{Name: "workload", Usage: "tpcb (default on PostgreSQL), oltp-read-only (default on MySQL/MariaDB) or quiz"},
 			&cli.IntFlag{Name: "clients", Usage: "client connections (default: the inventory's [bench], else 8)"},
 			&cli.DurationFlag{Name: "duration", Usage: "measured time (default: the inventory's [bench], else 5m)"},
-			&cli.IntFlag{Name: "scale", Usage: "tpcb: pgbench's scale (default 10)"},
+			&cli.IntFlag{Name: "scale", Usage: "tpcb: pgbench's scale (default 10); quiz: users (default 1000)"},
 			&cli.IntFlag{Name: "tables", Usage: "oltp-read-only: sbtest tables (default 1)"},
 			&cli.IntFlag{Name: "table-size", Usage: "oltp-read-only: rows per table (default 10000)"},
 			&cli.DurationFlag{Name: "warmup", Usage: "time before measuring (default: the inventory's [bench], else 10s)"},
@@ -76,7 +77,7 @@ func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 	p := benchParams{
 		workload:  h.Bench.String("workload", ""),
 		clients:   h.Bench.Int("clients", 8),
-		scale:     h.Bench.Int("scale", 10),
+		scale:     h.Bench.Int("scale", 0), // by workload, below
 		tables:    h.Bench.Int("tables", 1),
 		tableSize: h.Bench.Int("table_size", 10000),
 		duration:  h.Bench.Duration("duration", 5*time.Minute),
@@ -114,10 +115,16 @@ func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 	if p.workload == "" {
 		p.workload = map[bool]string{true: "tpcb", false: "oltp-read-only"}[h.Engine == "postgres"]
 	}
+	if p.scale == 0 {
+		p.scale = 10 // pgbench's scale
+		if p.workload == "quiz" {
+			p.scale = 1000 // users, as in the write-up
+		}
+	}
 	switch {
-	case p.workload == "quiz" || (p.workload == "oltp-read-only" && h.Engine == "postgres"):
-		return p, usagef("%s: workload %q on %s is not built yet: this pidb runs tpcb on PostgreSQL and oltp-read-only on MySQL/MariaDB", h.Name, p.workload, h.Engine)
-	case p.workload != "tpcb" && p.workload != "oltp-read-only":
+	case h.Engine == "postgres" && (p.workload == "quiz" || p.workload == "oltp-read-only"):
+		return p, usagef("%s: workload %q on PostgreSQL is not built yet: this pidb runs tpcb on PostgreSQL, and oltp-read-only and quiz on MySQL/MariaDB", h.Name, p.workload)
+	case p.workload != "tpcb" && p.workload != "oltp-read-only" && p.workload != "quiz":
 		return p, usagef("%s: unknown workload %q", h.Name, p.workload)
 	case p.workload == "tpcb" && h.Engine != "postgres":
 		return p, usagef("%s: workload tpcb needs PostgreSQL; the host's engine is %s", h.Name, h.Engine)
@@ -246,11 +253,16 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 		cfg := mysql.NewConfig()
 		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "pidb", sec.Pidb, "tcp", net.JoinHostPort(host, strconv.Itoa(port)), "pidb"
 		cfg.Timeout = 10 * time.Second
-		w = &oltp.Workload{Config: cfg, Tables: p.tables, TableSize: p.tableSize, Log: step}
-		wl.Tables, wl.TableSize, wl.Protocol = p.tables, p.tableSize, "prepared"
-		step("preparing oltp-read-only")
+		if p.workload == "quiz" {
+			w = &quiz.Workload{Config: cfg, Scale: p.scale, Log: step}
+			wl.Scale, wl.Protocol = p.scale, "prepared"
+		} else {
+			w = &oltp.Workload{Config: cfg, Tables: p.tables, TableSize: p.tableSize, Log: step}
+			wl.Tables, wl.TableSize, wl.Protocol = p.tables, p.tableSize, "prepared"
+		}
+		step("preparing " + p.workload)
 		if err := w.Prepare(ctx); err != nil {
-			return benchJSON{}, fmt.Errorf("%s: prepare oltp-read-only: %w", h.Name, err)
+			return benchJSON{}, fmt.Errorf("%s: prepare %s: %w", h.Name, p.workload, err)
 		}
 	}
 	start := time.Now()

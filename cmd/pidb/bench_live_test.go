@@ -129,3 +129,44 @@ func TestBenchOLTPReadOnly(t *testing.T) {
 		t.Errorf("the server executed %d prepared statements for %d measured transactions", got, b.Transactions)
 	}
 }
+
+// TestBenchQuiz runs the MySQL write-up's quiz workload on pi3: its four
+// tables in their proportions, and point selects the server counted.
+func TestBenchQuiz(t *testing.T) {
+	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	pi3 := labtest.Host(t, inv, "pi3")
+	pi3.User = "root"
+	if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi3"); code != 0 {
+		t.Fatalf("provision pi3: exit %d\n%s", code, errOut)
+	}
+	executed := func() int64 {
+		f := strings.Fields(labtest.MustSSH(t, pi3, `mariadb -NBe "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"`))
+		n, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+		return n
+	}
+	args := []string{"bench", "-i", inv.Path, "--limit", "pi3", "--workload", "quiz", "--scale", "100", "--clients", "8", "--out", t.TempDir()}
+	if code, _, errOut := runPidb(t, append(args, "--duration", "1s", "--warmup", "0s")...); code != 0 {
+		t.Fatalf("load: exit %d\n%s", code, errOut)
+	}
+	if rows := strings.TrimSpace(labtest.MustSSH(t, pi3, `mariadb -NBe "SELECT (SELECT COUNT(*) FROM pidb.user), (SELECT COUNT(*) FROM pidb.question), (SELECT COUNT(*) FROM pidb.answer), (SELECT COUNT(*) FROM pidb.attempt)"`)); rows != "100\t200\t200\t2000" {
+		t.Errorf("quiz rows at 100 users: %q, want 100, 200, 200, 2000", rows)
+	}
+	before := executed()
+	code, stdout, errOut := runPidb(t, append(args, "--duration", "3s", "--warmup", "1s", "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	after := executed()
+	var res []benchJSON
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
+		t.Fatalf("not one result: %v\n%s", err, stdout)
+	}
+	b := res[0]
+	if b.Workload != "quiz" || b.QPS <= 0 || b.QPS != b.TPS || len(b.Errors) != 0 {
+		t.Errorf("result %+v", b)
+	}
+	if got := after - before; got < b.Transactions || got > b.Transactions*2+1000 {
+		t.Errorf("the server executed %d statements for %d measured queries", got, b.Transactions)
+	}
+}
