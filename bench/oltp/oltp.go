@@ -8,7 +8,6 @@ package oltp
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"pidb/bench"
+	"pidb/bench/mysqlx"
 )
 
 // Workload is oltp_read_only.
@@ -43,13 +43,7 @@ func (w *Workload) defaults() {
 	}
 }
 
-func (w *Workload) open() (*sql.DB, error) {
-	c, err := mysql.NewConnector(w.Config)
-	if err != nil {
-		return nil, err
-	}
-	return sql.OpenDB(c), nil
-}
+func (w *Workload) open() (*sql.DB, error) { return mysqlx.Open(w.Config) }
 
 // Prepare creates and fills the tables unless each already holds TableSize rows.
 func (w *Workload) Prepare(ctx context.Context) error {
@@ -118,13 +112,7 @@ func (w *Workload) log(s string) {
 }
 
 // ErrorKind names MySQL errors by number; a lost connection reconnects.
-func (w *Workload) ErrorKind(err error) (string, bool) {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return fmt.Sprintf("mysql %d", me.Number), false
-	}
-	return "connection", true // any other error leaves the connection in doubt
-}
+func (w *Workload) ErrorKind(err error) (string, bool) { return mysqlx.ErrorKind(err) }
 
 var queries = map[string]string{
 	"point_select":   "SELECT c FROM %s WHERE id=?",

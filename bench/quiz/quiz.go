@@ -9,7 +9,6 @@ package quiz
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"pidb/bench"
+	"pidb/bench/mysqlx"
 )
 
 // Workload is the quiz benchmark.
@@ -86,13 +86,7 @@ func (w *Workload) defaults() {
 	}
 }
 
-func (w *Workload) open() (*sql.DB, error) {
-	c, err := mysql.NewConnector(w.Config)
-	if err != nil {
-		return nil, err
-	}
-	return sql.OpenDB(c), nil
-}
+func (w *Workload) open() (*sql.DB, error) { return mysqlx.Open(w.Config) }
 
 // Prepare creates and fills the four tables unless they hold the scale's rows.
 func (w *Workload) Prepare(ctx context.Context) error {
@@ -142,13 +136,7 @@ func (w *Workload) Prepare(ctx context.Context) error {
 }
 
 // ErrorKind names MySQL errors by number; anything else reconnects.
-func (w *Workload) ErrorKind(err error) (string, bool) {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return fmt.Sprintf("mysql %d", me.Number), false
-	}
-	return "connection", true
-}
+func (w *Workload) ErrorKind(err error) (string, bool) { return mysqlx.ErrorKind(err) }
 
 type worker struct {
 	db    *sql.DB
