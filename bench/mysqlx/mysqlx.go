@@ -1,8 +1,10 @@
 // Package mysqlx holds what the MySQL-family workloads share: opening a
-// database from a driver config, and naming errors for the counts.
+// database and a client connection from a driver config, reading a result
+// through, and naming errors for the counts.
 package mysqlx
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -27,4 +29,34 @@ func ErrorKind(err error) (string, bool) {
 		return fmt.Sprintf("mysql %d", me.Number), false
 	}
 	return "connection", true
+}
+
+// Connect opens a database handle for cfg and takes one connection from it:
+// a client's own connection, on which its statements are prepared.
+func Connect(ctx context.Context, cfg *mysql.Config) (*sql.DB, *sql.Conn, error) {
+	db, err := Open(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, conn, nil
+}
+
+// Drain reads every row of a query's result and closes it, returning the
+// query's error, the rows' error, or the close's.
+func Drain(rows *sql.Rows, err error) error {
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return err
+	}
+	return rows.Close()
 }

@@ -133,13 +133,8 @@ type worker struct {
 // NewWorker connects one client and prepares its statements on its connection.
 func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) {
 	w.defaults()
-	db, err := w.open()
+	db, conn, err := mysqlx.Connect(ctx, w.Config)
 	if err != nil {
-		return nil, err
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	wk := &worker{db: db, conn: conn, rnd: rand.New(rand.NewPCG(rand.Uint64(), uint64(id))), size: w.TableSize}
@@ -158,19 +153,6 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 	return wk, nil
 }
 
-func drain(rows *sql.Rows, err error) error {
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return err
-	}
-	return rows.Close()
-}
-
 // Do runs one oltp_read_only transaction: 16 statements with BEGIN and COMMIT.
 func (wk *worker) Do(ctx context.Context) (bench.Outcome, error) {
 	out := bench.Outcome{Op: "oltp_read_only"}
@@ -180,14 +162,14 @@ func (wk *worker) Do(ctx context.Context) (bench.Outcome, error) {
 	}
 	out.Queries++
 	for i := 0; i < pointSelects; i++ {
-		if err := drain(st["point_select"].QueryContext(ctx, wk.rnd.IntN(wk.size)+1)); err != nil {
+		if err := mysqlx.Drain(st["point_select"].QueryContext(ctx, wk.rnd.IntN(wk.size)+1)); err != nil {
 			return out, err
 		}
 		out.Queries++
 	}
 	for _, name := range []string{"simple_range", "sum_range", "order_range", "distinct_range"} {
 		lo := wk.rnd.IntN(max(wk.size-rangeSize, 1)) + 1
-		if err := drain(st[name].QueryContext(ctx, lo, lo+rangeSize-1)); err != nil {
+		if err := mysqlx.Drain(st[name].QueryContext(ctx, lo, lo+rangeSize-1)); err != nil {
 			return out, err
 		}
 		out.Queries++

@@ -149,13 +149,8 @@ type worker struct {
 // NewWorker connects one client and prepares a point select per table.
 func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) {
 	w.defaults()
-	db, err := w.open()
+	db, conn, err := mysqlx.Connect(ctx, w.Config)
 	if err != nil {
-		return nil, err
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	wk := &worker{db: db, conn: conn, rnd: rand.New(rand.NewPCG(rand.Uint64(), uint64(id)))}
@@ -174,17 +169,10 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 // Do runs one point select on a table chosen at random.
 func (wk *worker) Do(ctx context.Context) (bench.Outcome, error) {
 	i := wk.rnd.IntN(len(wk.stmts))
-	rows, err := wk.stmts[i].QueryContext(ctx, wk.rnd.IntN(wk.rows[i])+1)
-	if err != nil {
+	if err := mysqlx.Drain(wk.stmts[i].QueryContext(ctx, wk.rnd.IntN(wk.rows[i])+1)); err != nil {
 		return bench.Outcome{}, err
 	}
-	for rows.Next() {
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return bench.Outcome{}, err
-	}
-	return bench.Outcome{Op: tables[i].name, Queries: 1}, rows.Close()
+	return bench.Outcome{Op: tables[i].name, Queries: 1}, nil
 }
 
 func (wk *worker) Close() error {
