@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pidb/internal/labtest"
+	"pidb/inventory"
 	"pidb/results"
 )
 
@@ -44,17 +45,9 @@ func TestBenchTPCB(t *testing.T) {
 				t.Errorf("rows at scale 1: %q, want pgbench's 1 10 100000", rows)
 			}
 			before := commits()
-			code, stdout, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1",
-				"--clients", "4", "--duration", "3s", "--warmup", "1s", "--via", via, "--json", "--out", out)
-			if code != 0 {
-				t.Fatalf("exit %d\n%s", code, errOut)
-			}
+			b := benchOne(t, "bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1",
+				"--clients", "4", "--duration", "3s", "--warmup", "1s", "--via", via, "--out", out)
 			after := commits()
-			var res []benchJSON
-			if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
-				t.Fatalf("not one result: %v\n%s", err, stdout)
-			}
-			b := res[0]
 			if b.Host != "pi4" || b.TPS <= 0 || b.P95Ms <= 0 || b.Transactions == 0 || len(b.Errors) != 0 {
 				t.Errorf("result %+v", b)
 			}
@@ -90,15 +83,6 @@ func TestBenchOLTPReadOnly(t *testing.T) {
 	if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi3"); code != 0 {
 		t.Fatalf("provision pi3: exit %d\n%s", code, errOut)
 	}
-	selects := func() int64 {
-		out := labtest.MustSSH(t, pi3, `mariadb -NBe "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"`)
-		f := strings.Fields(out)
-		n, err := strconv.ParseInt(f[len(f)-1], 10, 64)
-		if err != nil {
-			t.Fatalf("Com_stmt_execute: %q", out)
-		}
-		return n
-	}
 	out := t.TempDir()
 	args := []string{"bench", "-i", inv.Path, "--limit", "pi3", "--workload", "oltp-read-only", "--table-size", "5000", "--clients", "4", "--out", out}
 	if code, _, errOut := runPidb(t, append(args, "--duration", "1s", "--warmup", "0s")...); code != 0 {
@@ -107,17 +91,9 @@ func TestBenchOLTPReadOnly(t *testing.T) {
 	if rows := strings.TrimSpace(labtest.MustSSH(t, pi3, `mariadb -NBe "SELECT COUNT(*), COUNT(DISTINCT id), MAX(LENGTH(c)), MAX(LENGTH(pad)) FROM pidb.sbtest1"`)); rows != "5000\t5000\t119\t59" {
 		t.Errorf("sbtest1: %q, want 5000 rows with sysbench's 119- and 59-character c and pad", rows)
 	}
-	before := selects()
-	code, stdout, errOut := runPidb(t, append(args, "--duration", "3s", "--warmup", "1s", "--json")...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, errOut)
-	}
-	after := selects()
-	var res []benchJSON
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
-		t.Fatalf("not one result: %v\n%s", err, stdout)
-	}
-	b := res[0]
+	before := stmtExecuted(t, pi3)
+	b := benchOne(t, append(args, "--duration", "3s", "--warmup", "1s")...)
+	after := stmtExecuted(t, pi3)
 	if b.Workload != "oltp-read-only" || b.Engine != "mariadb" || b.QPS <= 0 || len(b.Errors) != 0 {
 		t.Errorf("result %+v", b)
 	}
@@ -140,11 +116,6 @@ func TestBenchQuiz(t *testing.T) {
 	if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi3"); code != 0 {
 		t.Fatalf("provision pi3: exit %d\n%s", code, errOut)
 	}
-	executed := func() int64 {
-		f := strings.Fields(labtest.MustSSH(t, pi3, `mariadb -NBe "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"`))
-		n, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
-		return n
-	}
 	args := []string{"bench", "-i", inv.Path, "--limit", "pi3", "--workload", "quiz", "--scale", "100", "--clients", "8", "--out", t.TempDir()}
 	if code, _, errOut := runPidb(t, append(args, "--duration", "1s", "--warmup", "0s")...); code != 0 {
 		t.Fatalf("load: exit %d\n%s", code, errOut)
@@ -152,21 +123,39 @@ func TestBenchQuiz(t *testing.T) {
 	if rows := strings.TrimSpace(labtest.MustSSH(t, pi3, `mariadb -NBe "SELECT (SELECT COUNT(*) FROM pidb.user), (SELECT COUNT(*) FROM pidb.question), (SELECT COUNT(*) FROM pidb.answer), (SELECT COUNT(*) FROM pidb.attempt)"`)); rows != "100\t200\t200\t2000" {
 		t.Errorf("quiz rows at 100 users: %q, want 100, 200, 200, 2000", rows)
 	}
-	before := executed()
-	code, stdout, errOut := runPidb(t, append(args, "--duration", "3s", "--warmup", "1s", "--json")...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, errOut)
-	}
-	after := executed()
-	var res []benchJSON
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
-		t.Fatalf("not one result: %v\n%s", err, stdout)
-	}
-	b := res[0]
+	before := stmtExecuted(t, pi3)
+	b := benchOne(t, append(args, "--duration", "3s", "--warmup", "1s")...)
+	after := stmtExecuted(t, pi3)
 	if b.Workload != "quiz" || b.QPS <= 0 || b.QPS != b.TPS || len(b.Errors) != 0 {
 		t.Errorf("result %+v", b)
 	}
 	if got := after - before; got < b.Transactions || got > b.Transactions*2+1000 {
 		t.Errorf("the server executed %d statements for %d measured queries", got, b.Transactions)
 	}
+}
+
+// benchOne runs `pidb bench ... --json` for one host and returns its result.
+func benchOne(t *testing.T, args ...string) benchJSON {
+	t.Helper()
+	code, stdout, errOut := runPidb(t, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var res []benchJSON
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
+		t.Fatalf("not one result: %v\n%s", err, stdout)
+	}
+	return res[0]
+}
+
+// stmtExecuted is how many prepared statements the host's MariaDB has run.
+func stmtExecuted(t *testing.T, h inventory.Host) int64 {
+	t.Helper()
+	out := labtest.MustSSH(t, h, `mariadb -NBe "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"`)
+	f := strings.Fields(out)
+	n, err := strconv.ParseInt(f[len(f)-1], 10, 64)
+	if err != nil {
+		t.Fatalf("Com_stmt_execute: %q", out)
+	}
+	return n
 }
