@@ -23,6 +23,37 @@ func (accountsStep) Name() string { return "accounts" }
 // BenchDatabase is pidb's own database, where the workloads keep their data.
 const BenchDatabase = "pidb"
 
+// pidb marks the database it makes for itself, so that it never takes over
+// or drops one of the same name that someone else made: on PostgreSQL with
+// the database's comment, which starts with ownerMark; on MySQL and MariaDB
+// (MySQL has no database comments) with a table named ownerTable in it.
+const (
+	ownerMark  = "created by pidb"
+	ownerTable = "pidb_owner"
+)
+
+// ForeignDatabaseError is a database named like pidb's own that pidb did
+// not make. The fleet's errors name the host already.
+type ForeignDatabaseError struct {
+	Database string
+}
+
+func (e *ForeignDatabaseError) Error() string {
+	return fmt.Sprintf("database %q was not made by pidb (it has no %q mark), so pidb leaves it alone: pidb keeps its benchmark data in a database of that name; rename this one, or drop it if nobody needs it", e.Database, ownerMark)
+}
+
+// benchDatabaseState reads have: whether pidb's database is there and is pidb's.
+func benchDatabaseState(have map[string]string) (exists bool, err error) {
+	mark, ok := have["db:"+BenchDatabase]
+	if !ok {
+		return false, nil
+	}
+	if !strings.HasPrefix(mark, ownerMark) {
+		return true, &ForeignDatabaseError{Database: BenchDatabase}
+	}
+	return true, nil
+}
+
 // account is one user and the database it may use.
 type account struct {
 	user, database string
@@ -52,11 +83,11 @@ func mysqlHosts(allow []netip.Prefix) ([]string, error) {
 
 // existing lists the accounts and databases that are there, with each
 // account's stored password hash: keys "user" (PostgreSQL) or "user@host",
-// and "db:NAME".
+// and "db:NAME" with pidb's mark (ownerMark) when pidb made the database.
 func existing(ctx context.Context, t *Target, e engine) (map[string]string, error) {
-	sql := "SELECT rolname || '|' || coalesce(rolpassword, '') FROM pg_authid UNION ALL SELECT 'db:' || datname || '|' FROM pg_database"
+	sql := "SELECT rolname || '|' || coalesce(rolpassword, '') FROM pg_authid UNION ALL SELECT 'db:' || datname || '|' || coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database"
 	if e.flavor != "postgres" {
-		sql = "SELECT CONCAT(user, '@', host, '|', authentication_string) FROM mysql.user UNION ALL SELECT CONCAT('db:', schema_name, '|') FROM information_schema.schemata"
+		sql = "SELECT CONCAT(user, '@', host, '|', authentication_string) FROM mysql.user UNION ALL SELECT CONCAT('db:', s.schema_name, '|', IF(t.table_name IS NULL, '', '" + ownerMark + "')) FROM information_schema.schemata s LEFT JOIN information_schema.tables t ON t.table_schema = s.schema_name AND t.table_name = '" + ownerTable + "'"
 	}
 	out, err := t.run(ctx, e.client(sql))
 	if err != nil {
@@ -81,6 +112,9 @@ func stale(stored, kept string) bool {
 func plan(ctx context.Context, t *Target, e engine, sec secrets.Host) ([]string, error) {
 	have, err := existing(ctx, t, e)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := benchDatabaseState(have); err != nil {
 		return nil, err
 	}
 	hosts, err := mysqlHosts(t.Host.AllowFrom)
@@ -162,6 +196,9 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
+	if _, err := benchDatabaseState(have); err != nil {
+		return err
+	}
 	// new passwords are saved before the server gets them: a failure between
 	// the two leaves a password that the next run sets again
 	fresh := map[string]bool{} // users whose password the server must be given
@@ -220,7 +257,7 @@ func postgresAccountsSQL(t *Target, sec secrets.Host, have map[string]string, fr
 		}
 		if _, ok := have["db:"+a.database]; !ok {
 			fmt.Fprintf(&b, "CREATE DATABASE %s OWNER %s;\n", a.database, a.user)
-			fmt.Fprintf(&b, "COMMENT ON DATABASE %s IS 'created by pidb for %s';\n", a.database, a.user)
+			fmt.Fprintf(&b, "COMMENT ON DATABASE %s IS '%s for %s';\n", a.database, ownerMark, a.user)
 		}
 		fmt.Fprintf(&b, "REVOKE ALL ON DATABASE %s FROM PUBLIC;\n", a.database)
 	}
@@ -234,7 +271,13 @@ func mysqlAccountsSQL(t *Target, sec secrets.Host, have map[string]string, hosts
 	var b strings.Builder
 	for _, a := range accountsOf(t) {
 		pw := password(sec, a)
-		fmt.Fprintf(&b, "CREATE DATABASE IF NOT EXISTS `%s`;\n", a.database)
+		if _, ok := have["db:"+a.database]; !ok {
+			fmt.Fprintf(&b, "CREATE DATABASE `%s`;\n", a.database)
+			if a.database == BenchDatabase {
+				fmt.Fprintf(&b, "CREATE TABLE `%s`.`%s` (note VARCHAR(100) NOT NULL);\n", a.database, ownerTable)
+				fmt.Fprintf(&b, "INSERT INTO `%s`.`%s` VALUES ('%s for pidb');\n", a.database, ownerTable, ownerMark)
+			}
+		}
 		want := map[string]bool{}
 		for _, h := range hosts {
 			want[a.user+"@"+h] = true

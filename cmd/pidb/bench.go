@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 	"pidb/fleet"
 	"pidb/inventory"
 	"pidb/output"
+	"pidb/provision"
 	"pidb/remote"
 	"pidb/results"
 	"pidb/secrets"
@@ -44,7 +46,73 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "save runs under `DIR`", Value: "pidb-results"},
 		),
 		Action: runBench,
+		Subcommands: []*cli.Command{{
+			Name:      "cleanup",
+			Usage:     "drop pidb's own benchmark database (and every workload's tables in it) on each Pi",
+			UsageText: "pidb bench cleanup -i FILE [--limit NAMES] [--json]",
+			Flags:     fleetFlags(),
+			Action:    runBenchCleanup,
+		}},
 	}
+}
+
+// cleanupJSON is one host as `pidb bench cleanup --json` prints it.
+type cleanupJSON struct {
+	Host     string `json:"host"`
+	Database string `json:"database"`
+	Dropped  bool   `json:"dropped"`
+	Error    string `json:"error,omitempty"`
+}
+
+// runBenchCleanup drops pidb's benchmark database where pidb made it, and
+// leaves any other database of that name alone, with an error.
+func runBenchCleanup(c *cli.Context) error {
+	if c.Args().Present() {
+		return usagef("unexpected argument %q", c.Args().First())
+	}
+	inv, hosts, err := loadHosts(c)
+	if err != nil {
+		return err
+	}
+	opt, done, err := fleetOptions(c, hosts)
+	if err != nil {
+		return err
+	}
+	defer done()
+	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (bool, error) {
+		step("gathering facts")
+		f, err := facts.Collect(ctx, r, h)
+		if err != nil {
+			return false, err
+		}
+		if f.Engine.Flavor == "" {
+			return false, nil // no server, so no database
+		}
+		step("dropping database " + provision.BenchDatabase)
+		return provision.DropBenchDatabase(ctx, &provision.Target{Host: h, Inventory: inv.Path, Root: r.AsRoot(), Facts: f, Step: step})
+	})
+	var js []cleanupJSON
+	var rows [][]string
+	for _, r := range res {
+		j := cleanupJSON{Host: r.Host.Name, Database: provision.BenchDatabase, Dropped: r.Value}
+		what := "nothing to drop"
+		if r.Value {
+			what = "dropped"
+		}
+		if r.Err != nil {
+			j.Error, what = r.Err.Error(), "FAILED (see stderr)"
+		}
+		js = append(js, j)
+		rows = append(rows, []string{j.Host, j.Database, what})
+	}
+	if c.Bool("json") {
+		if err := output.JSON(c.App.Writer, js); err != nil {
+			return err
+		}
+	} else if err := output.Table(c.App.Writer, []string{"HOST", "DATABASE", "RESULT"}, rows); err != nil {
+		return err
+	}
+	return fleet.Err(res)
 }
 
 // benchJSON is one host as `pidb bench --json` prints it.
@@ -244,7 +312,7 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 		wl.Scale, wl.Protocol = p.scale, "simple"
 		step("preparing tpcb")
 		if err := w.Prepare(ctx); err != nil {
-			return benchJSON{}, fmt.Errorf("%s: prepare tpcb: %w", h.Name, err)
+			return benchJSON{}, fmt.Errorf("%s: prepare tpcb: %w%s", h.Name, err, missingDatabaseHint(err, inv.Path))
 		}
 		if settings, err = liveSettings(ctx, cfg); err != nil {
 			return benchJSON{}, fmt.Errorf("%s: read the live settings: %w", h.Name, err)
@@ -262,7 +330,7 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 		}
 		step("preparing " + p.workload)
 		if err := w.Prepare(ctx); err != nil {
-			return benchJSON{}, fmt.Errorf("%s: prepare %s: %w", h.Name, p.workload, err)
+			return benchJSON{}, fmt.Errorf("%s: prepare %s: %w%s", h.Name, p.workload, err, missingDatabaseHint(err, inv.Path))
 		}
 	}
 	start := time.Now()
@@ -286,6 +354,17 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 	}
 	return benchJSON{Workload: p.workload, Engine: f.Engine.Flavor, Clients: p.clients, DurationS: sum.MeasuredS, Transactions: sum.Transactions,
 		TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, RunDir: dir}, nil
+}
+
+// missingDatabaseHint says what to do when pidb's database is not there
+// (after `pidb bench cleanup`, say).
+func missingDatabaseHint(err error, inv string) string {
+	var pe *pgconn.PgError
+	var me *mysql.MySQLError
+	if (errors.As(err, &pe) && pe.Code == "3D000") || (errors.As(err, &me) && me.Number == 1049) {
+		return fmt.Sprintf(" (pidb's database %q is not there: run pidb provision -i %s to make it again)", provision.BenchDatabase, inv)
+	}
+	return ""
 }
 
 // liveSettings reads the settings the server took from its configuration

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"path/filepath"
 	"strconv"
@@ -159,3 +160,81 @@ func stmtExecuted(t *testing.T, h inventory.Host) int64 {
 	}
 	return n
 }
+
+// TestBenchCleanup drops pidb's database on each engine, and leaves alone a
+// database of the same name that pidb did not make, in cleanup and in
+// provision.
+func TestBenchCleanup(t *testing.T) {
+	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	for _, tc := range []struct {
+		host, workload string
+		admin          func(db, sql string) string // the server's own client, as its administrator; db "" = none
+	}{
+		{"pi4", "tpcb", func(db, sql string) string {
+			return `cd /tmp && runuser -u postgres -- psql -AtX -d ` + cmp.Or(db, "postgres") + ` -c ` + shellQuote(sql)
+		}},
+		{"pi3", "oltp-read-only", func(db, sql string) string { return `mariadb -NB ` + db + ` -e ` + shellQuote(sql) }},
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			h := labtest.Host(t, inv, tc.host)
+			h.User = "root"
+			databases := func() string {
+				q := "SELECT datname FROM pg_database WHERE datname = 'pidb'"
+				if tc.host == "pi3" {
+					q = "SELECT schema_name FROM information_schema.schemata WHERE schema_name = 'pidb'"
+				}
+				return strings.TrimSpace(labtest.MustSSH(t, h, tc.admin("", q)))
+			}
+			cleanup := func() (int, []cleanupJSON, string) {
+				code, stdout, errOut := runPidb(t, "bench", "cleanup", "-i", inv.Path, "--limit", tc.host, "--json")
+				var res []cleanupJSON
+				if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
+					t.Fatalf("cleanup: not one result: %v\n%s\n%s", err, stdout, errOut)
+				}
+				return code, res, errOut
+			}
+			if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", tc.host); code != 0 {
+				t.Fatalf("provision: exit %d\n%s", code, errOut)
+			}
+			bench := []string{"bench", "-i", inv.Path, "--limit", tc.host, "--workload", tc.workload, "--scale", "1", "--table-size", "1000",
+				"--clients", "1", "--duration", "1s", "--warmup", "0s", "--out", t.TempDir()}
+			if code, _, errOut := runPidb(t, bench...); code != 0 {
+				t.Fatalf("bench: exit %d\n%s", code, errOut)
+			}
+			if code, res, errOut := cleanup(); code != 0 || !res[0].Dropped || databases() != "" {
+				t.Fatalf("cleanup: exit %d, %+v, database left: %q\n%s", code, res[0], databases(), errOut)
+			}
+			if code, res, _ := cleanup(); code != 0 || res[0].Dropped {
+				t.Errorf("a second cleanup: exit %d, %+v; want nothing dropped", code, res[0])
+			}
+			if code, _, errOut := runPidb(t, bench...); code != 1 || !strings.Contains(errOut, "run pidb provision") {
+				t.Errorf("bench without pidb's database: exit %d\n%s", code, errOut)
+			}
+
+			// someone's own database "pidb", with a row of their data
+			labtest.MustSSH(t, h, tc.admin("", "CREATE DATABASE pidb"))
+			labtest.MustSSH(t, h, tc.admin("pidb", "CREATE TABLE mine (v text)"))
+			labtest.MustSSH(t, h, tc.admin("pidb", "INSERT INTO mine VALUES ('keep me')"))
+			t.Cleanup(func() {
+				if t.Failed() { // leave no foreign database to the next test
+					labtest.MustSSH(t, h, tc.admin("", "DROP DATABASE IF EXISTS pidb"))
+				}
+			})
+			kept := func() string { return strings.TrimSpace(labtest.MustSSH(t, h, tc.admin("pidb", "SELECT v FROM mine"))) }
+			if code, res, errOut := cleanup(); code != 1 || res[0].Dropped || !strings.Contains(errOut, "not made by pidb") || kept() != "keep me" {
+				t.Errorf("cleanup of someone else's database: exit %d, %+v, data %q\n%s", code, res[0], kept(), errOut)
+			}
+			if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", tc.host); code != 1 || !strings.Contains(errOut, "not made by pidb") || kept() != "keep me" {
+				t.Errorf("provision over someone else's database: exit %d, data %q\n%s", code, kept(), errOut)
+			}
+			labtest.MustSSH(t, h, tc.admin("", "DROP DATABASE pidb"))
+			if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", tc.host); code != 0 || databases() != "pidb" {
+				t.Errorf("provision after: exit %d, database %q\n%s", code, databases(), errOut)
+			}
+		})
+	}
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,34 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+)
+
+// DropBenchDatabase drops pidb's own benchmark database (`pidb bench
+// cleanup`), with every workload's tables in it, as the server's
+// administrator over SSH. A database of that name that pidb did not make is
+// left alone with a *ForeignDatabaseError. It reports whether there was one
+// to drop; the next provision makes it again.
+func DropBenchDatabase(ctx context.Context, t *Target) (bool, error) {
+	e, err := engineOf(t.Facts)
+	if err != nil {
+		return false, err
+	}
+	have, err := existing(ctx, t, e)
+	if err != nil {
+		return false, err
+	}
+	there, err := benchDatabaseState(have)
+	if err != nil || !there {
+		return false, err
+	}
+	sql := "DROP DATABASE " + BenchDatabase + " WITH (FORCE)" // ends the sessions in it, as pgbench's clients may have left some
+	if e.flavor != "postgres" {
+		sql = "DROP DATABASE `" + BenchDatabase + "`"
+	}
+	if _, err := t.run(ctx, e.client(sql)); err != nil {
+		return false, fmt.Errorf("drop database %s: %w", BenchDatabase, err)
+	}
+	return true, nil
+}
