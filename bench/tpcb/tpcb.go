@@ -27,6 +27,11 @@ type Workload struct {
 	MaxTry int            // tries of a transaction that hits a serialization failure or deadlock; default 10
 	Log    func(string)   // progress of the load, for people
 	Seed   uint64         // for the random numbers; 0 = random
+	// Protocol is how statements are sent: "simple" (pgbench's default,
+	// the statement's text with the values in it) or "prepared" (`pgbench
+	// -M prepared`: each statement prepared once per connection, then bound
+	// to its values and executed, one round trip each).
+	Protocol string
 }
 
 const (
@@ -144,7 +149,12 @@ func (w *Workload) log(s string) {
 	}
 }
 
-// NewWorker connects one client.
+// Protocols are the ways a client can send the transaction: pgbench's
+// default and `pgbench -M prepared`.
+var Protocols = []string{"simple", "prepared"}
+
+// NewWorker connects one client; with the prepared protocol it prepares
+// the script's statements on its connection.
 func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) {
 	c, err := w.connect(ctx)
 	if err != nil {
@@ -159,7 +169,25 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 		maxTry = 10
 	}
 	nb, nt, na := Rows(w.Scale)
-	return &worker{c: c, rnd: rand.New(rand.NewPCG(seed, uint64(id))), nb: nb, nt: nt, na: na, maxTry: maxTry, buf: make([]byte, 0, 256)}, nil
+	wk := &worker{c: c, rnd: rand.New(rand.NewPCG(seed, uint64(id))), nb: nb, nt: nt, na: na, maxTry: maxTry, buf: make([]byte, 0, 256)}
+	switch w.Protocol {
+	case "", "simple":
+	case "prepared":
+		wk.prepared = true
+		for _, st := range script {
+			if _, err := c.Prepare(ctx, st.pname, st.sql, nil); err != nil {
+				c.Close(ctx)
+				return nil, fmt.Errorf("tpcb: prepare %q: %w", st.sql, err)
+			}
+		}
+		for i := range wk.args {
+			wk.args[i] = make([]byte, 0, 20)
+		}
+	default:
+		c.Close(ctx)
+		return nil, fmt.Errorf("tpcb: protocol %q: want simple or prepared", w.Protocol)
+	}
+	return wk, nil
 }
 
 // ErrorKind names errors by SQLSTATE; a broken connection reconnects.
@@ -171,29 +199,107 @@ func (w *Workload) ErrorKind(err error) (string, bool) {
 	return "connection", true
 }
 
+// the variables of pgbench's script
+const (
+	vAid = iota
+	vBid
+	vTid
+	vDelta
+	nVars
+)
+
+// statement is one line of the script: for the simple protocol its text
+// with the variables' values put in, for the prepared one its text with
+// $1, $2... and the variables that go there.
+type statement struct {
+	parts []part // literal text and variables, in order
+	sql   string // with $n placeholders
+	args  []int  // the variable of each placeholder
+	pname string // its name when prepared: pgbench's P0_n
+}
+
+type part struct {
+	lit string
+	v   int // a variable, when lit is ""
+}
+
+// appendSimple appends the statement's text with the values in it.
+func (s *statement) appendSimple(b []byte, vars *[nVars]int64) []byte {
+	for _, p := range s.parts {
+		if p.lit != "" {
+			b = append(b, p.lit...)
+		} else {
+			b = strconv.AppendInt(b, vars[p.v], 10)
+		}
+	}
+	return b
+}
+
+
+// parseScript turns pgbench's script notation (:aid and so on) into statements.
+func parseScript(lines []string) []statement {
+	vars := map[string]int{"aid": vAid, "bid": vBid, "tid": vTid, "delta": vDelta}
+	var out []statement
+	for _, l := range lines {
+		var st statement
+		var sql strings.Builder
+		for len(l) > 0 {
+			i := strings.IndexByte(l, ':')
+			if i < 0 {
+				st.parts = append(st.parts, part{lit: l})
+				sql.WriteString(l)
+				break
+			}
+			if i > 0 {
+				st.parts = append(st.parts, part{lit: l[:i]})
+				sql.WriteString(l[:i])
+			}
+			j := i + 1
+			for j < len(l) && l[j] >= 'a' && l[j] <= 'z' {
+				j++
+			}
+			v, ok := vars[l[i+1:j]]
+			if !ok {
+				panic("tpcb: unknown variable in " + l) // the script is a constant
+			}
+			st.parts = append(st.parts, part{v: v})
+			st.args = append(st.args, v)
+			fmt.Fprintf(&sql, "$%d", len(st.args))
+			l = l[j:]
+		}
+		st.sql = sql.String()
+		st.pname = "P0_" + strconv.Itoa(len(out))
+		out = append(out, st)
+	}
+	return out
+}
+
+// script is pgbench's built-in "tpcb-like" script.
+var script = parseScript([]string{
+	"BEGIN",
+	"UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid",
+	"SELECT abalance FROM pgbench_accounts WHERE aid = :aid",
+	"UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid",
+	"UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid",
+	"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP)",
+	"END",
+})
+
 type worker struct {
 	c          *pgconn.PgConn
 	rnd        *rand.Rand
 	nb, nt, na int64
 	maxTry     int
-	buf        []byte
+	prepared   bool
+	vars       [nVars]int64
+	buf        []byte        // the simple protocol's statement
+	args       [nVars][]byte // the prepared protocol's parameters, as text
+	params     [nVars][]byte // the parameters of the statement being sent
 }
 
-// the statements of pgbench's built-in tpcb-like script, split where the
-// numbers go
-var (
-	sqlBegin  = "BEGIN"
-	sqlEnd    = "END"
-	updAcc    = [2]string{"UPDATE pgbench_accounts SET abalance = abalance + ", " WHERE aid = "}
-	selAcc    = "SELECT abalance FROM pgbench_accounts WHERE aid = "
-	updTell   = [2]string{"UPDATE pgbench_tellers SET tbalance = tbalance + ", " WHERE tid = "}
-	updBranch = [2]string{"UPDATE pgbench_branches SET bbalance = bbalance + ", " WHERE bid = "}
-	insHist   = "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ("
-)
-
-func (wk *worker) run(ctx context.Context, sql []byte) error {
-	mrr := wk.c.Exec(ctx, string(sql)) // the simple protocol, as pgbench's default
-
+// run sends one statement of the simple protocol and reads its results.
+func (wk *worker) run(ctx context.Context, sql string) error {
+	mrr := wk.c.Exec(ctx, sql)
 	for mrr.NextResult() {
 		r := mrr.ResultReader()
 		for r.NextRow() {
@@ -206,60 +312,56 @@ func (wk *worker) run(ctx context.Context, sql []byte) error {
 	return mrr.Close()
 }
 
-func (wk *worker) stmt(ctx context.Context, parts ...any) error {
-	b := wk.buf[:0]
-	for _, p := range parts {
-		switch x := p.(type) {
-		case string:
-			b = append(b, x...)
-		case int64:
-			b = strconv.AppendInt(b, x, 10)
-		}
+// exec sends statement i of the script with the worker's variables.
+func (wk *worker) exec(ctx context.Context, i int) error {
+	st := &script[i]
+	if !wk.prepared {
+		wk.buf = st.appendSimple(wk.buf[:0], &wk.vars)
+		return wk.run(ctx, string(wk.buf))
 	}
-	wk.buf = b
-	return wk.run(ctx, b)
+	params := wk.params[:len(st.args)]
+	for k, v := range st.args {
+		wk.args[k] = strconv.AppendInt(wk.args[k][:0], wk.vars[v], 10)
+		params[k] = wk.args[k]
+	}
+	rr := wk.c.ExecPrepared(ctx, st.pname, params, nil, nil)
+	for rr.NextRow() {
+	}
+	_, err := rr.Close()
+	return err
 }
 
 // Do runs one TPC-B-like transaction; a serialization failure or deadlock
 // rolls back and tries again, up to MaxTry times (pgbench --max-tries).
 func (wk *worker) Do(ctx context.Context) (bench.Outcome, error) {
-	aid := wk.rnd.Int64N(wk.na) + 1
-	bid := wk.rnd.Int64N(wk.nb) + 1
-	tid := wk.rnd.Int64N(wk.nt) + 1
-	delta := wk.rnd.Int64N(10001) - 5000
+	wk.vars[vAid] = wk.rnd.Int64N(wk.na) + 1
+	wk.vars[vBid] = wk.rnd.Int64N(wk.nb) + 1
+	wk.vars[vTid] = wk.rnd.Int64N(wk.nt) + 1
+	wk.vars[vDelta] = wk.rnd.Int64N(10001) - 5000
 	out := bench.Outcome{Op: "tpcb"}
 	for try := 1; ; try++ {
-		err := wk.tx(ctx, aid, bid, tid, delta, &out)
+		err := wk.tx(ctx, &out)
 		if err == nil {
 			return out, nil
 		}
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01") && try < wk.maxTry {
 			out.Retries++
-			if rbErr := wk.run(ctx, []byte("ROLLBACK")); rbErr != nil {
+			if rbErr := wk.run(ctx, "ROLLBACK"); rbErr != nil {
 				return out, rbErr
 			}
 			continue
 		}
 		if !wk.c.IsClosed() && wk.c.TxStatus() != 'I' {
-			_ = wk.run(ctx, []byte("ROLLBACK"))
+			_ = wk.run(ctx, "ROLLBACK")
 		}
 		return out, err
 	}
 }
 
-func (wk *worker) tx(ctx context.Context, aid, bid, tid, delta int64, out *bench.Outcome) error {
-	steps := [][]any{
-		{sqlBegin},
-		{updAcc[0], delta, updAcc[1], aid},
-		{selAcc, aid},
-		{updTell[0], delta, updTell[1], tid},
-		{updBranch[0], delta, updBranch[1], bid},
-		{insHist, tid, ", ", bid, ", ", aid, ", ", delta, ", CURRENT_TIMESTAMP)"},
-		{sqlEnd},
-	}
-	for _, s := range steps {
-		if err := wk.stmt(ctx, s...); err != nil {
+func (wk *worker) tx(ctx context.Context, out *bench.Outcome) error {
+	for i := range script {
+		if err := wk.exec(ctx, i); err != nil {
 			return err
 		}
 		out.Queries++

@@ -32,7 +32,7 @@ func benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "bench",
 		Usage:     "run a workload on each Pi from this machine, and save the run",
-		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--via auto|direct|ssh] [--out DIR] [--json]",
+		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--via auto|direct|ssh] [--out DIR] [--json]",
 		Flags: append(fleetFlags(),
 			&cli.StringFlag{Name: "workload", Usage: "tpcb (default on PostgreSQL), oltp-read-only (default on MySQL/MariaDB) or quiz"},
 			&cli.IntFlag{Name: "clients", Usage: "client connections (default: the inventory's [bench], else 8)"},
@@ -42,6 +42,7 @@ func benchCommand() *cli.Command {
 			&cli.IntFlag{Name: "table-size", Usage: "oltp-read-only: rows per table (default 10000)"},
 			&cli.DurationFlag{Name: "warmup", Usage: "time before measuring (default: the inventory's [bench], else 10s)"},
 			&cli.DurationFlag{Name: "interval", Usage: "one point of the series per `D` (default 1s)"},
+			&cli.StringFlag{Name: "protocol", Usage: "tpcb: simple (pgbench's default) or prepared (pgbench -M prepared); the other workloads always prepare, as sysbench does"},
 			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
 			&cli.StringFlag{Name: "out", Usage: "save runs under `DIR`", Value: "pidb-results"},
 		),
@@ -138,7 +139,7 @@ type benchParams struct {
 	clients, scale             int
 	tables, tableSize          int
 	duration, warmup, interval time.Duration
-	via                        string
+	via, protocol              string
 }
 
 func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
@@ -152,6 +153,10 @@ func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 		warmup:    h.Bench.Duration("warmup", 10*time.Second),
 		interval:  h.Bench.Duration("interval", time.Second),
 		via:       h.Bench.String("via", "auto"),
+		protocol:  "simple",
+	}
+	if c.IsSet("protocol") {
+		p.protocol = c.String("protocol")
 	}
 	if c.IsSet("workload") {
 		p.workload = c.String("workload")
@@ -198,6 +203,14 @@ func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 		return p, usagef("%s: workload tpcb needs PostgreSQL; the host's engine is %s", h.Name, h.Engine)
 	case p.clients < 1 || p.scale < 1 || p.duration <= 0 || p.warmup < 0 || p.interval <= 0:
 		return p, usagef("%s: clients and scale must be at least 1, duration and interval more than zero", h.Name)
+	}
+	switch {
+	case p.protocol != "simple" && p.protocol != "prepared":
+		return p, usagef("--protocol %q: want simple or prepared", p.protocol)
+	case p.protocol == "simple" && p.workload != "tpcb" && c.IsSet("protocol"):
+		return p, usagef("%s: --protocol simple is for tpcb; %s sends prepared statements, as sysbench does", h.Name, p.workload)
+	case p.workload != "tpcb":
+		p.protocol = "prepared"
 	}
 	switch p.via {
 	case "auto":
@@ -308,8 +321,8 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 			return benchJSON{}, err
 		}
 		cfg.Password, cfg.Host, cfg.Port = sec.Pidb, host, uint16(port)
-		w = &tpcb.Workload{Config: cfg, Scale: p.scale, Log: step}
-		wl.Scale, wl.Protocol = p.scale, "simple"
+		w = &tpcb.Workload{Config: cfg, Scale: p.scale, Protocol: p.protocol, Log: step}
+		wl.Scale, wl.Protocol = p.scale, p.protocol
 		step("preparing tpcb")
 		if err := w.Prepare(ctx); err != nil {
 			return benchJSON{}, fmt.Errorf("%s: prepare tpcb: %w%s", h.Name, err, missingDatabaseHint(err, inv.Path))

@@ -3,10 +3,12 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"pidb/internal/labtest"
 	"pidb/inventory"
@@ -69,6 +71,59 @@ func TestBenchTPCB(t *testing.T) {
 			}
 		})
 	}
+	t.Run("protocols", func(t *testing.T) {
+		// what the server's sessions last ran: the values in the text with
+		// the simple protocol, $n parameters with the prepared one
+		for _, proto := range []string{"simple", "prepared"} {
+			done := make(chan benchJSON)
+			go func() {
+				code, stdout, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1",
+					"--clients", "2", "--duration", "3s", "--warmup", "0s", "--protocol", proto, "--out", out, "--json")
+				var res []benchJSON
+				if err := json.Unmarshal([]byte(stdout), &res); code != 0 || err != nil || len(res) != 1 {
+					t.Errorf("%s: exit %d %v\n%s", proto, code, err, errOut)
+					res = []benchJSON{{}}
+				}
+				done <- res[0]
+			}()
+			time.Sleep(1500 * time.Millisecond)
+			seen := labtest.MustSSH(t, pi4, `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT query FROM pg_stat_activity WHERE usename = 'pidb' AND query LIKE 'UPDATE%'"`)
+			b := <-done
+			if b.Transactions == 0 || len(b.Errors) != 0 {
+				t.Errorf("%s: %+v", proto, b)
+			}
+			if seen == "" || strings.Contains(seen, "$1") != (proto == "prepared") {
+				t.Errorf("%s: the server's sessions ran:\n%s", proto, seen)
+			}
+		}
+	})
+	t.Run("pgbench", func(t *testing.T) {
+		// pgbench on the Pi, as the pidb account over loopback
+		u, err := url.Parse(credentials(t, inv.Path, "pi4", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Host = "127.0.0.1"
+		pgbench := func(args string) string {
+			t.Helper()
+			stdout, errOut, err := labtest.SSH(pi4, "pgbench "+args+" "+shellQuote(u.String()))
+			if err != nil {
+				t.Fatalf("pgbench %s: %v\n%s", args, err, strings.ReplaceAll(errOut, u.String(), redact(u.String())))
+			}
+			return stdout
+		}
+		// pidb's data (scale 1, loaded above) under pgbench -n
+		if got := pgbench("-n -T 2 -c 2"); !strings.Contains(got, "number of failed transactions: 0") || !strings.Contains(got, "scaling factor: 1") {
+			t.Errorf("pgbench -n on pidb's data:\n%s", got)
+		}
+		// pgbench's data under pidb: recognised, not loaded again
+		pgbench("-i -s 2 -q")
+		code, stdout, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "2",
+			"--clients", "2", "--duration", "2s", "--warmup", "0s", "--out", out, "--json")
+		if code != 0 || !strings.Contains(errOut, "scale 2 is loaded already") || !strings.Contains(stdout, `"tps"`) {
+			t.Errorf("pidb on pgbench's data: exit %d\n%s\n%s", code, stdout, errOut)
+		}
+	})
 	if code, _, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi3", "--workload", "tpcb"); code != 2 || !strings.Contains(errOut, "tpcb needs PostgreSQL") {
 		t.Errorf("tpcb on a MariaDB host: exit %d %s", code, errOut)
 	}
