@@ -115,8 +115,8 @@ func lookup(flavor, version, name string) (Param, bool) {
 	return Param{}, false
 }
 
-// names lists the parameters the flavour and version have.
-func names(flavor, version string) []string {
+// Names lists the parameters the tuner knows for the flavour and version.
+func Names(flavor, version string) []string {
 	var out []string
 	for _, p := range params {
 		if p.has(flavor, version) {

@@ -147,7 +147,7 @@ func Recommend(in Input, preset string, overrides map[string]string) (Settings, 
 			msg := fmt.Sprintf("unknown %s %s setting", flavorName(in.Flavor), in.Version)
 			if other := otherFlavors(in.Flavor, name); other != "" {
 				msg = fmt.Sprintf("%s has no %s (it is a %s setting)", flavorName(in.Flavor)+" "+in.Version, name, other)
-			} else if sug := inventory.Closest(name, names(in.Flavor, in.Version)); sug != "" {
+			} else if sug := inventory.Closest(name, Names(in.Flavor, in.Version)); sug != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", sug)
 			}
 			return nil, &OverrideError{Name: k, Value: raw, Msg: msg}

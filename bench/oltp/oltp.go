@@ -1,5 +1,6 @@
-// Package oltp is sysbench's oltp_read_only on MySQL and MariaDB, native in
-// Go: the sbtest tables as sysbench's oltp_common prepares them, and per
+// Package oltp is sysbench's oltp_read_only on PostgreSQL, MySQL and
+// MariaDB, native in Go: the sbtest tables as sysbench's oltp_common
+// prepares them on each engine, and per
 // transaction 10 point selects, a simple range, a sum range, an order range
 // and a distinct range of 100 rows, between BEGIN and COMMIT, with server-
 // side prepared statements, as sysbench sends them.
@@ -12,17 +13,15 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
-
 	"pidb/bench"
-	"pidb/bench/mysqlx"
+	"pidb/bench/sqldb"
 )
 
 // Workload is oltp_read_only.
 type Workload struct {
-	Config    *mysql.Config // a connection to pidb's database
-	Tables    int           // sbtest1..N; default 1
-	TableSize int           // rows per table; default 10000
+	DB        sqldb.DB // pidb's database
+	Tables    int      // sbtest1..N; default 1
+	TableSize int      // rows per table; default 10000
 	Log       func(string)
 }
 
@@ -43,7 +42,15 @@ func (w *Workload) defaults() {
 	}
 }
 
-func (w *Workload) open() (*sql.DB, error) { return mysqlx.Open(w.Config) }
+func (w *Workload) open() (*sql.DB, error) { return w.DB.Open() }
+
+// createTable is sysbench's table on each engine.
+func (w *Workload) createTable(name string) string {
+	if w.DB.Engine() == "postgres" {
+		return "CREATE TABLE " + name + " (id SERIAL NOT NULL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))"
+	}
+	return "CREATE TABLE " + name + " (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = InnoDB"
+}
 
 // Prepare creates and fills the tables unless each already holds TableSize rows.
 func (w *Workload) Prepare(ctx context.Context) error {
@@ -63,7 +70,7 @@ func (w *Workload) Prepare(ctx context.Context) error {
 		w.log(fmt.Sprintf("oltp-read-only: loading %s (%d rows)", name, w.TableSize))
 		stmts := []string{
 			"DROP TABLE IF EXISTS " + name,
-			"CREATE TABLE " + name + " (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = InnoDB",
+			w.createTable(name),
 		}
 		for _, s := range stmts {
 			if _, err := db.ExecContext(ctx, s); err != nil {
@@ -111,8 +118,8 @@ func (w *Workload) log(s string) {
 	}
 }
 
-// ErrorKind names MySQL errors by number; a lost connection reconnects.
-func (w *Workload) ErrorKind(err error) (string, bool) { return mysqlx.ErrorKind(err) }
+// ErrorKind names server errors by number or SQLSTATE; a lost connection reconnects.
+func (w *Workload) ErrorKind(err error) (string, bool) { return sqldb.ErrorKind(err) }
 
 var queries = map[string]string{
 	"point_select":   "SELECT c FROM %s WHERE id=?",
@@ -133,7 +140,7 @@ type worker struct {
 // NewWorker connects one client and prepares its statements on its connection.
 func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) {
 	w.defaults()
-	db, conn, err := mysqlx.Connect(ctx, w.Config)
+	db, conn, err := w.DB.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +148,7 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 	for t := 1; t <= w.Tables; t++ {
 		m := map[string]*sql.Stmt{}
 		for name, q := range queries {
-			st, err := conn.PrepareContext(ctx, fmt.Sprintf(q, fmt.Sprintf("sbtest%d", t)))
+			st, err := conn.PrepareContext(ctx, w.DB.Rebind(fmt.Sprintf(q, fmt.Sprintf("sbtest%d", t))))
 			if err != nil {
 				wk.Close()
 				return nil, err
@@ -162,14 +169,14 @@ func (wk *worker) Do(ctx context.Context) (bench.Outcome, error) {
 	}
 	out.Queries++
 	for i := 0; i < pointSelects; i++ {
-		if err := mysqlx.Drain(st["point_select"].QueryContext(ctx, wk.rnd.IntN(wk.size)+1)); err != nil {
+		if err := sqldb.Drain(st["point_select"].QueryContext(ctx, wk.rnd.IntN(wk.size)+1)); err != nil {
 			return out, err
 		}
 		out.Queries++
 	}
 	for _, name := range []string{"simple_range", "sum_range", "order_range", "distinct_range"} {
 		lo := wk.rnd.IntN(max(wk.size-rangeSize, 1)) + 1
-		if err := mysqlx.Drain(st[name].QueryContext(ctx, lo, lo+rangeSize-1)); err != nil {
+		if err := sqldb.Drain(st[name].QueryContext(ctx, lo, lo+rangeSize-1)); err != nil {
 			return out, err
 		}
 		out.Queries++

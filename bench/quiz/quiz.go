@@ -2,7 +2,7 @@
 // schema (user, question, answer, attempt) in its proportions (per user, two
 // questions, two answers and twenty attempts), filled with deterministic
 // synthetic text, and clients that loop over point selects on the four
-// tables. It reports queries per second. This version runs on MySQL and
+// tables. It reports queries per second. It runs on PostgreSQL, MySQL and
 // MariaDB.
 package quiz
 
@@ -12,26 +12,28 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-
-	"github.com/go-sql-driver/mysql"
+	"time"
 
 	"pidb/bench"
-	"pidb/bench/mysqlx"
+	"pidb/bench/sqldb"
 )
 
 // Workload is the quiz benchmark.
 type Workload struct {
-	Config *mysql.Config // a connection to pidb's database
-	Scale  int           // users; default 1000, as in the write-up
-	Seed   uint64        // for the synthetic text; default 42
-	Log    func(string)
+	DB    sqldb.DB // pidb's database
+	Scale int      // users; default 1000, as in the write-up
+	Seed  uint64   // for the synthetic text; default 42
+	Log   func(string)
 }
 
-// table is one of the four tables, its rows per user and its columns.
+// table is one of the four tables: its rows per user, its columns (in SQL
+// both engines read; DATETIME is TIMESTAMP on PostgreSQL), its secondary
+// index, and a row of it.
 type table struct {
 	name    string
 	perUser int
-	create  string
+	columns string
+	index   string // the column of its secondary index, if any
 	row     func(r *rand.Rand, id, users int) string
 }
 
@@ -46,23 +48,39 @@ func text(r *rand.Rand, n int) string {
 	return strings.Join(w, " ")
 }
 
+var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
 var tables = []table{
-	{"user", 1, "CREATE TABLE `user` (id INT NOT NULL PRIMARY KEY, name VARCHAR(64) NOT NULL, email VARCHAR(128) NOT NULL, created DATETIME NOT NULL) ENGINE=InnoDB",
+	{"user", 1, "id INT NOT NULL PRIMARY KEY, name VARCHAR(64) NOT NULL, email VARCHAR(128) NOT NULL, created DATETIME NOT NULL", "",
 		func(r *rand.Rand, id, _ int) string {
-			return fmt.Sprintf("(%d,'user %d','user%d@example.org','2024-01-01 00:00:00' + INTERVAL %d MINUTE)", id, id, id, r.IntN(500000))
+			created := epoch.Add(time.Duration(r.IntN(500000)) * time.Minute).Format("2006-01-02 15:04:05")
+			return fmt.Sprintf("(%d,'user %d','user%d@example.org','%s')", id, id, id, created)
 		}},
-	{"question", 2, "CREATE TABLE question (id INT NOT NULL PRIMARY KEY, user_id INT NOT NULL, title VARCHAR(200) NOT NULL, body TEXT NOT NULL, KEY (user_id)) ENGINE=InnoDB",
+	{"question", 2, "id INT NOT NULL PRIMARY KEY, user_id INT NOT NULL, title VARCHAR(200) NOT NULL, body TEXT NOT NULL", "user_id",
 		func(r *rand.Rand, id, users int) string {
 			return fmt.Sprintf("(%d,%d,'%s','%s')", id, r.IntN(users)+1, text(r, 6), text(r, 30))
 		}},
-	{"answer", 2, "CREATE TABLE answer (id INT NOT NULL PRIMARY KEY, question_id INT NOT NULL, body TEXT NOT NULL, correct BOOL NOT NULL, KEY (question_id)) ENGINE=InnoDB",
+	{"answer", 2, "id INT NOT NULL PRIMARY KEY, question_id INT NOT NULL, body TEXT NOT NULL, correct BOOLEAN NOT NULL", "question_id",
 		func(r *rand.Rand, id, users int) string {
-			return fmt.Sprintf("(%d,%d,'%s',%d)", id, r.IntN(2*users)+1, text(r, 12), r.IntN(2))
+			return fmt.Sprintf("(%d,%d,'%s',%t)", id, r.IntN(2*users)+1, text(r, 12), r.IntN(2) == 1)
 		}},
-	{"attempt", 20, "CREATE TABLE attempt (id INT NOT NULL PRIMARY KEY, user_id INT NOT NULL, question_id INT NOT NULL, answer_id INT NOT NULL, score INT NOT NULL, KEY (user_id)) ENGINE=InnoDB",
+	{"attempt", 20, "id INT NOT NULL PRIMARY KEY, user_id INT NOT NULL, question_id INT NOT NULL, answer_id INT NOT NULL, score INT NOT NULL", "user_id",
 		func(r *rand.Rand, id, users int) string {
 			return fmt.Sprintf("(%d,%d,%d,%d,%d)", id, r.IntN(users)+1, r.IntN(2*users)+1, r.IntN(2*users)+1, r.IntN(101))
 		}},
+}
+
+// create is the table's CREATE TABLE and CREATE INDEX on the database's engine.
+func (w *Workload) create(t table) []string {
+	cols := t.columns
+	if w.DB.Engine() == "postgres" {
+		cols = strings.ReplaceAll(cols, "DATETIME", "TIMESTAMP")
+	}
+	out := []string{"CREATE TABLE " + w.DB.Quote(t.name) + " (" + cols + ")" + w.DB.TableOptions()}
+	if t.index != "" {
+		out = append(out, "CREATE INDEX "+t.name+"_"+t.index+" ON "+w.DB.Quote(t.name)+" ("+t.index+")")
+	}
+	return out
 }
 
 // Rows is how many rows each table holds at a scale.
@@ -86,7 +104,7 @@ func (w *Workload) defaults() {
 	}
 }
 
-func (w *Workload) open() (*sql.DB, error) { return mysqlx.Open(w.Config) }
+func (w *Workload) open() (*sql.DB, error) { return w.DB.Open() }
 
 // Prepare creates and fills the four tables unless they hold the scale's rows.
 func (w *Workload) Prepare(ctx context.Context) error {
@@ -99,7 +117,7 @@ func (w *Workload) Prepare(ctx context.Context) error {
 	ok := true
 	for _, t := range tables {
 		var n int
-		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM `"+t.name+"`").Scan(&n); err != nil || n != t.perUser*w.Scale {
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+w.DB.Quote(t.name)).Scan(&n); err != nil || n != t.perUser*w.Scale {
 			ok = false
 		}
 	}
@@ -111,16 +129,18 @@ func (w *Workload) Prepare(ctx context.Context) error {
 	}
 	r := rand.New(rand.NewPCG(w.Seed, 7))
 	for _, t := range tables {
-		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS `"+t.name+"`"); err != nil {
+		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+w.DB.Quote(t.name)); err != nil {
 			return err
 		}
-		if _, err := db.ExecContext(ctx, t.create); err != nil {
-			return err
+		for _, stmt := range w.create(t) {
+			if _, err := db.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("quiz: %w", err)
+			}
 		}
 		n := t.perUser * w.Scale
 		for start := 1; start <= n; start += 500 {
 			var b strings.Builder
-			b.WriteString("INSERT INTO `" + t.name + "` VALUES ")
+			b.WriteString("INSERT INTO " + w.DB.Quote(t.name) + " VALUES ")
 			for id := start; id < start+500 && id <= n; id++ {
 				if id > start {
 					b.WriteByte(',')
@@ -135,8 +155,8 @@ func (w *Workload) Prepare(ctx context.Context) error {
 	return nil
 }
 
-// ErrorKind names MySQL errors by number; anything else reconnects.
-func (w *Workload) ErrorKind(err error) (string, bool) { return mysqlx.ErrorKind(err) }
+// ErrorKind names server errors by number or SQLSTATE; a lost connection reconnects.
+func (w *Workload) ErrorKind(err error) (string, bool) { return sqldb.ErrorKind(err) }
 
 type worker struct {
 	db    *sql.DB
@@ -149,13 +169,13 @@ type worker struct {
 // NewWorker connects one client and prepares a point select per table.
 func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) {
 	w.defaults()
-	db, conn, err := mysqlx.Connect(ctx, w.Config)
+	db, conn, err := w.DB.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	wk := &worker{db: db, conn: conn, rnd: rand.New(rand.NewPCG(rand.Uint64(), uint64(id)))}
 	for _, t := range tables {
-		st, err := conn.PrepareContext(ctx, "SELECT * FROM `"+t.name+"` WHERE id = ?")
+		st, err := conn.PrepareContext(ctx, w.DB.Rebind("SELECT * FROM "+w.DB.Quote(t.name)+" WHERE id = ?"))
 		if err != nil {
 			wk.Close()
 			return nil, err
@@ -169,7 +189,7 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 // Do runs one point select on a table chosen at random.
 func (wk *worker) Do(ctx context.Context) (bench.Outcome, error) {
 	i := wk.rnd.IntN(len(wk.stmts))
-	if err := mysqlx.Drain(wk.stmts[i].QueryContext(ctx, wk.rnd.IntN(wk.rows[i])+1)); err != nil {
+	if err := sqldb.Drain(wk.stmts[i].QueryContext(ctx, wk.rnd.IntN(wk.rows[i])+1)); err != nil {
 		return bench.Outcome{}, err
 	}
 	return bench.Outcome{Op: tables[i].name, Queries: 1}, nil

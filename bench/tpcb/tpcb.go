@@ -235,7 +235,6 @@ func (s *statement) appendSimple(b []byte, vars *[nVars]int64) []byte {
 	return b
 }
 
-
 // parseScript turns pgbench's script notation (:aid and so on) into statements.
 func parseScript(lines []string) []statement {
 	vars := map[string]int{"aid": vAid, "bid": vBid, "tid": vTid, "delta": vDelta}

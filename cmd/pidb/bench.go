@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/urfave/cli/v2"
 
 	"pidb/bench"
 	"pidb/bench/oltp"
 	"pidb/bench/quiz"
+	"pidb/bench/sqldb"
 	"pidb/bench/tpcb"
 	"pidb/facts"
 	"pidb/fleet"
@@ -26,6 +28,7 @@ import (
 	"pidb/remote"
 	"pidb/results"
 	"pidb/secrets"
+	"pidb/tune"
 )
 
 func benchCommand() *cli.Command {
@@ -195,8 +198,6 @@ func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 		}
 	}
 	switch {
-	case h.Engine == "postgres" && (p.workload == "quiz" || p.workload == "oltp-read-only"):
-		return p, usagef("%s: workload %q on PostgreSQL is not built yet: this pidb runs tpcb on PostgreSQL, and oltp-read-only and quiz on MySQL/MariaDB", h.Name, p.workload)
 	case p.workload != "tpcb" && p.workload != "oltp-read-only" && p.workload != "quiz":
 		return p, usagef("%s: unknown workload %q", h.Name, p.workload)
 	case p.workload == "tpcb" && h.Engine != "postgres":
@@ -257,7 +258,7 @@ func runBench(c *cli.Context) error {
 		}
 		js = append(js, b)
 		if res.Err != nil {
-			rows = append(rows, []string{b.Host, params[b.Host].workload, "", "", "", "", "", "", "FAILED (see stderr)", ""})
+			rows = append(rows, []string{b.Host, params[b.Host].workload, "", "", "", "", "", "", "", "FAILED (see stderr)", ""})
 			continue
 		}
 		var errs []string
@@ -265,14 +266,14 @@ func runBench(c *cli.Context) error {
 			errs = append(errs, fmt.Sprintf("%s:%d", k, v))
 		}
 		rows = append(rows, []string{b.Host, b.Workload, strconv.Itoa(b.Clients), strconv.FormatInt(b.Transactions, 10),
-			fmt.Sprintf("%.1f", b.TPS), fmt.Sprintf("%.3f", b.LatencyMs.Avg), fmt.Sprintf("%.3f", b.P95Ms),
+			fmt.Sprintf("%.1f", b.TPS), fmt.Sprintf("%.1f", b.QPS), fmt.Sprintf("%.3f", b.LatencyMs.Avg), fmt.Sprintf("%.3f", b.P95Ms),
 			fmt.Sprintf("%.3f", b.LatencyMs.P99), strings.Join(errs, ","), b.RunDir})
 	}
 	if c.Bool("json") {
 		if err := output.JSON(c.App.Writer, js); err != nil {
 			return err
 		}
-	} else if err := output.Table(c.App.Writer, []string{"HOST", "WORKLOAD", "CLIENTS", "TRANSACTIONS", "TPS", "AVG_MS", "P95_MS", "P99_MS", "ERRORS", "RUN"}, rows); err != nil {
+	} else if err := output.Table(c.App.Writer, []string{"HOST", "WORKLOAD", "CLIENTS", "TRANSACTIONS", "TPS", "QPS", "AVG_MS", "P95_MS", "P99_MS", "ERRORS", "RUN"}, rows); err != nil {
 		return err
 	}
 	return fleet.Err(results_)
@@ -310,41 +311,43 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 		port, _ = strconv.Atoi(lp)
 	}
 	var (
-		w        bench.Workload
-		settings []results.Setting
-		wl       = results.Workload{Name: p.workload, Engine: f.Engine.Flavor, Clients: p.clients, DurationS: p.duration.Seconds(),
+		w  bench.Workload
+		wl = results.Workload{Name: p.workload, Engine: f.Engine.Flavor, Clients: p.clients, DurationS: p.duration.Seconds(),
 			WarmupS: p.warmup.Seconds(), Via: p.via}
 	)
-	if p.workload == "tpcb" {
-		cfg, err := pgconn.ParseConfig("user=pidb dbname=pidb sslmode=disable connect_timeout=10")
+	var db sqldb.DB // the workloads on database/sql
+	if h.Engine == "postgres" {
+		cfg, err := pgx.ParseConfig("user=pidb dbname=pidb sslmode=disable connect_timeout=10")
 		if err != nil {
 			return benchJSON{}, err
 		}
 		cfg.Password, cfg.Host, cfg.Port = sec.Pidb, host, uint16(port)
-		w = &tpcb.Workload{Config: cfg, Scale: p.scale, Protocol: p.protocol, Log: step}
-		wl.Scale, wl.Protocol = p.scale, p.protocol
-		step("preparing tpcb")
-		if err := w.Prepare(ctx); err != nil {
-			return benchJSON{}, fmt.Errorf("%s: prepare tpcb: %w%s", h.Name, err, missingDatabaseHint(err, inv.Path))
-		}
-		if settings, err = liveSettings(ctx, cfg); err != nil {
-			return benchJSON{}, fmt.Errorf("%s: read the live settings: %w", h.Name, err)
-		}
+		db.Postgres = cfg
 	} else {
 		cfg := mysql.NewConfig()
 		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "pidb", sec.Pidb, "tcp", net.JoinHostPort(host, strconv.Itoa(port)), "pidb"
 		cfg.Timeout = 10 * time.Second
-		if p.workload == "quiz" {
-			w = &quiz.Workload{Config: cfg, Scale: p.scale, Log: step}
-			wl.Scale, wl.Protocol = p.scale, "prepared"
-		} else {
-			w = &oltp.Workload{Config: cfg, Tables: p.tables, TableSize: p.tableSize, Log: step}
-			wl.Tables, wl.TableSize, wl.Protocol = p.tables, p.tableSize, "prepared"
-		}
-		step("preparing " + p.workload)
-		if err := w.Prepare(ctx); err != nil {
-			return benchJSON{}, fmt.Errorf("%s: prepare %s: %w%s", h.Name, p.workload, err, missingDatabaseHint(err, inv.Path))
-		}
+		db.MySQL = cfg
+	}
+	wl.Protocol = p.protocol
+	switch p.workload {
+	case "tpcb":
+		w = &tpcb.Workload{Config: &db.Postgres.Config, Scale: p.scale, Protocol: p.protocol, Log: step}
+		wl.Scale = p.scale
+	case "quiz":
+		w = &quiz.Workload{DB: db, Scale: p.scale, Log: step}
+		wl.Scale = p.scale
+	default:
+		w = &oltp.Workload{DB: db, Tables: p.tables, TableSize: p.tableSize, Log: step}
+		wl.Tables, wl.TableSize = p.tables, p.tableSize
+	}
+	step("preparing " + p.workload)
+	if err := w.Prepare(ctx); err != nil {
+		return benchJSON{}, fmt.Errorf("%s: prepare %s: %w%s", h.Name, p.workload, err, missingDatabaseHint(err, inv.Path))
+	}
+	settings, err := liveSettings(ctx, db, f.Engine)
+	if err != nil {
+		return benchJSON{}, fmt.Errorf("%s: read the live settings: %w", h.Name, err)
 	}
 	start := time.Now()
 	step(fmt.Sprintf("running %s: %d clients, %s (after %s warm-up)", p.workload, p.clients, p.duration, p.warmup))
@@ -380,21 +383,35 @@ func missingDatabaseHint(err error, inv string) string {
 	return ""
 }
 
-// liveSettings reads the settings the server took from its configuration
-// files, as they are live.
-func liveSettings(ctx context.Context, cfg *pgconn.Config) ([]results.Setting, error) {
-	c, err := pgconn.ConnectConfig(ctx, cfg)
+// liveSettings reads the server's live settings for the run's record: on
+// PostgreSQL those taken from its configuration files, on MySQL and MariaDB
+// the variables the tuner knows.
+func liveSettings(ctx context.Context, d sqldb.DB, e facts.EngineState) ([]results.Setting, error) {
+	db, err := d.Open()
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close(ctx)
-	res, err := c.Exec(ctx, "SELECT name, current_setting(name) FROM pg_settings WHERE source = 'configuration file' ORDER BY name").ReadAll()
+	defer db.Close()
+	q := "SELECT name, current_setting(name) FROM pg_settings WHERE source = 'configuration file' ORDER BY name"
+	if d.Engine() != "postgres" {
+		names := tune.Names(e.Flavor, e.Version)
+		if len(names) == 0 {
+			return nil, nil
+		}
+		q = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('" + strings.Join(names, "','") + "')"
+	}
+	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
 	var out []results.Setting
-	for _, row := range res[0].Rows {
-		out = append(out, results.Setting{Name: string(row[0]), Value: string(row[1])})
+	for rows.Next() {
+		var s results.Setting
+		if err := rows.Scan(&s.Name, &s.Value); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
 	}
-	return out, nil
+	return out, rows.Err()
 }

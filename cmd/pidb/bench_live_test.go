@@ -26,15 +26,7 @@ func TestBenchTPCB(t *testing.T) {
 	if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi4"); code != 0 {
 		t.Fatalf("provision pi4: exit %d\n%s", code, errOut)
 	}
-	commits := func() int64 {
-		out := labtest.MustSSH(t, pi4, `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT pg_stat_force_next_flush()" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'pidb'"`)
-		lines := strings.Split(strings.TrimSpace(out), "\n")
-		n, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
-		if err != nil {
-			t.Fatalf("xact_commit: %q", out)
-		}
-		return n
-	}
+	commits := func() int64 { return serverCount(t, pi4, "postgres") }
 	out := t.TempDir()
 	for _, via := range []string{"direct", "ssh"} {
 		t.Run(via, func(t *testing.T) {
@@ -130,63 +122,81 @@ func TestBenchTPCB(t *testing.T) {
 }
 
 // TestBenchOLTPReadOnly runs sysbench's oltp_read_only on pi3's MariaDB and
-// checks it against the server's own count of selects.
+// pi4's PostgreSQL, and checks it against what each server counted:
+// prepared statements executed on MariaDB, commits on PostgreSQL.
 func TestBenchOLTPReadOnly(t *testing.T) {
 	inv := labtest.Inventory(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	pi3 := labtest.Host(t, inv, "pi3")
-	pi3.User = "root"
-	if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi3"); code != 0 {
-		t.Fatalf("provision pi3: exit %d\n%s", code, errOut)
-	}
-	out := t.TempDir()
-	args := []string{"bench", "-i", inv.Path, "--limit", "pi3", "--workload", "oltp-read-only", "--table-size", "5000", "--clients", "4", "--out", out}
-	if code, _, errOut := runPidb(t, append(args, "--duration", "1s", "--warmup", "0s")...); code != 0 {
-		t.Fatalf("load: exit %d\n%s", code, errOut)
-	}
-	if rows := strings.TrimSpace(labtest.MustSSH(t, pi3, `mariadb -NBe "SELECT COUNT(*), COUNT(DISTINCT id), MAX(LENGTH(c)), MAX(LENGTH(pad)) FROM pidb.sbtest1"`)); rows != "5000\t5000\t119\t59" {
-		t.Errorf("sbtest1: %q, want 5000 rows with sysbench's 119- and 59-character c and pad", rows)
-	}
-	before := stmtExecuted(t, pi3)
-	b := benchOne(t, append(args, "--duration", "3s", "--warmup", "1s")...)
-	after := stmtExecuted(t, pi3)
-	if b.Workload != "oltp-read-only" || b.Engine != "mariadb" || b.QPS <= 0 || len(b.Errors) != 0 {
-		t.Errorf("result %+v", b)
-	}
-	if b.QPS < 15.9*b.TPS || b.QPS > 16.1*b.TPS {
-		t.Errorf("qps %.1f is not 16 statements per transaction at tps %.1f", b.QPS, b.TPS)
-	}
-	// 14 prepared selects per transaction; the warm-up and the cut-off ones add some
-	if got := after - before; got < 14*b.Transactions || got > 14*b.Transactions*2+1000 {
-		t.Errorf("the server executed %d prepared statements for %d measured transactions", got, b.Transactions)
+	for _, tc := range []struct {
+		host, engine, rows string
+		perTx              int64 // what the server counts per transaction
+	}{
+		{"pi3", "mariadb", `mariadb -NBe "SELECT COUNT(*), COUNT(DISTINCT id), MAX(LENGTH(c)), MAX(LENGTH(pad)) FROM pidb.sbtest1"`, 14},
+		{"pi4", "postgres", `cd /tmp && runuser -u postgres -- psql -AtX -F "	" -d pidb -c "SELECT COUNT(*), COUNT(DISTINCT id), MAX(LENGTH(c)), MAX(LENGTH(pad)) FROM sbtest1"`, 1},
+	} {
+		t.Run(tc.engine, func(t *testing.T) {
+			h := labtest.Host(t, inv, tc.host)
+			h.User = "root"
+			if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", tc.host); code != 0 {
+				t.Fatalf("provision: exit %d\n%s", code, errOut)
+			}
+			args := []string{"bench", "-i", inv.Path, "--limit", tc.host, "--workload", "oltp-read-only", "--table-size", "5000", "--clients", "4", "--out", t.TempDir()}
+			if code, _, errOut := runPidb(t, append(args, "--duration", "1s", "--warmup", "0s")...); code != 0 {
+				t.Fatalf("load: exit %d\n%s", code, errOut)
+			}
+			if rows := strings.TrimSpace(labtest.MustSSH(t, h, tc.rows)); rows != "5000\t5000\t119\t59" {
+				t.Errorf("sbtest1: %q, want 5000 rows with sysbench's 119- and 59-character c and pad", rows)
+			}
+			before := serverCount(t, h, tc.engine)
+			b := benchOne(t, append(args, "--duration", "3s", "--warmup", "1s")...)
+			after := serverCount(t, h, tc.engine)
+			if b.Workload != "oltp-read-only" || b.Engine != tc.engine || b.QPS <= 0 || len(b.Errors) != 0 {
+				t.Errorf("result %+v", b)
+			}
+			if b.QPS < 15.9*b.TPS || b.QPS > 16.1*b.TPS {
+				t.Errorf("qps %.1f is not 16 statements per transaction at tps %.1f", b.QPS, b.TPS)
+			}
+			// the warm-up and the cut-off transactions add some
+			if got := after - before; got < tc.perTx*b.Transactions || got > tc.perTx*b.Transactions*2+1000 {
+				t.Errorf("the server counted %d for %d measured transactions (%d each)", got, b.Transactions, tc.perTx)
+			}
+		})
 	}
 }
 
-// TestBenchQuiz runs the MySQL write-up's quiz workload on pi3: its four
-// tables in their proportions, and point selects the server counted.
+// TestBenchQuiz runs the MySQL write-up's quiz workload on pi3's MariaDB
+// and pi4's PostgreSQL: its four tables in their proportions, and point
+// selects the server counted.
 func TestBenchQuiz(t *testing.T) {
 	inv := labtest.Inventory(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	pi3 := labtest.Host(t, inv, "pi3")
-	pi3.User = "root"
-	if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi3"); code != 0 {
-		t.Fatalf("provision pi3: exit %d\n%s", code, errOut)
-	}
-	args := []string{"bench", "-i", inv.Path, "--limit", "pi3", "--workload", "quiz", "--scale", "100", "--clients", "8", "--out", t.TempDir()}
-	if code, _, errOut := runPidb(t, append(args, "--duration", "1s", "--warmup", "0s")...); code != 0 {
-		t.Fatalf("load: exit %d\n%s", code, errOut)
-	}
-	if rows := strings.TrimSpace(labtest.MustSSH(t, pi3, `mariadb -NBe "SELECT (SELECT COUNT(*) FROM pidb.user), (SELECT COUNT(*) FROM pidb.question), (SELECT COUNT(*) FROM pidb.answer), (SELECT COUNT(*) FROM pidb.attempt)"`)); rows != "100\t200\t200\t2000" {
-		t.Errorf("quiz rows at 100 users: %q, want 100, 200, 200, 2000", rows)
-	}
-	before := stmtExecuted(t, pi3)
-	b := benchOne(t, append(args, "--duration", "3s", "--warmup", "1s")...)
-	after := stmtExecuted(t, pi3)
-	if b.Workload != "quiz" || b.QPS <= 0 || b.QPS != b.TPS || len(b.Errors) != 0 {
-		t.Errorf("result %+v", b)
-	}
-	if got := after - before; got < b.Transactions || got > b.Transactions*2+1000 {
-		t.Errorf("the server executed %d statements for %d measured queries", got, b.Transactions)
+	for _, tc := range []struct{ host, engine, rows string }{
+		{"pi3", "mariadb", `mariadb -NBe "SELECT (SELECT COUNT(*) FROM pidb.user), (SELECT COUNT(*) FROM pidb.question), (SELECT COUNT(*) FROM pidb.answer), (SELECT COUNT(*) FROM pidb.attempt)"`},
+		{"pi4", "postgres", `cd /tmp && runuser -u postgres -- psql -AtX -F "	" -d pidb -c "SELECT (SELECT COUNT(*) FROM \"user\"), (SELECT COUNT(*) FROM question), (SELECT COUNT(*) FROM answer), (SELECT COUNT(*) FROM attempt)"`},
+	} {
+		t.Run(tc.engine, func(t *testing.T) {
+			h := labtest.Host(t, inv, tc.host)
+			h.User = "root"
+			if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", tc.host); code != 0 {
+				t.Fatalf("provision: exit %d\n%s", code, errOut)
+			}
+			args := []string{"bench", "-i", inv.Path, "--limit", tc.host, "--workload", "quiz", "--scale", "100", "--clients", "8", "--out", t.TempDir()}
+			if code, _, errOut := runPidb(t, append(args, "--duration", "1s", "--warmup", "0s")...); code != 0 {
+				t.Fatalf("load: exit %d\n%s", code, errOut)
+			}
+			if rows := strings.TrimSpace(labtest.MustSSH(t, h, tc.rows)); rows != "100\t200\t200\t2000" {
+				t.Errorf("quiz rows at 100 users: %q, want 100, 200, 200, 2000", rows)
+			}
+			before := serverCount(t, h, tc.engine)
+			b := benchOne(t, append(args, "--duration", "3s", "--warmup", "1s")...)
+			after := serverCount(t, h, tc.engine)
+			if b.Workload != "quiz" || b.Engine != tc.engine || b.QPS <= 0 || b.QPS != b.TPS || len(b.Errors) != 0 {
+				t.Errorf("result %+v", b)
+			}
+			if got := after - before; got < b.Transactions || got > b.Transactions*2+1000 {
+				t.Errorf("the server counted %d statements for %d measured queries", got, b.Transactions)
+			}
+		})
 	}
 }
 
@@ -204,14 +214,19 @@ func benchOne(t *testing.T, args ...string) benchJSON {
 	return res[0]
 }
 
-// stmtExecuted is how many prepared statements the host's MariaDB has run.
-func stmtExecuted(t *testing.T, h inventory.Host) int64 {
+// serverCount is what the host's server has counted: prepared statements
+// executed (MariaDB), or commits in pidb's database (PostgreSQL).
+func serverCount(t *testing.T, h inventory.Host, engine string) int64 {
 	t.Helper()
-	out := labtest.MustSSH(t, h, `mariadb -NBe "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"`)
+	cmd := `mariadb -NBe "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"`
+	if engine == "postgres" {
+		cmd = `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT pg_stat_force_next_flush()" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'pidb'"`
+	}
+	out := labtest.MustSSH(t, h, cmd)
 	f := strings.Fields(out)
 	n, err := strconv.ParseInt(f[len(f)-1], 10, 64)
 	if err != nil {
-		t.Fatalf("Com_stmt_execute: %q", out)
+		t.Fatalf("%s's count: %q", engine, out)
 	}
 	return n
 }

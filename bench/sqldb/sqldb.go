@@ -1,0 +1,129 @@
+// Package sqldb is what the workloads that run through database/sql share
+// (oltp-read-only and quiz, on PostgreSQL, MySQL and MariaDB): opening a
+// database and a client's own connection, the engines' differences in SQL
+// (placeholders, quoting, table options), reading a result through, and
+// naming errors for the counts.
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// DB is a workload's database: exactly one of MySQL and Postgres is set.
+type DB struct {
+	MySQL    *mysql.Config   // MySQL or MariaDB
+	Postgres *pgx.ConnConfig // PostgreSQL
+}
+
+// Engine is "postgres" or "mysql" (the family).
+func (d DB) Engine() string {
+	if d.Postgres != nil {
+		return "postgres"
+	}
+	return "mysql"
+}
+
+// Open returns a database handle.
+func (d DB) Open() (*sql.DB, error) {
+	if d.Postgres != nil {
+		return stdlib.OpenDB(*d.Postgres), nil
+	}
+	if d.MySQL == nil {
+		return nil, errors.New("sqldb: no database configured")
+	}
+	c, err := mysql.NewConnector(d.MySQL)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}
+
+// Connect opens a database handle and takes one connection from it: a
+// client's own connection, on which its statements are prepared.
+func (d DB) Connect(ctx context.Context) (*sql.DB, *sql.Conn, error) {
+	db, err := d.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, conn, nil
+}
+
+// Rebind turns the ? placeholders of q into the engine's own ($1, $2... on
+// PostgreSQL). The workloads' statements have no ? inside strings.
+func (d DB) Rebind(q string) string {
+	if d.Postgres == nil {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Quote quotes an identifier (`user` on MySQL, "user" on PostgreSQL).
+func (d DB) Quote(name string) string {
+	if d.Postgres != nil {
+		return `"` + name + `"`
+	}
+	return "`" + name + "`"
+}
+
+// TableOptions is what goes after a CREATE TABLE's columns.
+func (d DB) TableOptions() string {
+	if d.Postgres != nil {
+		return ""
+	}
+	return " ENGINE=InnoDB"
+}
+
+// ErrorKind names a server error by its number ("mysql 1213") or SQLSTATE
+// ("sqlstate 40001"); a PostgreSQL FATAL error or any other error leaves
+// the connection in doubt, so the client connects again.
+func ErrorKind(err error) (string, bool) {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return fmt.Sprintf("mysql %d", me.Number), false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return "sqlstate " + pe.Code, pe.Severity == "FATAL"
+	}
+	return "connection", true
+}
+
+// Drain reads every row of a query's result and closes it, returning the
+// query's error, the rows' error, or the close's.
+func Drain(rows *sql.Rows, err error) error {
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return err
+	}
+	return rows.Close()
+}
