@@ -41,7 +41,9 @@ func (d DB) Open() (*sql.DB, error) {
 	if d.MySQL == nil {
 		return nil, errors.New("sqldb: no database configured")
 	}
-	c, err := mysql.NewConnector(d.MySQL)
+	cfg := d.MySQL.Clone()
+	cfg.Logger = discard{} // the driver's own log lines repeat errors the run counts
+	c, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -127,3 +129,8 @@ func Drain(rows *sql.Rows, err error) error {
 	}
 	return rows.Close()
 }
+
+// discard is a mysql.Logger that drops what it is given.
+type discard struct{}
+
+func (discard) Print(...any) {}

@@ -308,3 +308,74 @@ func TestBenchCleanup(t *testing.T) {
 
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestBenchSurvivesAKilledConnection kills one of pidb's sessions from the
+// server's side in the middle of a run, on each engine: the run goes on, the
+// error and the reconnect are counted, and the duration is kept to within
+// one interval.
+func TestBenchSurvivesAKilledConnection(t *testing.T) {
+	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	for _, tc := range []struct{ host, workload, kill string }{
+		{"pi4", "tpcb", `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'pidb' LIMIT 1"`},
+		{"pi3", "oltp-read-only", `for id in $(mariadb -NBe "SELECT id FROM information_schema.processlist WHERE user = 'pidb' LIMIT 1"); do mariadb -e "KILL CONNECTION $id" && echo $id; done`},
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			h := labtest.Host(t, inv, tc.host)
+			h.User = "root"
+			if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", tc.host); code != 0 {
+				t.Fatalf("provision: exit %d\n%s", code, errOut)
+			}
+			args := []string{"bench", "-i", inv.Path, "--limit", tc.host, "--workload", tc.workload, "--scale", "1", "--table-size", "1000",
+				"--clients", "3", "--warmup", "1s", "--interval", "500ms", "--out", t.TempDir()}
+			if code, _, errOut := runPidb(t, append(args, "--duration", "1s")...); code != 0 { // load
+				t.Fatalf("load: exit %d\n%s", code, errOut)
+			}
+			done := make(chan benchJSON)
+			go func() {
+				code, stdout, errOut := runPidb(t, append(args, "--duration", "5s", "--json")...)
+				var res []benchJSON
+				if err := json.Unmarshal([]byte(stdout), &res); code != 0 || err != nil || len(res) != 1 {
+					t.Errorf("exit %d %v\n%s", code, err, errOut)
+					res = []benchJSON{{}}
+				}
+				done <- res[0]
+			}()
+			time.Sleep(3500 * time.Millisecond) // connect, 1 s of warm-up, 2 s of the run
+			killed := labtest.MustSSH(t, h, tc.kill)
+			b := <-done
+			if t.Failed() {
+				return
+			}
+			run, err := results.Load(filepath.Join(b.RunDir, "run.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var errs int64
+			for _, n := range run.Summary.Errors {
+				errs += n
+			}
+			if errs < 1 || run.Summary.Reconnects < 1 {
+				t.Errorf("after the kill (%q): errors %v, reconnects %d; want both counted", strings.TrimSpace(killed), run.Summary.Errors, run.Summary.Reconnects)
+			}
+			// the run went on after the kill, to its end
+			last := run.Series[len(run.Series)-1]
+			var after int64
+			for _, iv := range run.Series {
+				if iv.T > 3 {
+					after += iv.Transactions
+				}
+			}
+			if after == 0 {
+				t.Errorf("no transactions after the kill: %+v", run.Series)
+			}
+			// --duration 5s, to within one interval (0.5 s)
+			if last.T < 4.5 || last.T > 5.5 || b.DurationS < 4.5 || b.DurationS > 5.5 {
+				t.Errorf("measured %.2f s, last point at %.2f s; want 5 s to within 0.5 s", b.DurationS, last.T)
+			}
+			if wall := run.Finished.Sub(run.Started).Seconds(); wall > 1+5+0.5+2 { // warm-up, duration, an interval, connecting and closing
+				t.Errorf("the run took %.1f s for 1 s of warm-up and 5 s of measurement", wall)
+			}
+		})
+	}
+}
