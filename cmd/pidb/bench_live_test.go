@@ -116,6 +116,16 @@ func TestBenchTPCB(t *testing.T) {
 			t.Errorf("pidb on pgbench's data: exit %d\n%s\n%s", code, stdout, errOut)
 		}
 	})
+	t.Run("scale 10", func(t *testing.T) {
+		if code, _, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "10",
+			"--clients", "1", "--duration", "1s", "--warmup", "0s", "--out", out); code != 0 {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		rows := labtest.MustSSH(t, pi4, `cd /tmp && runuser -u postgres -- psql -AtX -d pidb -c "SELECT (SELECT count(*) FROM pgbench_branches) || ' ' || (SELECT count(*) FROM pgbench_tellers) || ' ' || (SELECT count(*) FROM pgbench_accounts) || ' ' || (SELECT count(DISTINCT bid) FROM pgbench_accounts)"`)
+		if strings.TrimSpace(rows) != "10 100 1000000 10" {
+			t.Errorf("rows at scale 10: %q, want pgbench's 10 100 1000000, over 10 branches", rows)
+		}
+	})
 	if code, _, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi3", "--workload", "tpcb"); code != 2 || !strings.Contains(errOut, "tpcb needs PostgreSQL") {
 		t.Errorf("tpcb on a MariaDB host: exit %d %s", code, errOut)
 	}
