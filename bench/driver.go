@@ -32,6 +32,32 @@ type Worker interface {
 	Close() error
 }
 
+// Interrupter is a Worker whose waits can be ended from outside: when the
+// run ends (or is cancelled) the driver calls Interrupt, from another
+// goroutine, and the worker's Do returns. A worker that implements it may
+// leave the context of Do alone and save the cost of watching it on every
+// round trip.
+type Interrupter interface {
+	Interrupt()
+}
+
+// Async is a Worker that can also run as a state machine on a non-blocking
+// socket, so that one thread serves several clients and waits on all their
+// sockets at once, as each of pgbench's threads (-j) does. The driver puts
+// the socket in non-blocking mode, calls Begin to start a transaction and
+// Readable whenever the socket has something to read, until it reports the
+// transaction done.
+type Async interface {
+	Worker
+	// Fd is the socket; -1 when the worker cannot run this way.
+	Fd() int
+	// Begin starts a transaction: it sends its first request.
+	Begin() error
+	// Readable reads what the server sent and sends the next request when
+	// one is due; done says the transaction ended, with its outcome or error.
+	Readable() (done bool, out Outcome, err error)
+}
+
 // Workload is a benchmark.
 type Workload interface {
 	Name() string
@@ -52,6 +78,10 @@ type Options struct {
 	Interval time.Duration // one point of the series per interval; default 1s
 	// OnInterval, if set, gets each point as it is made (progress output).
 	OnInterval func(results.Interval)
+	// Threads, when more than zero and every worker is Async (and this
+	// system has epoll), is how many threads the clients share, as
+	// pgbench -j; otherwise each client has its own goroutine.
+	Threads int
 }
 
 // histogram range: 1 microsecond to 5 minutes, 3 significant digits.
@@ -125,14 +155,26 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 	defer cancel()
 
 	all := make([]*stats, o.Clients)
-	var wg sync.WaitGroup
-	for i := range workers {
+	for i := range all {
 		all[i] = newStats()
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			client(runCtx, w, i, &workers[i], all[i], measured, connect)
-		}(i)
+	}
+	var wg sync.WaitGroup
+	if groups := multiplexed(workers, o.Threads); groups != nil {
+		for _, ids := range groups {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				group(runCtx, w, ids, workers, all, measured, connect)
+			}()
+		}
+	} else {
+		for i := range workers {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				client(runCtx, w, i, &workers[i], all[i], measured, connect)
+			}(i)
+		}
 	}
 
 	var series []results.Interval
@@ -177,30 +219,42 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 	return summarize(all, connect, elapsed), series, nil
 }
 
+// multiplexed splits the clients into threads groups, when they can run
+// that way: every worker Async with a socket, and epoll here.
+func multiplexed(workers []Worker, threads int) [][]int {
+	if threads < 1 || !canMultiplex {
+		return nil
+	}
+	for _, wk := range workers {
+		if a, ok := wk.(Async); !ok || a.Fd() < 0 {
+			return nil
+		}
+	}
+	threads = min(threads, len(workers))
+	groups := make([][]int, threads)
+	for i := range workers {
+		groups[i%threads] = append(groups[i%threads], i)
+	}
+	return groups
+}
+
 // client runs one worker until ctx ends, reconnecting when its connection
 // goes away.
 func client(ctx context.Context, w Workload, id int, wk *Worker, s *stats, measured time.Time, connect *lockedHist) {
+	stop := func() bool { return false }
+	watch := func() {
+		if in, ok := (*wk).(Interrupter); ok {
+			stop = context.AfterFunc(ctx, in.Interrupt)
+		}
+	}
+	watch()
+	defer func() { stop() }()
 	for ctx.Err() == nil {
 		if *wk == nil {
-			t0 := time.Now()
-			nw, err := w.NewWorker(ctx, id)
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				kind, _ := w.ErrorKind(err)
-				s.mu.Lock()
-				s.errors["connect: "+kind]++
-				s.ivErrors++
-				s.mu.Unlock()
-				time.Sleep(100 * time.Millisecond)
+			if !reconnect(ctx, w, id, wk, s, connect) {
 				continue
 			}
-			connect.record(time.Since(t0))
-			s.mu.Lock()
-			s.reconnects++
-			s.mu.Unlock()
-			*wk = nw
+			watch()
 		}
 		t0 := time.Now()
 		out, err := (*wk).Do(ctx)
@@ -208,38 +262,71 @@ func client(ctx context.Context, w Workload, id int, wk *Worker, s *stats, measu
 		if err != nil && ctx.Err() != nil {
 			return // cut off by the end of the run: neither a result nor an error
 		}
-		lat := max(now.Sub(t0).Microseconds(), 1)
-		inRun := !now.Before(measured)
-		s.mu.Lock()
-		if err != nil {
-			kind, reconnect := w.ErrorKind(err)
-			s.ivErrors++
-			if inRun {
-				s.errors[kind]++
-			}
-			if reconnect {
-				(*wk).Close()
-				*wk = nil
-			}
-		} else {
-			_ = s.ivHist.RecordValue(lat)
-			s.ivTxns++
-			s.ivQueries += int64(out.Queries)
-			if inRun {
-				_ = s.total.RecordValue(lat)
-				h := s.ops[out.Op]
-				if h == nil {
-					h = newHist()
-					s.ops[out.Op] = h
-				}
-				_ = h.RecordValue(lat)
-				s.txns++
-				s.queries += int64(out.Queries)
-				s.retries += int64(out.Retries)
-			}
+		if s.record(w, now, t0, measured, out, err) {
+			stop()
+			(*wk).Close()
+			*wk = nil
 		}
-		s.mu.Unlock()
 	}
+}
+
+// reconnect connects a client again; after a failure (counted) it waits a
+// moment and reports false.
+func reconnect(ctx context.Context, w Workload, id int, wk *Worker, s *stats, connect *lockedHist) bool {
+	t0 := time.Now()
+	nw, err := w.NewWorker(ctx, id)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		kind, _ := w.ErrorKind(err)
+		s.mu.Lock()
+		s.errors["connect: "+kind]++
+		s.ivErrors++
+		s.mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+		return false
+	}
+	connect.record(time.Since(t0))
+	s.mu.Lock()
+	s.reconnects++
+	s.mu.Unlock()
+	*wk = nw
+	return true
+}
+
+// record counts one transaction that started at t0 and ended at now, with
+// its outcome or error. It reports whether the error means the client must
+// connect again.
+func (s *stats) record(w Workload, now, t0, measured time.Time, out Outcome, err error) (reconnect bool) {
+	lat := max(now.Sub(t0).Microseconds(), 1)
+	inRun := !now.Before(measured)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		kind, again := w.ErrorKind(err)
+		s.ivErrors++
+		if inRun {
+			s.errors[kind]++
+		}
+		return again
+	}
+	_ = s.ivHist.RecordValue(lat)
+	s.ivTxns++
+	s.ivQueries += int64(out.Queries)
+	if inRun {
+		_ = s.total.RecordValue(lat)
+		h := s.ops[out.Op]
+		if h == nil {
+			h = newHist()
+			s.ops[out.Op] = h
+		}
+		_ = h.RecordValue(lat)
+		s.txns++
+		s.queries += int64(out.Queries)
+		s.retries += int64(out.Retries)
+	}
+	return false
 }
 
 // interval takes and resets every client's interval counts.

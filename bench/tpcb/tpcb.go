@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"pidb/bench"
+	"pidb/bench/netx"
 )
 
 // Workload is the TPC-B-like benchmark at a scale.
@@ -49,6 +50,14 @@ func Rows(scale int) (branches, tellers, accounts int64) {
 
 func (w *Workload) connect(ctx context.Context) (*pgconn.PgConn, error) {
 	return pgconn.ConnectConfig(ctx, w.Config)
+}
+
+// connectBlocking connects a client on a blocking socket (package netx):
+// one system call per send and per answer, as pgbench's.
+func (w *Workload) connectBlocking(ctx context.Context) (*pgconn.PgConn, error) {
+	cfg := w.Config.Copy()
+	cfg.DialFunc = netx.Dial
+	return pgconn.ConnectConfig(ctx, cfg)
 }
 
 // exec runs statements and reads every result.
@@ -153,11 +162,37 @@ func (w *Workload) log(s string) {
 // default and `pgbench -M prepared`.
 var Protocols = []string{"simple", "prepared"}
 
-// NewWorker connects one client; with the prepared protocol it prepares
-// the script's statements on its connection.
+// NewWorker connects one client (on a blocking socket, package netx) and,
+// with the prepared protocol, prepares the script's statements on its
+// connection; then the worker speaks to the server itself (wire).
 func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) {
-	c, err := w.connect(ctx)
+	prepared := false
+	switch w.Protocol {
+	case "", "simple":
+	case "prepared":
+		prepared = true
+	default:
+		return nil, fmt.Errorf("tpcb: protocol %q: want simple or prepared", w.Protocol)
+	}
+	c, err := w.connectBlocking(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if prepared {
+		for _, st := range script {
+			if _, err := c.Prepare(ctx, st.pname, st.sql, nil); err != nil {
+				c.Close(ctx)
+				return nil, fmt.Errorf("tpcb: prepare %q: %w", st.sql, err)
+			}
+		}
+	}
+	if err := c.SyncConn(ctx); err != nil {
+		c.Close(ctx)
+		return nil, err
+	}
+	hj, err := c.Hijack()
+	if err != nil {
+		c.Close(ctx)
 		return nil, err
 	}
 	seed := w.Seed
@@ -169,23 +204,10 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 		maxTry = 10
 	}
 	nb, nt, na := Rows(w.Scale)
-	wk := &worker{c: c, rnd: rand.New(rand.NewPCG(seed, uint64(id))), nb: nb, nt: nt, na: na, maxTry: maxTry, buf: make([]byte, 0, 256)}
-	switch w.Protocol {
-	case "", "simple":
-	case "prepared":
-		wk.prepared = true
-		for _, st := range script {
-			if _, err := c.Prepare(ctx, st.pname, st.sql, nil); err != nil {
-				c.Close(ctx)
-				return nil, fmt.Errorf("tpcb: prepare %q: %w", st.sql, err)
-			}
-		}
-		for i := range wk.args {
-			wk.args[i] = make([]byte, 0, 20)
-		}
-	default:
-		c.Close(ctx)
-		return nil, fmt.Errorf("tpcb: protocol %q: want simple or prepared", w.Protocol)
+	wk := &worker{w: newWire(hj.Conn, hj.TxStatus), prepared: prepared, rnd: rand.New(rand.NewPCG(seed, uint64(id))),
+		nb: nb, nt: nt, na: na, maxTry: maxTry, buf: make([]byte, 0, 256)}
+	for i := range wk.args {
+		wk.args[i] = make([]byte, 0, 20)
 	}
 	return wk, nil
 }
@@ -285,7 +307,7 @@ var script = parseScript([]string{
 })
 
 type worker struct {
-	c          *pgconn.PgConn
+	w          *wire
 	rnd        *rand.Rand
 	nb, nt, na int64
 	maxTry     int
@@ -294,78 +316,112 @@ type worker struct {
 	buf        []byte        // the simple protocol's statement
 	args       [nVars][]byte // the prepared protocol's parameters, as text
 	params     [nVars][]byte // the parameters of the statement being sent
+	// the transaction in progress
+	out      bench.Outcome
+	step     int   // the statement waiting for its answer
+	try      int   // 1 for the first try
+	rollback bool  // a ROLLBACK is waiting for its answer
+	failed   error // what ends the transaction after that ROLLBACK
 }
 
-// run sends one statement of the simple protocol and reads its results.
-func (wk *worker) run(ctx context.Context, sql string) error {
-	mrr := wk.c.Exec(ctx, sql)
-	for mrr.NextResult() {
-		r := mrr.ResultReader()
-		for r.NextRow() {
-		}
-		if _, err := r.Close(); err != nil {
-			mrr.Close()
-			return err
-		}
-	}
-	return mrr.Close()
-}
-
-// exec sends statement i of the script with the worker's variables.
-func (wk *worker) exec(ctx context.Context, i int) error {
+// request puts statement i of the script, with the worker's variables,
+// in the wire's request buffer.
+func (wk *worker) request(i int) {
 	st := &script[i]
 	if !wk.prepared {
 		wk.buf = st.appendSimple(wk.buf[:0], &wk.vars)
-		return wk.run(ctx, string(wk.buf))
+		wk.w.setQuery(wk.buf)
+		return
 	}
 	params := wk.params[:len(st.args)]
 	for k, v := range st.args {
 		wk.args[k] = strconv.AppendInt(wk.args[k][:0], wk.vars[v], 10)
 		params[k] = wk.args[k]
 	}
-	rr := wk.c.ExecPrepared(ctx, st.pname, params, nil, nil)
-	for rr.NextRow() {
-	}
-	_, err := rr.Close()
-	return err
+	wk.w.setExecPrepared(st.pname, params)
 }
 
-// Do runs one TPC-B-like transaction; a serialization failure or deadlock
-// rolls back and tries again, up to MaxTry times (pgbench --max-tries).
-func (wk *worker) Do(ctx context.Context) (bench.Outcome, error) {
+// Begin starts a TPC-B-like transaction: new random values, and the
+// script's first statement sent (bench.Async).
+func (wk *worker) Begin() error {
 	wk.vars[vAid] = wk.rnd.Int64N(wk.na) + 1
 	wk.vars[vBid] = wk.rnd.Int64N(wk.nb) + 1
 	wk.vars[vTid] = wk.rnd.Int64N(wk.nt) + 1
 	wk.vars[vDelta] = wk.rnd.Int64N(10001) - 5000
-	out := bench.Outcome{Op: "tpcb"}
-	for try := 1; ; try++ {
-		err := wk.tx(ctx, &out)
+	wk.out, wk.step, wk.try, wk.rollback, wk.failed = bench.Outcome{Op: "tpcb"}, 0, 1, false, nil
+	wk.request(0)
+	return wk.w.send()
+}
+
+// Readable takes what the server sent (bench.Async). When a statement's
+// answer is complete it sends the next; a serialization failure or
+// deadlock rolls back and tries the transaction again, up to MaxTry times
+// (pgbench --max-tries); another error rolls back and ends it.
+func (wk *worker) Readable() (bool, bench.Outcome, error) {
+	done, err := wk.w.receive()
+	if !done {
+		return false, wk.out, nil
+	}
+	if wk.w.broken {
+		return true, wk.out, err
+	}
+	if wk.rollback { // the answer to a ROLLBACK
+		wk.rollback = false
 		if err == nil {
-			return out, nil
+			err = wk.failed
 		}
+		if err != nil {
+			return true, wk.out, err
+		}
+		wk.step = 0 // try again, with the same values
+		wk.request(0)
+		return false, wk.out, wk.w.send()
+	}
+	if err != nil {
 		var pe *pgconn.PgError
-		if errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01") && try < wk.maxTry {
-			out.Retries++
-			if rbErr := wk.run(ctx, "ROLLBACK"); rbErr != nil {
-				return out, rbErr
-			}
-			continue
+		switch {
+		case errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01") && wk.try < wk.maxTry:
+			wk.out.Retries++
+			wk.try++
+		case wk.w.tx != 'I':
+			wk.failed = err
+		default:
+			return true, wk.out, err
 		}
-		if !wk.c.IsClosed() && wk.c.TxStatus() != 'I' {
-			_ = wk.run(ctx, "ROLLBACK")
+		wk.rollback = true
+		wk.w.setQuery(rollback)
+		return false, wk.out, wk.w.send()
+	}
+	wk.out.Queries++
+	if wk.step++; wk.step == len(script) {
+		return true, wk.out, nil
+	}
+	wk.request(wk.step)
+	return false, wk.out, wk.w.send()
+}
+
+var rollback = []byte("ROLLBACK")
+
+// Do runs one transaction on a blocking socket: Begin, then Readable
+// until it is done. It does not watch ctx: the driver ends a wait with
+// Interrupt.
+func (wk *worker) Do(context.Context) (bench.Outcome, error) {
+	if err := wk.Begin(); err != nil {
+		return wk.out, err
+	}
+	for {
+		done, out, err := wk.Readable()
+		if done || err != nil {
+			return out, err
 		}
-		return out, err
 	}
 }
 
-func (wk *worker) tx(ctx context.Context, out *bench.Outcome) error {
-	for i := range script {
-		if err := wk.exec(ctx, i); err != nil {
-			return err
-		}
-		out.Queries++
-	}
-	return nil
-}
+// Fd is the socket, for the driver's multiplexing (bench.Async); -1 when
+// the connection has none.
+func (wk *worker) Fd() int { return wk.w.fd() }
 
-func (wk *worker) Close() error { return wk.c.Close(context.Background()) }
+// Interrupt ends a wait on the server, from another goroutine (bench.Interrupter).
+func (wk *worker) Interrupt() { wk.w.interrupt() }
+
+func (wk *worker) Close() error { return wk.w.close() }

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -46,8 +49,10 @@ func benchCommand() *cli.Command {
 			&cli.DurationFlag{Name: "warmup", Usage: "time before measuring (default: the inventory's [bench], else 10s)"},
 			&cli.DurationFlag{Name: "interval", Usage: "one point of the series per `D` (default 1s)"},
 			&cli.StringFlag{Name: "protocol", Usage: "tpcb: simple (pgbench's default) or prepared (pgbench -M prepared); the other workloads always prepare, as sysbench does"},
+			&cli.IntFlag{Name: "threads", Usage: "tpcb: threads the clients share, each waiting on its clients' sockets at once, as pgbench -j (default: this machine's cores); 0: a thread per client"},
 			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
 			&cli.StringFlag{Name: "out", Usage: "save runs under `DIR`", Value: "pidb-results"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write this client's CPU profile to `FILE` (pprof), for work on its cost", Hidden: true},
 		),
 		Action: runBench,
 		Subcommands: []*cli.Command{{
@@ -143,6 +148,7 @@ type benchParams struct {
 	tables, tableSize          int
 	duration, warmup, interval time.Duration
 	via, protocol              string
+	threads                    int
 }
 
 func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
@@ -157,6 +163,10 @@ func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 		interval:  h.Bench.Duration("interval", time.Second),
 		via:       h.Bench.String("via", "auto"),
 		protocol:  "simple",
+		threads:   runtime.NumCPU(),
+	}
+	if c.IsSet("threads") {
+		p.threads = c.Int("threads")
 	}
 	if c.IsSet("protocol") {
 		p.protocol = c.String("protocol")
@@ -202,6 +212,8 @@ func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 		return p, usagef("%s: unknown workload %q", h.Name, p.workload)
 	case p.workload == "tpcb" && h.Engine != "postgres":
 		return p, usagef("%s: workload tpcb needs PostgreSQL; the host's engine is %s", h.Name, h.Engine)
+	case p.threads < 0:
+		return p, usagef("--threads %d: want 0 or more", p.threads)
 	case p.clients < 1 || p.scale < 1 || p.duration <= 0 || p.warmup < 0 || p.interval <= 0:
 		return p, usagef("%s: clients and scale must be at least 1, duration and interval more than zero", h.Name)
 	}
@@ -230,6 +242,17 @@ func runBench(c *cli.Context) error {
 	inv, hosts, err := loadHosts(c)
 	if err != nil {
 		return err
+	}
+	if path := c.String("cpuprofile"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	params := map[string]benchParams{}
 	for _, h := range hosts {
@@ -351,7 +374,7 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 	}
 	start := time.Now()
 	step(fmt.Sprintf("running %s: %d clients, %s (after %s warm-up)", p.workload, p.clients, p.duration, p.warmup))
-	sum, series, err := bench.Run(ctx, w, bench.Options{Clients: p.clients, Duration: p.duration, Warmup: p.warmup, Interval: p.interval,
+	sum, series, err := bench.Run(ctx, w, bench.Options{Clients: p.clients, Duration: p.duration, Warmup: p.warmup, Interval: p.interval, Threads: p.threads,
 		OnInterval: func(iv results.Interval) {
 			step(fmt.Sprintf("%6.0fs  tps %8.1f  qps %9.1f  p95 %7.2f ms  errors %d", iv.T, iv.TPS, iv.QPS, iv.P95Ms, iv.Errors))
 		}})

@@ -1,0 +1,85 @@
+// Package netx gives a benchmark client a TCP connection whose reads and
+// writes are plain blocking system calls on the socket, outside Go's
+// network poller.
+//
+// A client that sends one statement and waits for its answer, over and
+// over, pays for Go's poller on every round trip: a read that finds nothing
+// yet (EAGAIN), a wait in epoll, a wake-up of the goroutine, often on
+// another thread, and the read again. A blocking recv is one system call
+// that the kernel ends when the answer is there, which is what pgbench and
+// sysbench do per round trip. The price is one OS thread per connection
+// while it waits, and that deadlines do not work: Interrupt (shutdown of the
+// socket) ends a wait instead.
+//
+// The socket is made and connected with plain system calls, never through
+// package net: a socket that has been in Go's poller stays in its epoll set
+// for as long as any descriptor of it is open, and every answer would wake
+// the poller for nothing. On systems other than Linux, Dial is net's.
+package netx
+
+import (
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Conn is a TCP connection in blocking mode. Its Read and Write may be
+// called from one goroutine at a time each; Interrupt and Close from any.
+type Conn struct {
+	f             *os.File
+	fd            int
+	local, remote net.Addr
+	once          sync.Once
+}
+
+// Read is one blocking recv.
+func (c *Conn) Read(b []byte) (int, error) { return c.f.Read(b) }
+
+// Write writes all of b.
+func (c *Conn) Write(b []byte) (int, error) { return c.f.Write(b) }
+
+// Interrupt shuts the socket down: a Read or Write waiting on it returns,
+// and the connection is finished.
+func (c *Conn) Interrupt() {
+	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
+}
+
+// Close closes the socket.
+func (c *Conn) Close() error {
+	err := errors.New("closed already")
+	c.once.Do(func() { err = c.f.Close() })
+	return err
+}
+
+// Fd is the socket's descriptor, for a caller that waits on several
+// sockets at once (epoll) and reads when they are ready, after putting it
+// in non-blocking mode.
+func (c *Conn) Fd() int { return c.fd }
+
+// LocalAddr is the connection's own address.
+func (c *Conn) LocalAddr() net.Addr { return c.local }
+
+// RemoteAddr is the server's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.remote }
+
+// ErrNoDeadlines is what the deadline methods return.
+var ErrNoDeadlines = errors.New("netx: a blocking connection has no deadlines; use Interrupt")
+
+// SetDeadline is not supported; clearing a deadline (the zero time) is a no-op.
+func (c *Conn) SetDeadline(t time.Time) error { return deadline(t) }
+
+// SetReadDeadline is not supported; clearing (the zero time) is a no-op.
+func (c *Conn) SetReadDeadline(t time.Time) error { return deadline(t) }
+
+// SetWriteDeadline is not supported; clearing (the zero time) is a no-op.
+func (c *Conn) SetWriteDeadline(t time.Time) error { return deadline(t) }
+
+func deadline(t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	return ErrNoDeadlines
+}

@@ -1,0 +1,187 @@
+package tpcb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// wire speaks the few messages of PostgreSQL's protocol that tpcb's round
+// trips need, on a connection that pgconn opened and authenticated (and
+// where the statements were prepared) and then handed over (Hijack). Each
+// round trip is one write of the whole request and reads into one reused
+// buffer up to ReadyForQuery: no allocation, timer or context watch per
+// statement. A server error comes back as a *pgconn.PgError, as from pgconn.
+type wire struct {
+	conn   net.Conn
+	out    []byte // the request being sent
+	in     []byte // what was read; unread bytes are in[r:n]
+	r, n   int
+	tx     byte  // transaction status of the last ReadyForQuery: 'I', 'T' or 'E'
+	first  error // the request's first error, while its answer comes in
+	broken bool  // a read or write failed: the connection is finished
+}
+
+func newWire(conn net.Conn, tx byte) *wire {
+	return &wire{conn: conn, out: make([]byte, 0, 512), in: make([]byte, 8192), tx: tx}
+}
+
+// setQuery makes the request sql with the simple protocol (a Query
+// message), as pgbench's default.
+func (w *wire) setQuery(sql []byte) {
+	o := append(w.out[:0], 'Q', 0, 0, 0, 0)
+	o = append(o, sql...)
+	o = append(o, 0)
+	binary.BigEndian.PutUint32(o[1:], uint32(len(o)-1))
+	w.out = o
+}
+
+// setExecPrepared makes the request a prepared statement with text
+// parameters, as libpq's PQexecPrepared sends it (pgbench -M prepared):
+// Bind, Describe, Execute and Sync in one write.
+func (w *wire) setExecPrepared(name string, params [][]byte) {
+	o := append(w.out[:0], 'B', 0, 0, 0, 0, 0) // the unnamed portal
+	o = append(o, name...)
+	o = append(o, 0, 0, 0) // the statement's name; every parameter in text
+	o = binary.BigEndian.AppendUint16(o, uint16(len(params)))
+	for _, p := range params {
+		o = binary.BigEndian.AppendUint32(o, uint32(len(p)))
+		o = append(o, p...)
+	}
+	o = append(o, 0, 0) // every result column in text
+	binary.BigEndian.PutUint32(o[1:], uint32(len(o)-1))
+	o = append(o, 'D', 0, 0, 0, 6, 'P', 0)        // Describe the portal
+	o = append(o, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0) // Execute it, all rows
+	o = append(o, 'S', 0, 0, 0, 4)                // Sync
+	w.out = o
+}
+
+// send writes the request in w.out.
+func (w *wire) send() error {
+	if w.broken {
+		return errors.New("tpcb: the connection is broken")
+	}
+	w.first = nil
+	for b := w.out; len(b) > 0; {
+		n, err := w.conn.Write(b)
+		b = b[n:]
+		if err != nil && errors.Is(err, syscall.EAGAIN) {
+			time.Sleep(50 * time.Microsecond) // a full socket buffer: not with requests this small
+			continue
+		}
+		if err != nil {
+			w.broken = true
+			return err
+		}
+	}
+	return nil
+}
+
+// receive reads what the server sent (one read; on a blocking socket it
+// waits for it) and takes the complete messages. It reports done once
+// ReadyForQuery came, with the request's first error, or when the
+// connection broke, with what broke it.
+func (w *wire) receive() (done bool, err error) {
+	for read := false; ; read = true {
+		for {
+			typ, body, ok, err := w.parse()
+			if err != nil {
+				w.broken = true
+				return true, err
+			}
+			if !ok {
+				break
+			}
+			switch typ {
+			case 'E':
+				if w.first == nil {
+					var m pgproto3.ErrorResponse
+					if err := m.Decode(body); err != nil {
+						w.broken = true
+						return true, err
+					}
+					w.first = pgconn.ErrorResponseToPgError(&m)
+				}
+			case 'Z':
+				if len(body) > 0 {
+					w.tx = body[0]
+				}
+				return true, w.first
+			}
+		}
+		if read {
+			return false, nil // the rest comes later
+		}
+		m, err := w.conn.Read(w.in[w.n:])
+		w.n += m
+		switch {
+		case err != nil && errors.Is(err, syscall.EAGAIN):
+			return false, nil
+		case err != nil && m == 0:
+			w.broken = true
+			if w.first != nil {
+				return true, w.first // a FATAL error, then the server closed the connection
+			}
+			return true, err
+		}
+	}
+}
+
+// parse returns the next complete message in the buffer, valid until the
+// next read; ok is false when the buffer holds none, and then the buffer
+// has room for the rest of it.
+func (w *wire) parse() (typ byte, body []byte, ok bool, err error) {
+	if w.n-w.r >= 5 {
+		size := 1 + int(binary.BigEndian.Uint32(w.in[w.r+1:]))
+		if size < 5 {
+			return 0, nil, false, fmt.Errorf("tpcb: a message of length %d from the server", size-1)
+		}
+		if w.n-w.r >= size {
+			typ, body = w.in[w.r], w.in[w.r+5:w.r+size]
+			w.r += size
+			return typ, body, true, nil
+		}
+		if size > len(w.in) { // a message bigger than the buffer
+			in := make([]byte, 2*size)
+			w.n = copy(in, w.in[w.r:w.n])
+			w.in, w.r = in, 0
+		}
+	}
+	if w.r > 0 {
+		w.n = copy(w.in, w.in[w.r:w.n])
+		w.r = 0
+	}
+	return 0, nil, false, nil
+}
+
+// fd is the socket's descriptor, or -1 when the connection has none to give.
+func (w *wire) fd() int {
+	if f, ok := w.conn.(interface{ Fd() int }); ok {
+		return f.Fd()
+	}
+	return -1
+}
+
+// interrupt ends a wait on the server from another goroutine: a blocking
+// connection (package netx) is shut down, another gets a past deadline.
+func (w *wire) interrupt() {
+	if in, ok := w.conn.(interface{ Interrupt() }); ok {
+		in.Interrupt()
+		return
+	}
+	_ = w.conn.SetDeadline(time.Unix(1, 0))
+}
+
+// close says goodbye to the server (Terminate) and closes the connection.
+func (w *wire) close() error {
+	if !w.broken {
+		_, _ = w.conn.Write([]byte{'X', 0, 0, 0, 4})
+	}
+	return w.conn.Close()
+}
