@@ -127,7 +127,7 @@ type canned struct {
 	reply []byte
 }
 
-func (c *canned) Read(b []byte) (int, error) { return copy(b, c.reply), nil }
+func (c *canned) Read(b []byte) (int, error)  { return copy(b, c.reply), nil }
 func (c *canned) Write(b []byte) (int, error) { return len(b), nil }
 
 // BenchmarkTransaction is the client's own work for one TPC-B-like
