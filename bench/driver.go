@@ -80,7 +80,9 @@ type Options struct {
 	OnInterval func(results.Interval)
 	// Threads, when more than zero and every worker is Async (and this
 	// system has epoll), is how many threads the clients share, as
-	// pgbench -j; otherwise each client has its own goroutine.
+	// pgbench -j; otherwise each client has its own goroutine. Each such
+	// thread keeps its P while it waits for answers (a raw epoll_wait), so
+	// GOMAXPROCS should be at least Threads+1, for the rest of the program.
 	Threads int
 }
 

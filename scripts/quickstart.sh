@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, on a fresh Debian or Ubuntu machine, as root: builds pidb,
-# boots the simulated Pi lab (pi4, pi3, zero) and runs pidb's newest fleet
-# command on it.
+# boots the simulated Pi lab (pi4, pi3, zero), provisions the three (the
+# database, tuned settings, the desktop off, access, accounts) and runs each
+# host's baseline workload from this machine for 30 seconds.
 #   sudo scripts/quickstart.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,3 +12,5 @@ go build -o bin/pidb ./cmd/pidb
 INV=$(bin/pidb lab up)
 echo "== the lab's inventory: $INV" >&2
 bin/pidb facts -i "$INV"
+bin/pidb provision -i "$INV"
+bin/pidb bench -i "$INV" --duration 30s --warmup 5s

@@ -122,11 +122,11 @@ func (w *Workload) log(s string) {
 func (w *Workload) ErrorKind(err error) (string, bool) { return sqldb.ErrorKind(err) }
 
 var queries = map[string]string{
-	"point_select":   "SELECT c FROM %s WHERE id=?",
-	"simple_range":   "SELECT c FROM %s WHERE id BETWEEN ? AND ?",
-	"sum_range":      "SELECT SUM(k) FROM %s WHERE id BETWEEN ? AND ?",
-	"order_range":    "SELECT c FROM %s WHERE id BETWEEN ? AND ? ORDER BY c",
-	"distinct_range": "SELECT DISTINCT c FROM %s WHERE id BETWEEN ? AND ? ORDER BY c",
+	"point_select":   kindSQL[kPoint],
+	"simple_range":   kindSQL[kSimple],
+	"sum_range":      kindSQL[kSum],
+	"order_range":    kindSQL[kOrder],
+	"distinct_range": kindSQL[kDistinct],
 }
 
 type worker struct {
@@ -137,9 +137,16 @@ type worker struct {
 	size  int
 }
 
-// NewWorker connects one client and prepares its statements on its connection.
+// NewWorker connects one client and prepares its statements on its
+// connection. On MySQL and MariaDB the client then speaks to the server
+// itself (package mywire, on a socket outside Go's poller) and can be
+// multiplexed (bench.Async), as sysbench's C client costs; on PostgreSQL it
+// goes through database/sql.
 func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) {
 	w.defaults()
+	if w.DB.MySQL != nil {
+		return w.newWireWorker(ctx, id)
+	}
 	db, conn, err := w.DB.Connect(ctx)
 	if err != nil {
 		return nil, err

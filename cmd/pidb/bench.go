@@ -262,6 +262,15 @@ func runBench(c *cli.Context) error {
 		}
 		params[h.Name] = p
 	}
+	// each multiplexing thread waits in epoll without giving up its P (see
+	// package bench): leave one P for everything else
+	threads := 0
+	for _, p := range params {
+		threads += p.threads
+	}
+	if runtime.GOMAXPROCS(0) < threads+1 {
+		runtime.GOMAXPROCS(threads + 1)
+	}
 	opt, done, err := fleetOptions(c, hosts)
 	if err != nil {
 		return err

@@ -1,0 +1,384 @@
+// Package mywire speaks the few commands of the MySQL client/server
+// protocol that a read-only benchmark's round trips need (COM_QUERY,
+// COM_STMT_PREPARE, COM_STMT_EXECUTE with integer parameters), on a
+// connection that go-sql-driver/mysql opened and authenticated. Each round
+// trip is one write and reads into one reused buffer, parsed as it comes:
+// no allocation per statement, and on a non-blocking socket the answer can
+// arrive in pieces, so that one thread can serve several connections
+// (bench.Async). Result rows are read through, not decoded.
+package mywire
+
+import (
+	"context"
+	"database/sql/driver"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Conn is one client connection.
+type Conn struct {
+	dc     driver.Conn // the driver's, kept to say goodbye (COM_QUIT) at Close
+	conn   net.Conn
+	out    []byte
+	in     []byte
+	r, n   int
+	resp   response
+	broken bool
+	eof    bool // the server sends EOF packets after column definitions (no CLIENT_DEPRECATE_EOF); known after the first Prepare
+}
+
+// response is the state of the answer being read.
+type response struct {
+	state   int // what the next packet is
+	columns int // column definitions still to come
+	err     error
+	prepare *Stmt // a COM_STMT_PREPARE's statement, filled in as it comes
+	params  int   // parameter definitions still to come (prepare)
+}
+
+const (
+	stFirst      = iota // OK, ERR, a result set's column count, or STMT_PREPARE_OK
+	stParams            // a prepare's parameter definitions
+	stParamsEOF         // after them: EOF, or (CLIENT_DEPRECATE_EOF) the first column definition
+	stColumns           // column definitions
+	stColumnsEOF        // after them: EOF (without CLIENT_DEPRECATE_EOF)
+	stRows              // rows until EOF/OK (0xFE) or ERR
+	stDone
+)
+
+// Stmt is a prepared statement on one connection.
+type Stmt struct {
+	ID      uint32
+	Params  int
+	Columns int
+}
+
+// Connect opens and authenticates a connection with cfg's driver, on a
+// socket that dial makes (netx.Dial, say), and takes it over.
+func Connect(ctx context.Context, cfg *mysql.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*Conn, error) {
+	cfg = cfg.Clone()
+	var raw net.Conn
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		raw = c
+		return c, err
+	}
+	cn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := cn.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		dc.Close()
+		return nil, errors.New("mywire: the driver did not dial")
+	}
+	return &Conn{dc: dc, conn: raw, out: make([]byte, 0, 256), in: make([]byte, 64<<10), eof: true}, nil
+}
+
+// Fd is the socket's descriptor, or -1.
+func (c *Conn) Fd() int {
+	if f, ok := c.conn.(interface{ Fd() int }); ok {
+		return f.Fd()
+	}
+	return -1
+}
+
+// Broken says a read or write failed: the connection is finished.
+func (c *Conn) Broken() bool { return c.broken }
+
+// Close says goodbye through the driver and closes the socket.
+func (c *Conn) Close() error {
+	if c.broken {
+		c.conn.Close()
+	}
+	return c.dc.Close()
+}
+
+// Interrupt ends a wait on the server from another goroutine.
+func (c *Conn) Interrupt() {
+	if in, ok := c.conn.(interface{ Interrupt() }); ok {
+		in.Interrupt()
+		return
+	}
+	_ = c.conn.SetDeadline(time.Unix(1, 0))
+}
+
+func (c *Conn) begin(cmd byte) {
+	c.out = append(c.out[:0], 0, 0, 0, 0, cmd) // length and sequence 0, filled in by send
+	c.resp = response{}
+}
+
+// SetQuery makes the request a COM_QUERY.
+func (c *Conn) SetQuery(sql string) {
+	c.begin(0x03)
+	c.out = append(c.out, sql...)
+}
+
+// SetPrepare makes the request a COM_STMT_PREPARE; the answer fills s.
+func (c *Conn) SetPrepare(sql string, s *Stmt) {
+	c.begin(0x16)
+	c.out = append(c.out, sql...)
+	c.resp.prepare = s
+}
+
+// SetExecute makes the request a COM_STMT_EXECUTE of s with integer
+// parameters, sent as BIGINT in the binary protocol.
+func (c *Conn) SetExecute(s *Stmt, args ...int64) {
+	c.begin(0x17)
+	o := binary.LittleEndian.AppendUint32(c.out, s.ID)
+	o = append(o, 0, 1, 0, 0, 0) // no cursor; one iteration
+	if len(args) > 0 {
+		for range (len(args) + 7) / 8 {
+			o = append(o, 0) // no NULLs
+		}
+		o = append(o, 1) // types follow
+		for range args {
+			o = append(o, 0x08, 0) // MYSQL_TYPE_LONGLONG, signed
+		}
+		for _, a := range args {
+			o = binary.LittleEndian.AppendUint64(o, uint64(a))
+		}
+	}
+	c.out = o
+}
+
+// Send writes the request.
+func (c *Conn) Send() error {
+	if c.broken {
+		return errors.New("mywire: the connection is broken")
+	}
+	n := len(c.out) - 4
+	if n >= 1<<24-1 {
+		return errors.New("mywire: a request too long for one packet")
+	}
+	c.out[0], c.out[1], c.out[2], c.out[3] = byte(n), byte(n>>8), byte(n>>16), 0
+	for b := c.out; len(b) > 0; {
+		m, err := c.conn.Write(b)
+		b = b[m:]
+		if err != nil && errors.Is(err, syscall.EAGAIN) {
+			time.Sleep(50 * time.Microsecond) // a full socket buffer: not with requests this small
+			continue
+		}
+		if err != nil {
+			c.broken = true
+			return err
+		}
+	}
+	return nil
+}
+
+// Receive reads what the server sent (one read; on a blocking socket it
+// waits for it) and takes the complete packets. It reports done once the
+// answer is complete, with the server's error if it sent one (a
+// *mysql.MySQLError), or when the connection broke, with what broke it.
+func (c *Conn) Receive() (done bool, err error) {
+	for read := false; ; read = true {
+		for {
+			p, ok, err := c.packet()
+			if err != nil {
+				c.broken = true
+				return true, err
+			}
+			if !ok {
+				break
+			}
+			if err := c.take(p); err != nil {
+				c.broken = true
+				return true, err
+			}
+			if c.resp.state == stDone {
+				return true, c.resp.err
+			}
+		}
+		if read {
+			return false, nil
+		}
+		m, err := c.conn.Read(c.in[c.n:])
+		c.n += m
+		switch {
+		case err != nil && errors.Is(err, syscall.EAGAIN):
+			return false, nil
+		case err != nil && m == 0:
+			c.broken = true
+			return true, err
+		}
+	}
+}
+
+// RoundTrip sends the request and waits for the whole answer.
+func (c *Conn) RoundTrip() error {
+	if err := c.Send(); err != nil {
+		return err
+	}
+	for {
+		if done, err := c.Receive(); done {
+			return err
+		}
+	}
+}
+
+// packet returns the next complete packet's payload, valid until the next
+// read; ok is false when there is none yet, and then there is room for it.
+func (c *Conn) packet() (p []byte, ok bool, err error) {
+	if c.n-c.r >= 4 {
+		size := 4 + int(uint32(c.in[c.r])|uint32(c.in[c.r+1])<<8|uint32(c.in[c.r+2])<<16)
+		if size-4 == 1<<24-1 {
+			return nil, false, errors.New("mywire: a packet of 16 MB or more")
+		}
+		if c.n-c.r >= size {
+			p = c.in[c.r+4 : c.r+size]
+			c.r += size
+			return p, true, nil
+		}
+		if size > len(c.in) {
+			in := make([]byte, 2*size)
+			c.n = copy(in, c.in[c.r:c.n])
+			c.in, c.r = in, 0
+		}
+	}
+	if c.r > 0 {
+		c.n = copy(c.in, c.in[c.r:c.n])
+		c.r = 0
+	}
+	return nil, false, nil
+}
+
+func isEOF(p []byte) bool { return len(p) > 0 && p[0] == 0xFE && len(p) < 9 }
+
+// take moves the answer's state on by one packet.
+func (c *Conn) take(p []byte) error {
+	if len(p) == 0 {
+		return errors.New("mywire: an empty packet")
+	}
+	r := &c.resp
+	if p[0] == 0xFF && r.state != stColumns && r.state != stParams {
+		r.err = serverError(p)
+		r.state = stDone
+		return nil
+	}
+	switch r.state {
+	case stFirst:
+		switch {
+		case r.prepare != nil:
+			if p[0] != 0 || len(p) < 12 {
+				return fmt.Errorf("mywire: not a STMT_PREPARE_OK (0x%02x)", p[0])
+			}
+			s := r.prepare
+			s.ID = binary.LittleEndian.Uint32(p[1:])
+			s.Columns = int(binary.LittleEndian.Uint16(p[5:]))
+			s.Params = int(binary.LittleEndian.Uint16(p[7:]))
+			r.params, r.columns = s.Params, s.Columns
+			r.state = stParams
+			c.afterParams()
+		case p[0] == 0x00 || p[0] == 0xFE: // OK
+			r.state = stDone
+		default: // a result set: its column count
+			n, ok := lenenc(p)
+			if !ok || n == 0 {
+				return errors.New("mywire: a bad column count")
+			}
+			r.columns = int(n)
+			r.state = stColumns
+		}
+	case stParams:
+		r.params--
+		c.afterParams()
+	case stParamsEOF:
+		// without CLIENT_DEPRECATE_EOF an EOF ends the parameters; with it
+		// this is the first column definition (never 0xFE) or the next answer
+		c.eof = isEOF(p)
+		r.state = stColumns
+		if r.columns == 0 {
+			r.state = stDone
+			if !c.eof {
+				return errors.New("mywire: a packet after a prepare's answer")
+			}
+			return nil
+		}
+		if !c.eof {
+			return c.take(p)
+		}
+	case stColumns:
+		r.columns--
+		if r.columns == 0 {
+			switch {
+			case r.prepare != nil && c.eof:
+				r.state = stColumnsEOF
+			case r.prepare != nil:
+				r.state = stDone
+			case c.eof:
+				r.state = stColumnsEOF
+			default:
+				r.state = stRows
+			}
+		}
+	case stColumnsEOF:
+		if !isEOF(p) {
+			return errors.New("mywire: no EOF after the column definitions")
+		}
+		r.state = stRows
+		if r.prepare != nil {
+			r.state = stDone
+		}
+	case stRows:
+		if p[0] == 0xFE { // EOF, or the OK that replaces it
+			r.state = stDone
+		}
+	}
+	return nil
+}
+
+// afterParams moves a prepare on once its parameter definitions are read.
+func (c *Conn) afterParams() {
+	r := &c.resp
+	if r.params > 0 {
+		return
+	}
+	switch {
+	case r.prepare.Params > 0:
+		r.state = stParamsEOF
+	case r.columns > 0:
+		r.state = stColumns
+	default:
+		r.state = stDone
+	}
+}
+
+// lenenc reads a length-encoded integer at the start of p.
+func lenenc(p []byte) (uint64, bool) {
+	switch {
+	case p[0] < 0xFB:
+		return uint64(p[0]), true
+	case p[0] == 0xFC && len(p) >= 3:
+		return uint64(binary.LittleEndian.Uint16(p[1:])), true
+	case p[0] == 0xFD && len(p) >= 4:
+		return uint64(p[1]) | uint64(p[2])<<8 | uint64(p[3])<<16, true
+	case p[0] == 0xFE && len(p) >= 9:
+		return binary.LittleEndian.Uint64(p[1:]), true
+	}
+	return 0, false
+}
+
+// serverError reads an ERR packet.
+func serverError(p []byte) error {
+	e := &mysql.MySQLError{}
+	if len(p) >= 3 {
+		e.Number = binary.LittleEndian.Uint16(p[1:])
+	}
+	msg := p[min(3, len(p)):]
+	if len(msg) >= 6 && msg[0] == '#' {
+		copy(e.SQLState[:], msg[1:6])
+		msg = msg[6:]
+	}
+	e.Message = string(msg)
+	return e
+}
