@@ -37,13 +37,16 @@ func accessPath(e engine) string {
 
 func hbaPath(e engine) string { return "/etc/postgresql/" + e.major + "/main/pg_hba.conf" }
 
-// port is the engine's TCP port.
-func port(e engine) int {
-	if e.flavor == "postgres" {
+// Port is the TCP port of an engine ("postgres", or the MySQL family by
+// any of its names): the servers' defaults, which provisioning keeps.
+func Port(engine string) int {
+	if engine == "postgres" {
 		return 5432
 	}
 	return 3306
 }
+
+func port(e engine) int { return Port(e.flavor) }
 
 // accessFiles returns the files the access step wants.
 func accessFiles(ctx context.Context, t *Target, e engine) ([]fileChange, error) {

@@ -328,10 +328,7 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 	if sec.Pidb == "" {
 		return benchJSON{}, fmt.Errorf("%s: no password for the pidb account: run pidb provision -i %s first", h.Name, inv.Path)
 	}
-	host, port := h.Address, 5432
-	if h.Engine != "postgres" {
-		port = 3306
-	}
+	host, port := h.Address, provision.Port(h.Engine)
 	if p.via == "ssh" {
 		local, stop, err := r.Forward(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/inventory"
+	"pidb/provision"
 	"pidb/secrets"
 )
 
@@ -57,9 +58,9 @@ func credentialsCommand() *cli.Command {
 			if pw == "" {
 				return fmt.Errorf("%s: no password for %s yet: run pidb provision first", h.Name, user)
 			}
-			scheme, port := "postgres", 5432
+			scheme, port := "postgres", provision.Port(h.Engine)
 			if h.Engine != "postgres" {
-				scheme, port = "mysql", 3306
+				scheme = "mysql"
 			}
 			u := url.URL{Scheme: scheme, User: url.UserPassword(user, pw), Host: net.JoinHostPort(h.Address, strconv.Itoa(port)), Path: "/" + db}
 			_, err = fmt.Fprintln(c.App.Writer, u.String())
