@@ -63,6 +63,7 @@ type Stmt struct {
 // socket that dial makes (netx.Dial, say), and takes it over.
 func Connect(ctx context.Context, cfg *mysql.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*Conn, error) {
 	cfg = cfg.Clone()
+	cfg.Logger = discard{} // its log lines would repeat errors the run counts
 	var raw net.Conn
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
@@ -95,13 +96,9 @@ func (c *Conn) Fd() int {
 // Broken says a read or write failed: the connection is finished.
 func (c *Conn) Broken() bool { return c.broken }
 
-// Close says goodbye through the driver and closes the socket.
-func (c *Conn) Close() error {
-	if c.broken {
-		c.conn.Close()
-	}
-	return c.dc.Close()
-}
+// Close says goodbye through the driver (COM_QUIT, when the connection
+// still works) and closes the socket.
+func (c *Conn) Close() error { return c.dc.Close() }
 
 // Interrupt ends a wait on the server from another goroutine.
 func (c *Conn) Interrupt() {
@@ -382,3 +379,8 @@ func serverError(p []byte) error {
 	e.Message = string(msg)
 	return e
 }
+
+// discard is a mysql.Logger that drops what it is given.
+type discard struct{}
+
+func (discard) Print(...any) {}

@@ -78,9 +78,18 @@ func TestBenchTPCB(t *testing.T) {
 				}
 				done <- res[0]
 			}()
-			time.Sleep(1500 * time.Millisecond)
-			seen := labtest.MustSSH(t, pi4, `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT query FROM pg_stat_activity WHERE usename = 'pidb' AND query LIKE 'UPDATE%'"`)
-			b := <-done
+			var seen string
+			var b benchJSON
+			for waiting := true; waiting; {
+				select {
+				case b = <-done:
+					waiting = false
+				case <-time.After(200 * time.Millisecond):
+					if seen == "" {
+						seen = labtest.MustSSH(t, pi4, `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT query FROM pg_stat_activity WHERE usename = 'pidb' AND query LIKE 'UPDATE%'"`)
+					}
+				}
+			}
 			if b.Transactions == 0 || len(b.Errors) != 0 {
 				t.Errorf("%s: %+v", proto, b)
 			}

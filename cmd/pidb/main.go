@@ -83,6 +83,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			provisionCommand(),
 			credentialsCommand(),
 			benchCommand(),
+			thermalCommand(),
 			tuneCommand(),
 			labCommand(),
 		},
