@@ -54,6 +54,16 @@ type Lab struct {
 	Dir   string    // state: base image, caches, host roots, key, inventory
 	Fleet []Board   // the boards the lab knows
 	Log   io.Writer // progress, for people (stderr)
+
+	// The thermal simulation (see Simulate), set for Up: each host's
+	// cooling ("case" or "fan"; default fan), the hosts left without
+	// vcgencmd, how fast simulated time runs (default 1), and the command
+	// that runs the simulator in its own process (`pidb lab simulate`);
+	// without it Up starts none.
+	Cooling          map[string]string
+	NoVcgencmd       map[string]bool
+	ThermalSpeed     float64
+	SimulatorCommand []string
 }
 
 // New returns a lab with the default fleet. An empty dir means DefaultDir.
@@ -206,6 +216,17 @@ func (l *Lab) Up(ctx context.Context, names []string) (string, error) {
 		return "", err
 	}
 	if err := l.writeAccess(); err != nil {
+		return "", err
+	}
+	for _, b := range boards {
+		if err := l.setVcgencmd(b, false); err != nil {
+			return "", fmt.Errorf("%s: vcgencmd: %w", b.Name, err)
+		}
+	}
+	if err := l.writeThermalConfig(boards); err != nil {
+		return "", err
+	}
+	if err := l.ensureSimulator(); err != nil {
 		return "", err
 	}
 	return l.InventoryPath(), nil
@@ -633,6 +654,8 @@ func (l *Lab) Down(ctx context.Context) error {
 	for _, pid := range processesMatching("--machine=" + Prefix + "-") {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+	l.stopSimulator()
+	_ = os.Remove(l.thermalConfigPath())
 	l.stopAptProxy()
 	ifaces, _ := net.Interfaces()
 	for _, ifc := range ifaces {
@@ -737,7 +760,7 @@ func (l *Lab) MemoryLimit(name string) (uint64, error) {
 // After Down it is empty.
 func Leftovers() []string {
 	var out []string
-	for _, pat := range []string{"--machine=" + Prefix + "-", Prefix + "-apt-proxy"} {
+	for _, pat := range []string{"--machine=" + Prefix + "-", Prefix + "-apt-proxy", simulatorProcess + " "} {
 		for _, pid := range processesMatching(pat) {
 			out = append(out, fmt.Sprintf("process %d", pid))
 		}

@@ -19,7 +19,7 @@ func credentialsCommand() *cli.Command {
 		Usage:     "print a connection URL with the password pidb generated (only when asked)",
 		UsageText: "pidb credentials -i FILE [--database D] HOST",
 		Flags: []cli.Flag{
-			inventoryFlag,
+			inventoryFlag(),
 			&cli.StringFlag{Name: "database", Usage: "an application database from [[host.database]] (default: pidb's own account)"},
 		},
 		Action: func(c *cli.Context) error {

@@ -13,15 +13,15 @@ import (
 	"pidb/remote"
 )
 
-// Flags every fleet command takes besides -i, --limit and --json.
-var (
-	concurrencyFlag = &cli.IntFlag{Name: "concurrency", Usage: "hosts to work on at once", Value: 10}
-	connectTimeout  = &cli.DurationFlag{Name: "connect-timeout", Usage: "give up on a host that does not answer SSH within `D`", Value: 10 * time.Second}
-	acceptNewFlag   = &cli.BoolFlag{Name: "accept-new-host-keys", Usage: "record the SSH host key of a host known_hosts does not know yet (a changed key is always refused)"}
-)
-
+// fleetFlags are the flags of every fleet command, new for each command:
+// urfave/cli writes into a flag as it parses, so two apps running at once
+// (in tests) must not share one.
 func fleetFlags() []cli.Flag {
-	return []cli.Flag{inventoryFlag, limitFlag, concurrencyFlag, jsonFlag, acceptNewFlag, connectTimeout}
+	return []cli.Flag{inventoryFlag(), limitFlag(), jsonFlag(),
+		&cli.IntFlag{Name: "concurrency", Usage: "hosts to work on at once", Value: 10},
+		&cli.BoolFlag{Name: "accept-new-host-keys", Usage: "record the SSH host key of a host known_hosts does not know yet (a changed key is always refused)"},
+		&cli.DurationFlag{Name: "connect-timeout", Usage: "give up on a host that does not answer SSH within `D`", Value: 10 * time.Second},
+	}
 }
 
 // fleetOptions reads the fleet flags and the hosts' credentials: the

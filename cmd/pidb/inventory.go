@@ -18,7 +18,7 @@ func inventoryCommand() *cli.Command {
 			Name:      "check",
 			Usage:     "validate the inventory and print the resolved hosts",
 			UsageText: "pidb inventory check -i FILE [--limit NAMES] [--json]",
-			Flags:     []cli.Flag{inventoryFlag, limitFlag, jsonFlag},
+			Flags:     []cli.Flag{inventoryFlag(), limitFlag(), jsonFlag()},
 			Action: func(c *cli.Context) error {
 				_, hosts, err := loadHosts(c)
 				if err != nil {

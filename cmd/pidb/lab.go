@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/urfave/cli/v2"
 
@@ -11,7 +13,9 @@ import (
 	"pidb/output"
 )
 
-var labDirFlag = &cli.StringFlag{Name: "dir", Usage: "lab state `DIR` (base image, caches, host roots, key, inventory)", Value: lab.DefaultDir, EnvVars: []string{"PIDB_LAB_DIR"}}
+func labDirFlag() cli.Flag {
+	return &cli.StringFlag{Name: "dir", Usage: "lab state `DIR` (base image, caches, host roots, key, inventory)", Value: lab.DefaultDir, EnvVars: []string{"PIDB_LAB_DIR"}}
+}
 
 func labCommand() *cli.Command {
 	return &cli.Command{
@@ -21,10 +25,13 @@ func labCommand() *cli.Command {
 			{
 				Name:      "up",
 				Usage:     "boot the simulated Pis and print the path of the lab's inventory",
-				UsageText: "pidb lab up [--hosts pi4,pi3,zero] [--dir DIR]",
+				UsageText: "pidb lab up [--hosts pi4,pi3,zero] [--cooling case|fan|NAME=case,...] [--without-vcgencmd NAMES] [--thermal-speed N] [--dir DIR]",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "hosts", Usage: "boot only these `NAMES` (pi4, pi3, zero)"},
-					labDirFlag,
+					&cli.StringFlag{Name: "cooling", Usage: "how the simulated Pis are cooled: case or fan for all, or NAME=case,NAME=fan (default fan)"},
+					&cli.StringFlag{Name: "without-vcgencmd", Usage: "leave these `NAMES` without vcgencmd, as on Ubuntu"},
+					&cli.Float64Flag{Name: "thermal-speed", Usage: "simulated seconds per real second, so heat builds up faster (default 1)", Value: 1},
+					labDirFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					if c.Args().Present() {
@@ -40,6 +47,9 @@ func labCommand() *cli.Command {
 							return usageError{err}
 						}
 					}
+					if err := thermalOptions(c, l); err != nil {
+						return err
+					}
 					inv, err := l.Up(c.Context, names)
 					if err != nil {
 						return fmt.Errorf("lab up: %w", err)
@@ -49,10 +59,19 @@ func labCommand() *cli.Command {
 				},
 			},
 			{
+				Name:   "simulate",
+				Usage:  "run the lab's thermal simulator (lab up starts it in the background)",
+				Hidden: true,
+				Flags:  []cli.Flag{labDirFlag()},
+				Action: func(c *cli.Context) error {
+					return lab.New(c.String("dir"), c.App.ErrWriter).Simulate(c.Context)
+				},
+			},
+			{
 				Name:      "down",
 				Usage:     "stop the simulated Pis and remove everything the lab made on this machine",
 				UsageText: "pidb lab down [--dir DIR]",
-				Flags:     []cli.Flag{labDirFlag},
+				Flags:     []cli.Flag{labDirFlag()},
 				Action: func(c *cli.Context) error {
 					if err := lab.New(c.String("dir"), c.App.ErrWriter).Down(c.Context); err != nil {
 						return fmt.Errorf("lab down: %w", err)
@@ -64,7 +83,7 @@ func labCommand() *cli.Command {
 				Name:      "status",
 				Usage:     "list the lab's hosts, addresses and state",
 				UsageText: "pidb lab status [--dir DIR] [--json]",
-				Flags:     []cli.Flag{labDirFlag, jsonFlag},
+				Flags:     []cli.Flag{labDirFlag(), jsonFlag()},
 				Action: func(c *cli.Context) error {
 					st := lab.New(c.String("dir"), c.App.ErrWriter).Status()
 					if c.Bool("json") {
@@ -79,4 +98,52 @@ func labCommand() *cli.Command {
 			},
 		},
 	}
+}
+
+// thermalOptions sets the lab's thermal simulation from lab up's flags.
+func thermalOptions(c *cli.Context, l *lab.Lab) error {
+	known := map[string]bool{}
+	for _, b := range l.Fleet {
+		known[b.Name] = true
+	}
+	l.Cooling, l.NoVcgencmd = map[string]string{}, map[string]bool{}
+	if v := strings.TrimSpace(c.String("cooling")); v != "" {
+		for _, part := range strings.Split(v, ",") {
+			name, cooling, named := strings.Cut(strings.TrimSpace(part), "=")
+			if !named {
+				name, cooling = "", name
+			}
+			if cooling != "case" && cooling != "fan" {
+				return usagef("--cooling %q: want case or fan, for all hosts or as NAME=case", part)
+			}
+			if named && !known[name] {
+				return usagef("--cooling: no lab host %q (the lab has pi4, pi3, zero)", name)
+			}
+			for _, b := range l.Fleet {
+				if !named || b.Name == name {
+					l.Cooling[b.Name] = cooling
+				}
+			}
+		}
+	}
+	if v := strings.TrimSpace(c.String("without-vcgencmd")); v != "" {
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if !known[name] {
+				return usagef("--without-vcgencmd: no lab host %q (the lab has pi4, pi3, zero)", name)
+			}
+			l.NoVcgencmd[name] = true
+		}
+	}
+	if l.ThermalSpeed = c.Float64("thermal-speed"); l.ThermalSpeed <= 0 || l.ThermalSpeed > 1000 {
+		return usagef("--thermal-speed %g: want more than 0, at most 1000", l.ThermalSpeed)
+	}
+	if l.ThermalSpeed != 1 {
+		fmt.Fprintf(l.Log, "lab: simulated time runs %gx faster than real time: heat builds up in 1/%g of the time it takes on a Pi\n", l.ThermalSpeed, l.ThermalSpeed)
+	}
+	// the simulator runs as `pidb lab simulate`; a Go test binary cannot
+	if exe, err := os.Executable(); err == nil && !testing.Testing() {
+		l.SimulatorCommand = []string{exe, "lab", "simulate", "--dir", l.Dir}
+	}
+	return nil
 }

@@ -121,12 +121,19 @@ func setUsageErrors(cmds []*cli.Command) {
 	}
 }
 
-// Flags shared by the commands that read an inventory.
-var (
-	inventoryFlag = &cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Usage: "inventory `FILE` (TOML)", EnvVars: []string{"PIDB_INVENTORY"}}
-	limitFlag     = &cli.StringFlag{Name: "limit", Usage: "only these hosts: `NAMES`, comma-separated"}
-	jsonFlag      = &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"}
-)
+// Flags shared by the commands that read an inventory; new ones each time
+// (see fleetFlags).
+func inventoryFlag() cli.Flag {
+	return &cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Usage: "inventory `FILE` (TOML)", EnvVars: []string{"PIDB_INVENTORY"}}
+}
+
+func limitFlag() cli.Flag {
+	return &cli.StringFlag{Name: "limit", Usage: "only these hosts: `NAMES`, comma-separated"}
+}
+
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"}
+}
 
 // loadHosts reads the inventory named by -i and selects the --limit hosts.
 func loadHosts(c *cli.Context) (*inventory.Inventory, []inventory.Host, error) {

@@ -53,7 +53,7 @@ func tuneCommand() *cli.Command {
 			{
 				Name:  "presets",
 				Usage: "list the presets",
-				Flags: []cli.Flag{jsonFlag},
+				Flags: []cli.Flag{jsonFlag()},
 				Action: func(c *cli.Context) error {
 					if c.Bool("json") {
 						type p struct {

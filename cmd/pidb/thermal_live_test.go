@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"pidb/internal/labtest"
+)
+
+// thermalOf runs `pidb thermal --json` with args and returns its hosts by name.
+func thermalOf(t *testing.T, args ...string) map[string]thermalJSON {
+	t.Helper()
+	code, stdout, errOut := runPidb(t, append(append([]string{"thermal"}, args...), "--json")...)
+	var res []thermalJSON
+	if err := json.Unmarshal([]byte(stdout), &res); code != 0 || err != nil {
+		t.Fatalf("thermal: exit %d %v\n%s\n%s", code, err, stdout, errOut)
+	}
+	m := map[string]thermalJSON{}
+	for _, r := range res {
+		m[r.Host] = r
+	}
+	return m
+}
+
+// TestThermalOnTheLab reads the lab hosts' thermal state as pidb sees it
+// and checks it against the files the lab writes, with and without
+// vcgencmd, and in the write-up's CSV format.
+func TestThermalOnTheLab(t *testing.T) {
+	inv := labtest.Inventory(t)
+	dir := filepath.Dir(inv.Path) // the lab's own folder
+	labUp := func(args ...string) {
+		t.Helper()
+		if code, _, errOut := runPidb(t, append([]string{"lab", "up", "--dir", dir}, args...)...); code != 0 {
+			t.Fatalf("lab up %v: exit %d\n%s", args, code, errOut)
+		}
+	}
+	labUp() // every host with vcgencmd, fan-cooled, real time
+	zoneTemp := func(name string) float64 {
+		data, err := os.ReadFile(filepath.Join(dir, "hosts", name, "rootfs/etc/pisim/thermal/thermal_zone0/temp"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mc, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		return float64(mc) / 1000
+	}
+
+	got := thermalOf(t, "-i", inv.Path)
+	for _, name := range []string{"pi4", "pi3", "zero"} {
+		r := got[name]
+		if r.Samples != 1 || r.MaxTempC == nil || math.Abs(*r.MaxTempC-zoneTemp(name)) > 5 || r.MinArmMHz == nil || r.Throttled == nil {
+			t.Errorf("%s: %+v (its thermal zone says %.1f C)", name, r, zoneTemp(name))
+		}
+	}
+	if got["zero"].UnderVoltageKnown || !got["pi4"].UnderVoltageKnown {
+		t.Errorf("under-voltage: zero known %v, pi4 known %v; a Zero cannot detect it", got["zero"].UnderVoltageKnown, got["pi4"].UnderVoltageKnown)
+	}
+	if mhz := *got["pi4"].MinArmMHz; mhz != 1500 {
+		t.Errorf("pi4 idle at %.0f MHz, want 1500", mhz)
+	}
+
+	t.Run("csv", func(t *testing.T) {
+		csv := filepath.Join(t.TempDir(), "temps.csv")
+		thermalOf(t, "-i", inv.Path, "--limit", "pi4", "--duration", "1200ms", "--interval", "500ms", "--csv", csv)
+		data, err := os.ReadFile(csv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		line := regexp.MustCompile(`^pi4, \d{8}-\d\d:\d\d:\d\d, \d{4,6}, \d+, 0x[0-9a-f]+$`)
+		for _, l := range lines {
+			if !line.MatchString(l) {
+				t.Errorf("not the write-up's format: %q", l)
+			}
+		}
+		if len(lines) < 2 || len(lines) > 4 {
+			t.Errorf("%d readings in 1.2 s at 0.5 s:\n%s", len(lines), data)
+		}
+	})
+
+	t.Run("without vcgencmd", func(t *testing.T) {
+		labUp("--without-vcgencmd", "zero")
+		defer labUp()
+		r := thermalOf(t, "-i", inv.Path, "--limit", "zero")["zero"]
+		if r.MaxTempC == nil || r.Throttled != nil || len(r.Flags) != 0 {
+			t.Errorf("zero without vcgencmd: %+v; want its temperature and unknown flags", r)
+		}
+	})
+}
+
+// TestLabHeatsUp puts pi4 in a case with simulated time running fast, loads
+// its CPU, and checks that it heats past 80 C, throttles (clock, flags, its CPU
+// quota), and that a fan brings it back below 80 while the since-boot flags
+// stay.
+func TestLabHeatsUp(t *testing.T) {
+	inv := labtest.Inventory(t)
+	dir := filepath.Dir(inv.Path)
+	if _, err := os.Stat(filepath.Join(dir, "thermal-sim.pid")); err != nil {
+		t.Fatalf("no thermal simulator: bring the lab up with the pidb binary (bin/pidb lab up), not from a test: %v", err)
+	}
+	labUp := func(args ...string) {
+		t.Helper()
+		if code, _, errOut := runPidb(t, append([]string{"lab", "up", "--dir", dir, "--hosts", "pi4", "--thermal-speed", "30"}, args...)...); code != 0 {
+			t.Fatalf("lab up %v: exit %d\n%s", args, code, errOut)
+		}
+	}
+	labUp("--cooling", "case")
+	defer func() { // fan-cooled, real time, as the other tests expect
+		if code, _, errOut := runPidb(t, "lab", "up", "--dir", dir, "--hosts", "pi4"); code != 0 {
+			t.Errorf("lab up: exit %d\n%s", code, errOut)
+		}
+	}()
+	quota := func() string {
+		data, _ := os.ReadFile("/sys/fs/cgroup/cpu/pidblab-pi4/cpu.cfs_quota_us")
+		return strings.TrimSpace(string(data))
+	}
+	// two busy loops on pi4 for 20 s (not pidb bench: two pidb commands
+	// at once in one process would share urfave/cli's own help flag)
+	pi4 := labtest.Host(t, inv, "pi4")
+	done := make(chan error)
+	go func() {
+		_, _, err := labtest.SSH(pi4, `timeout 20 sh -c 'while :; do :; done' & timeout 20 sh -c 'while :; do :; done'; wait`)
+		done <- err
+	}()
+	hot := thermalOf(t, "-i", inv.Path, "--limit", "pi4", "--duration", "15s", "--interval", "1s")["pi4"]
+	throttledQuota := quota()
+	if err := <-done; err != nil && !strings.Contains(err.Error(), "124") {
+		t.Errorf("load: %v", err)
+	}
+	if hot.MaxTempC == nil || *hot.MaxTempC < 80 || hot.MinArmMHz == nil || *hot.MinArmMHz >= 1500 ||
+		!contains(hot.Flags, "throttled") || !contains(hot.Flags, "throttled_since_boot") {
+		t.Errorf("in a case under load: %+v", hot)
+	}
+	if throttledQuota == "-1" || throttledQuota == "" {
+		t.Errorf("throttled, the host's CPU quota is %q; want a limit", throttledQuota)
+	}
+
+	labUp("--cooling", "fan")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := thermalOf(t, "-i", inv.Path, "--limit", "pi4")["pi4"]
+		if r.MaxTempC != nil && *r.MaxTempC < 75 {
+			if contains(r.Flags, "throttled") || !contains(r.Flags, "throttled_since_boot") || *r.MinArmMHz != 1500 || quota() != "-1" {
+				t.Errorf("cooled by a fan: %+v, quota %s; want full clock, no limit, and the since-boot flag kept", r, quota())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a fan did not cool pi4 below 75 C in 30 s: %+v", r)
+		}
+		time.Sleep(time.Second)
+	}
+}

@@ -1,0 +1,316 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The lab's thermal simulation. A process beside the hosts (started by
+// `pidb lab up`, stopped by down) turns each host's CPU use into a
+// temperature with a first-order model, writes it to the host's thermal
+// zone, answers the host's vcgencmd (a script that reads the simulator's
+// state), and from 80 C on lowers the reported Arm clock in steps, with
+// the host's CPU quota, and sets the throttling flags, now and since boot,
+// so a hot host's throughput really falls. The lab's machine has fewer
+// cores than the boards, so one core of it busy is a board's full load,
+// and a throttled host's quota is its clock's share of that core.
+
+// Coolings are the ways a simulated Pi can be cooled.
+var Coolings = []string{"case", "fan"}
+
+// ThermalConfig is what the simulator reads at every step: how fast
+// simulated time runs and how each host is cooled. Up writes it.
+type ThermalConfig struct {
+	Speed float64           `json:"speed"` // simulated seconds per real second
+	Hosts map[string]string `json:"hosts"` // host name -> "case" or "fan"
+}
+
+// thermalModel is a board's temperatures in one cooling: idle and under
+// full load (where it would settle without throttling), and how fast it
+// gets there. Ambient is about 28 C, as in the first write-up; in a case a
+// Pi 4 under full load passes 80 C within a few minutes, with a fan it
+// stays near 55 C.
+type thermalModel struct {
+	idleC, fullC float64
+	tau          time.Duration // time constant, in simulated time
+	maxMHz       int
+}
+
+func modelFor(b Board, cooling string) thermalModel {
+	m := thermalModel{tau: 100 * time.Second}
+	switch {
+	case strings.Contains(b.Model, "Pi 4"):
+		m.maxMHz = 1500
+		m.idleC, m.fullC = 50, 95
+		if cooling == "fan" {
+			m.idleC, m.fullC = 36, 56
+		}
+	case strings.Contains(b.Model, "Zero"):
+		m.maxMHz = 1000
+		m.idleC, m.fullC = 40, 62
+		if cooling == "fan" {
+			m.idleC, m.fullC = 33, 47
+		}
+	default: // the 3B
+		m.maxMHz = 1200
+		m.idleC, m.fullC = 52, 86
+		if cooling == "fan" {
+			m.idleC, m.fullC = 38, 55
+		}
+	}
+	return m
+}
+
+// throttle steps: from 80 C the firmware lowers the Arm clock step by step
+// (on the 4-series 1500, 1000, 750, 600 MHz); 85 C is the hard limit.
+var throttleSteps = []struct {
+	fromC  float64
+	factor float64
+}{{85, 0.4}, {82.5, 0.5}, {80, 2.0 / 3}}
+
+func clockFactor(tempC float64) float64 {
+	for _, s := range throttleSteps {
+		if tempC >= s.fromC {
+			return s.factor
+		}
+	}
+	return 1
+}
+
+// vcgencmd flags the simulator sets
+const (
+	flagCapped         = 1 << 1
+	flagThrottled      = 1 << 2
+	flagCappedBoot     = 1 << 17
+	flagThrottledBoot  = 1 << 18
+	cpuPeriodMicros    = 100000
+	simulatorProcess   = Prefix + "-thermal"
+	vcgencmdStubPath   = "usr/bin/vcgencmd"
+	vcgencmdStateDir   = "etc/pisim/vcgencmd"
+	thermalConfigFile  = "thermal.json"
+	simulatorPIDFile   = "thermal-sim.pid"
+	simulatorLogFile   = "thermal-sim.log"
+	simulatorStepReal  = time.Second
+	simulatorIdleLimit = 10 // steps without a running host before it exits
+)
+
+// vcgencmdStub answers the three vcgencmd commands pidb uses from the
+// simulator's state, in vcgencmd's own output format.
+const vcgencmdStub = `#!/bin/sh
+# vcgencmd of the pidb lab: answers from the thermal simulator's state
+s=/etc/pisim/vcgencmd
+case "$1 $2" in
+"measure_temp ") t=$(cat /sys/class/thermal/thermal_zone0/temp); echo "temp=$((t / 1000)).$((t % 1000 / 100))'C" ;;
+"measure_clock arm") echo "frequency(48)=$(cat $s/arm_hz)" ;;
+"get_throttled ") echo "throttled=$(cat $s/throttled)" ;;
+*) echo "error=2 error_msg=\"Command not registered\""; exit 255 ;;
+esac
+`
+
+func (l *Lab) thermalConfigPath() string { return filepath.Join(l.Dir, thermalConfigFile) }
+
+// writeThermalConfig writes the simulator's configuration for the boards.
+func (l *Lab) writeThermalConfig(boards []Board) error {
+	cfg := ThermalConfig{Speed: l.ThermalSpeed, Hosts: map[string]string{}}
+	if cfg.Speed <= 0 {
+		cfg.Speed = 1
+	}
+	for _, b := range boards {
+		c := l.Cooling[b.Name]
+		if c == "" {
+			c = "fan"
+		}
+		cfg.Hosts[b.Name] = c
+	}
+	data, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := l.thermalConfigPath() + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, l.thermalConfigPath())
+}
+
+// setVcgencmd gives the host its vcgencmd, or takes it away, and resets
+// the simulator's state when asked (a fresh boot clears the since-boot flags).
+func (l *Lab) setVcgencmd(b Board, reset bool) error {
+	root := l.rootfs(b.Name)
+	state := filepath.Join(root, vcgencmdStateDir)
+	if reset || !fileExists(filepath.Join(state, "throttled")) {
+		m := modelFor(b, "fan")
+		if err := writeFile(filepath.Join(state, "arm_hz"), strconv.Itoa(m.maxMHz*1_000_000)+"\n", 0o644); err != nil {
+			return err
+		}
+		if err := writeFile(filepath.Join(state, "throttled"), "0x0\n", 0o644); err != nil {
+			return err
+		}
+	}
+	stub := filepath.Join(root, vcgencmdStubPath)
+	if l.NoVcgencmd[b.Name] {
+		if err := os.Remove(stub); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return writeFile(stub, vcgencmdStub, 0o755)
+}
+
+// ensureSimulator starts the thermal simulator unless it runs already. It
+// needs SimulatorCommand; without one (in Go tests) it says so and goes on.
+func (l *Lab) ensureSimulator() error {
+	if pids := processesMatching(simulatorProcess + " "); len(pids) > 0 {
+		return nil
+	}
+	if len(l.SimulatorCommand) == 0 {
+		l.logf("no thermal simulator: this program cannot start one (temperatures stay as they are)")
+		return nil
+	}
+	logf, err := os.OpenFile(filepath.Join(l.Dir, simulatorLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := &exec.Cmd{Path: l.SimulatorCommand[0], Args: append([]string{simulatorProcess}, l.SimulatorCommand[1:]...), Stdout: logf, Stderr: logf,
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start the thermal simulator: %w", err)
+	}
+	_ = os.WriteFile(filepath.Join(l.Dir, simulatorPIDFile), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
+	return cmd.Process.Release()
+}
+
+// stopSimulator kills the thermal simulator.
+func (l *Lab) stopSimulator() {
+	for _, pid := range processesMatching(simulatorProcess + " ") {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	_ = os.Remove(filepath.Join(l.Dir, simulatorPIDFile))
+}
+
+// simHost is the simulator's state of one host.
+type simHost struct {
+	tempC   float64
+	lastCPU time.Duration
+	started bool
+	quota   int
+}
+
+// Simulate runs the thermal simulation until ctx ends or no lab host has
+// run for a while. It is what `pidb lab simulate` runs, in its own process.
+func (l *Lab) Simulate(ctx context.Context) error {
+	hosts := map[string]*simHost{}
+	idle := 0
+	for {
+		cfg := ThermalConfig{Speed: 1}
+		if data, err := os.ReadFile(l.thermalConfigPath()); err == nil {
+			_ = json.Unmarshal(data, &cfg)
+		}
+		if cfg.Speed <= 0 {
+			cfg.Speed = 1
+		}
+		anyRunning := false
+		for _, b := range l.Fleet {
+			if !l.running(b.Name) {
+				delete(hosts, b.Name)
+				continue
+			}
+			anyRunning = true
+			h := hosts[b.Name]
+			if h == nil {
+				h = &simHost{quota: -1}
+				hosts[b.Name] = h
+			}
+			if err := l.simulateStep(b, h, cfg); err != nil {
+				fmt.Fprintf(os.Stderr, "%s: %s: %v\n", time.Now().Format(time.RFC3339), b.Name, err)
+			}
+		}
+		if anyRunning {
+			idle = 0
+		} else if idle++; idle >= simulatorIdleLimit {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(simulatorStepReal):
+		}
+	}
+}
+
+// simulateStep moves one host on by one step of real time.
+func (l *Lab) simulateStep(b Board, h *simHost, cfg ThermalConfig) error {
+	cpu, err := l.CPUTime(b.Name)
+	if err != nil {
+		return err
+	}
+	m := modelFor(b, cfg.Hosts[b.Name])
+	if !h.started {
+		h.started, h.lastCPU = true, cpu
+		h.tempC = m.idleC
+		if data, err := os.ReadFile(filepath.Join(l.rootfs(b.Name), "etc/pisim/thermal/thermal_zone0/temp")); err == nil {
+			if mc, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+				h.tempC = float64(mc) / 1000
+			}
+		}
+	}
+	// load: the host's CPU use over the step, against one core of this
+	// machine (the lab's machine has fewer cores than the boards' four)
+	load := math.Min(1, math.Max(0, float64(cpu-h.lastCPU)/float64(simulatorStepReal)))
+	h.lastCPU = cpu
+	target := m.idleC + load*(m.fullC-m.idleC)
+	dt := time.Duration(float64(simulatorStepReal) * cfg.Speed)
+	h.tempC += (target - h.tempC) * (1 - math.Exp(-float64(dt)/float64(m.tau)))
+	if err := l.SetTemp(b.Name, int(math.Round(h.tempC*1000))); err != nil {
+		return err
+	}
+	f := clockFactor(h.tempC)
+	state := filepath.Join(l.rootfs(b.Name), vcgencmdStateDir)
+	if err := writeAtomic(filepath.Join(state, "arm_hz"), strconv.Itoa(int(float64(m.maxMHz)*f)*1_000_000)+"\n"); err != nil {
+		return err
+	}
+	var flags uint64
+	if data, err := os.ReadFile(filepath.Join(state, "throttled")); err == nil {
+		flags, _ = strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(string(data)), "0x"), 16, 32)
+	}
+	flags &^= flagCapped | flagThrottled
+	quota := -1
+	if f < 1 {
+		flags |= flagCapped | flagThrottled | flagCappedBoot | flagThrottledBoot
+		quota = int(f * cpuPeriodMicros) // of the one core that is full load
+	}
+	if err := writeAtomic(filepath.Join(state, "throttled"), "0x"+strconv.FormatUint(flags, 16)+"\n"); err != nil {
+		return err
+	}
+	if quota != h.quota {
+		dir := cgroupDir("cpu", machineName(b.Name))
+		if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(strconv.Itoa(cpuPeriodMicros)), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(quota)), 0o644); err != nil {
+			return err
+		}
+		h.quota = quota
+	}
+	return nil
+}
+
+// writeAtomic replaces a file by renaming a temporary one over it.
+func writeAtomic(path, data string) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
