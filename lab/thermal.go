@@ -46,25 +46,26 @@ type thermalModel struct {
 	maxMHz       int
 }
 
+// modelFor is a board's model in a cooling; anything but "case" is a fan.
 func modelFor(b Board, cooling string) thermalModel {
 	m := thermalModel{tau: 100 * time.Second}
 	switch {
 	case strings.Contains(b.Model, "Pi 4"):
 		m.maxMHz = 1500
 		m.idleC, m.fullC = 50, 95
-		if cooling == "fan" {
+		if cooling != "case" {
 			m.idleC, m.fullC = 36, 56
 		}
 	case strings.Contains(b.Model, "Zero"):
 		m.maxMHz = 1000
 		m.idleC, m.fullC = 40, 62
-		if cooling == "fan" {
+		if cooling != "case" {
 			m.idleC, m.fullC = 33, 47
 		}
 	default: // the 3B
 		m.maxMHz = 1200
 		m.idleC, m.fullC = 52, 86
-		if cooling == "fan" {
+		if cooling != "case" {
 			m.idleC, m.fullC = 38, 55
 		}
 	}
@@ -119,9 +120,17 @@ esac
 
 func (l *Lab) thermalConfigPath() string { return filepath.Join(l.Dir, thermalConfigFile) }
 
-// writeThermalConfig writes the simulator's configuration for the boards.
+// writeThermalConfig writes the simulator's configuration: the speed, and
+// the boards' cooling; other hosts keep theirs.
 func (l *Lab) writeThermalConfig(boards []Board) error {
-	cfg := ThermalConfig{Speed: l.ThermalSpeed, Hosts: map[string]string{}}
+	var cfg ThermalConfig
+	if data, err := os.ReadFile(l.thermalConfigPath()); err == nil {
+		_ = json.Unmarshal(data, &cfg)
+	}
+	if cfg.Hosts == nil {
+		cfg.Hosts = map[string]string{}
+	}
+	cfg.Speed = l.ThermalSpeed
 	if cfg.Speed <= 0 {
 		cfg.Speed = 1
 	}

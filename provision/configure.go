@@ -203,3 +203,18 @@ func unified(path, old, new string) string {
 	})
 	return d
 }
+
+// LiveMismatches reads the server's live settings over SSH and lists those
+// that differ from what the tuner wants for the host (its preset and its
+// [host.settings]): what `pidb validate` checks.
+func LiveMismatches(ctx context.Context, t *Target) ([]Mismatch, error) {
+	e, s, _, err := desired(t)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.run(ctx, e.client(e.readBackSQL(s)))
+	if err != nil {
+		return nil, fmt.Errorf("read the live settings: %w", err)
+	}
+	return e.compareLive(s, out), nil
+}

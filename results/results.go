@@ -34,6 +34,7 @@ type Run struct {
 	Summary  Summary        `json:"summary"`
 	Series   []Interval     `json:"series"`
 	Thermal  []Reading      `json:"thermal,omitempty"`
+	Verdict  *Verdict       `json:"verdict,omitempty"` // validate's
 }
 
 // Setting is a server setting as it was live.
@@ -94,12 +95,32 @@ type Interval struct {
 	Errors       int64   `json:"errors"`
 }
 
-// Reading is a thermal sample on the run's timeline.
+// Reading is a thermal sample on the run's timeline: T seconds after the
+// measured start (negative in the idle time before it). A value the host
+// could not tell is null.
 type Reading struct {
-	T         float64 `json:"t"`
-	TempC     float64 `json:"temp_c"`
-	ArmHz     int64   `json:"arm_hz,omitempty"`
-	Throttled uint32  `json:"throttled,omitempty"`
+	T         float64   `json:"t"`
+	At        time.Time `json:"at"`
+	TempC     *float64  `json:"temp_c"`
+	ArmHz     *int64    `json:"arm_hz"`
+	Throttled *uint32   `json:"throttled"` // vcgencmd get_throttled's value
+}
+
+// Verdict is validate's judgement of a host, with its reasons.
+type Verdict struct {
+	Verdict         string   `json:"verdict"` // PASS, WARN or FAIL
+	Reasons         []Reason `json:"reasons"`
+	MaxTempC        *float64 `json:"max_temp_c"`
+	Throttled       bool     `json:"throttled"`
+	TPSFirstQuarter float64  `json:"tps_first_quarter"`
+	TPSLastQuarter  float64  `json:"tps_last_quarter"`
+}
+
+// Reason is one finding: a stable code and a sentence.
+type Reason struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Fail    bool   `json:"fail"` // FAIL; else WARN
 }
 
 // NewID names a run by its start (UTC, sortable) and what ran.

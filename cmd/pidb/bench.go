@@ -262,15 +262,7 @@ func runBench(c *cli.Context) error {
 		}
 		params[h.Name] = p
 	}
-	// each multiplexing thread waits in epoll without giving up its P (see
-	// package bench): leave one P for everything else
-	threads := 0
-	for _, p := range params {
-		threads += p.threads
-	}
-	if runtime.GOMAXPROCS(0) < threads+1 {
-		runtime.GOMAXPROCS(threads + 1)
-	}
+	leavePFor(params)
 	opt, done, err := fleetOptions(c, hosts)
 	if err != nil {
 		return err
@@ -311,6 +303,19 @@ func runBench(c *cli.Context) error {
 	return fleet.Err(results_)
 }
 
+// leavePFor raises GOMAXPROCS so that the hosts' multiplexing threads,
+// which wait in epoll without giving up their P (see package bench), leave
+// one P for everything else.
+func leavePFor(params map[string]benchParams) {
+	threads := 0
+	for _, p := range params {
+		threads += p.threads
+	}
+	if runtime.GOMAXPROCS(0) < threads+1 {
+		runtime.GOMAXPROCS(threads + 1)
+	}
+}
+
 // benchHost runs the workload on one host and saves the run.
 func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, r *remote.Client, p benchParams, out string, step func(string)) (benchJSON, error) {
 	step("gathering facts")
@@ -318,37 +323,64 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 	if err != nil {
 		return benchJSON{}, err
 	}
-	if !f.Engine.Running {
-		return benchJSON{}, fmt.Errorf("%s: no database server is running here: run pidb provision first", h.Name)
-	}
-	sec, err := secrets.Load(inv.Path, h.Name)
+	pw, err := prepareWorkload(ctx, inv, h, r, f, p, step)
 	if err != nil {
 		return benchJSON{}, err
 	}
-	if sec.Pidb == "" {
-		return benchJSON{}, fmt.Errorf("%s: no password for the pidb account: run pidb provision -i %s first", h.Name, inv.Path)
+	defer pw.close()
+	run, _, err := pw.run(ctx, h, f, p, step)
+	if err != nil {
+		return benchJSON{}, err
 	}
+	dir, err := results.Save(out, run)
+	if err != nil {
+		return benchJSON{}, fmt.Errorf("%s: save the run: %w", h.Name, err)
+	}
+	sum := run.Summary
+	return benchJSON{Workload: p.workload, Engine: f.Engine.Flavor, Clients: p.clients, DurationS: sum.MeasuredS, Transactions: sum.Transactions,
+		TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, RunDir: dir}, nil
+}
+
+// preparedWorkload is a workload whose data is loaded and checked, ready to run.
+type preparedWorkload struct {
+	w        bench.Workload
+	wl       results.Workload
+	settings []results.Setting
+	close    func() // stops the SSH port forward, if any
+}
+
+// prepareWorkload connects the workload to the host (directly or through an
+// SSH port forward), loads or checks its data, and reads the live settings.
+func prepareWorkload(ctx context.Context, inv *inventory.Inventory, h inventory.Host, r *remote.Client, f facts.Facts, p benchParams, step func(string)) (*preparedWorkload, error) {
+	if !f.Engine.Running {
+		return nil, fmt.Errorf("%s: no database server is running here: run pidb provision first", h.Name)
+	}
+	sec, err := secrets.Load(inv.Path, h.Name)
+	if err != nil {
+		return nil, err
+	}
+	if sec.Pidb == "" {
+		return nil, fmt.Errorf("%s: no password for the pidb account: run pidb provision -i %s first", h.Name, inv.Path)
+	}
+	pw := &preparedWorkload{close: func() {}, wl: results.Workload{Name: p.workload, Engine: f.Engine.Flavor, Clients: p.clients,
+		DurationS: p.duration.Seconds(), WarmupS: p.warmup.Seconds(), Via: p.via, Protocol: p.protocol}}
 	host, port := h.Address, provision.Port(h.Engine)
 	if p.via == "ssh" {
 		local, stop, err := r.Forward(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			return benchJSON{}, err
+			return nil, err
 		}
-		defer stop()
+		pw.close = stop
 		lh, lp, _ := net.SplitHostPort(local)
 		host = lh
 		port, _ = strconv.Atoi(lp)
 	}
-	var (
-		w  bench.Workload
-		wl = results.Workload{Name: p.workload, Engine: f.Engine.Flavor, Clients: p.clients, DurationS: p.duration.Seconds(),
-			WarmupS: p.warmup.Seconds(), Via: p.via}
-	)
 	var db sqldb.DB // the workloads on database/sql
 	if h.Engine == "postgres" {
 		cfg, err := pgx.ParseConfig("user=pidb dbname=pidb sslmode=disable connect_timeout=10")
 		if err != nil {
-			return benchJSON{}, err
+			pw.close()
+			return nil, err
 		}
 		cfg.Password, cfg.Host, cfg.Port = sec.Pidb, host, uint16(port)
 		db.Postgres = cfg
@@ -358,47 +390,52 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 		cfg.Timeout = 10 * time.Second
 		db.MySQL = cfg
 	}
-	wl.Protocol = p.protocol
 	switch p.workload {
 	case "tpcb":
-		w = &tpcb.Workload{Config: &db.Postgres.Config, Scale: p.scale, Protocol: p.protocol, Log: step}
-		wl.Scale = p.scale
+		pw.w = &tpcb.Workload{Config: &db.Postgres.Config, Scale: p.scale, Protocol: p.protocol, Log: step}
+		pw.wl.Scale = p.scale
 	case "quiz":
-		w = &quiz.Workload{DB: db, Scale: p.scale, Log: step}
-		wl.Scale = p.scale
+		pw.w = &quiz.Workload{DB: db, Scale: p.scale, Log: step}
+		pw.wl.Scale = p.scale
 	default:
-		w = &oltp.Workload{DB: db, Tables: p.tables, TableSize: p.tableSize, Log: step}
-		wl.Tables, wl.TableSize = p.tables, p.tableSize
+		pw.w = &oltp.Workload{DB: db, Tables: p.tables, TableSize: p.tableSize, Log: step}
+		pw.wl.Tables, pw.wl.TableSize = p.tables, p.tableSize
 	}
 	step("preparing " + p.workload)
-	if err := w.Prepare(ctx); err != nil {
-		return benchJSON{}, fmt.Errorf("%s: prepare %s: %w%s", h.Name, p.workload, err, missingDatabaseHint(err, inv.Path))
+	if err := pw.w.Prepare(ctx); err != nil {
+		pw.close()
+		return nil, fmt.Errorf("%s: prepare %s: %w%s", h.Name, p.workload, err, missingDatabaseHint(err, inv.Path))
 	}
-	settings, err := liveSettings(ctx, db, f.Engine)
-	if err != nil {
-		return benchJSON{}, fmt.Errorf("%s: read the live settings: %w", h.Name, err)
+	if pw.settings, err = liveSettings(ctx, db, f.Engine); err != nil {
+		pw.close()
+		return nil, fmt.Errorf("%s: read the live settings: %w", h.Name, err)
 	}
+	return pw, nil
+}
+
+// run runs the prepared workload and returns the run, not yet saved, and
+// when its measured time began.
+func (pw *preparedWorkload) run(ctx context.Context, h inventory.Host, f facts.Facts, p benchParams, step func(string)) (results.Run, time.Time, error) {
 	start := time.Now()
+	measured := start.Add(p.warmup)
+	first := true
 	step(fmt.Sprintf("running %s: %d clients, %s (after %s warm-up)", p.workload, p.clients, p.duration, p.warmup))
-	sum, series, err := bench.Run(ctx, w, bench.Options{Clients: p.clients, Duration: p.duration, Warmup: p.warmup, Interval: p.interval, Threads: p.threads,
+	sum, series, err := bench.Run(ctx, pw.w, bench.Options{Clients: p.clients, Duration: p.duration, Warmup: p.warmup, Interval: p.interval, Threads: p.threads,
 		OnInterval: func(iv results.Interval) {
+			if first { // the driver's own measured start, from its first point
+				measured, first = time.Now().Add(-time.Duration(iv.T*float64(time.Second))), false
+			}
 			step(fmt.Sprintf("%6.0fs  tps %8.1f  qps %9.1f  p95 %7.2f ms  errors %d", iv.T, iv.TPS, iv.QPS, iv.P95Ms, iv.Errors))
 		}})
 	if err != nil {
-		return benchJSON{}, fmt.Errorf("%s: %s: %w", h.Name, p.workload, err)
+		return results.Run{}, measured, fmt.Errorf("%s: %s: %w", h.Name, p.workload, err)
 	}
 	var factsMap map[string]any
 	if data, err := json.Marshal(f); err == nil {
 		_ = json.Unmarshal(data, &factsMap)
 	}
-	run := results.Run{ID: results.NewID(start, p.workload), Kind: "bench", Host: h.Name, Started: start, Finished: time.Now(),
-		Facts: factsMap, Settings: settings, Workload: wl, Summary: sum, Series: series}
-	dir, err := results.Save(out, run)
-	if err != nil {
-		return benchJSON{}, fmt.Errorf("%s: save the run: %w", h.Name, err)
-	}
-	return benchJSON{Workload: p.workload, Engine: f.Engine.Flavor, Clients: p.clients, DurationS: sum.MeasuredS, Transactions: sum.Transactions,
-		TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, RunDir: dir}, nil
+	return results.Run{ID: results.NewID(start, p.workload), Kind: "bench", Host: h.Name, Started: start, Finished: time.Now(),
+		Facts: factsMap, Settings: pw.settings, Workload: pw.wl, Summary: sum, Series: series}, measured, nil
 }
 
 // missingDatabaseHint says what to do when pidb's database is not there

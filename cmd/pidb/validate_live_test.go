@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pidb/internal/labtest"
+	"pidb/results"
+)
+
+// TestValidateOnTheLab is the case on pi4, with simulated time ten
+// times faster: with a fan it passes; in a case, under the same load, it
+// heats past 80 C, is throttled, and its throughput sags between the first
+// and the last quarter of the run: FAIL.
+func TestValidateOnTheLab(t *testing.T) {
+	inv := labtest.Inventory(t)
+	dir := filepath.Dir(inv.Path)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	if _, err := os.Stat(filepath.Join(dir, "thermal-sim.pid")); err != nil {
+		t.Fatalf("no thermal simulator: bring the lab up with the pidb binary (bin/pidb lab up), not from a test: %v", err)
+	}
+	cooling := func(c string, speed string) {
+		t.Helper()
+		if code, _, errOut := runPidb(t, "lab", "up", "--dir", dir, "--hosts", "pi4", "--cooling", c, "--thermal-speed", speed); code != 0 {
+			t.Fatalf("lab up --cooling %s: exit %d\n%s", c, code, errOut)
+		}
+	}
+	defer cooling("fan", "1")
+	if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi4"); code != 0 {
+		t.Fatalf("provision: exit %d\n%s", code, errOut)
+	}
+	out := t.TempDir()
+	validate := func(idleBefore string) (int, validateJSON, string) {
+		t.Helper()
+		code, stdout, errOut := runPidb(t, "validate", "-i", inv.Path, "--limit", "pi4", "--duration", "40s", "--warmup", "2s", "--scale", "1",
+			"--clients", "8", "--idle-before", idleBefore, "--idle-after", "2s", "--thermal-interval", "1s", "--out", out, "--json")
+		var res []validateJSON
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
+			t.Fatalf("validate: exit %d, not one result: %v\n%s\n%s", code, err, stdout, errOut)
+		}
+		return code, res[0], errOut
+	}
+
+	cooling("fan", "10")
+	code, fan, errOut := validate("10s") // a fan-cooled idle first: 100 simulated seconds
+	if code != 0 || fan.Verdict != "PASS" || fan.Throttled || fan.MaxTempC == nil || *fan.MaxTempC >= 75 || fan.TPS <= 0 {
+		t.Errorf("with a fan: exit %d, %+v\n%s", code, fan, errOut)
+	}
+
+	cooling("case", "10")
+	code, hot, errOut := validate("2s")
+	codes := map[string]bool{}
+	for _, r := range hot.Reasons {
+		codes[r.Code] = true
+	}
+	if code != 1 || hot.Verdict != "FAIL" || !hot.Throttled || !codes["throttled"] || !codes["max_temp"] ||
+		hot.TPSLastQuarter >= hot.TPSFirstQuarter || hot.MaxTempC == nil || *hot.MaxTempC < 80 {
+		t.Errorf("in a case: exit %d, %+v\n%s", code, hot, errOut)
+	}
+
+	// the saved run: the verdict, and the readings on the workload's timeline
+	run, err := results.Load(filepath.Join(hot.RunDir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, during int
+	for _, r := range run.Thermal {
+		switch {
+		case r.T < 0:
+			before++
+		case r.T <= 40:
+			during++
+		}
+	}
+	if run.Kind != "validate" || run.Verdict == nil || run.Verdict.Verdict != "FAIL" || before < 2 || during < 30 {
+		t.Errorf("saved run: kind %s, verdict %+v, %d readings before the run and %d during it", run.Kind, run.Verdict, before, during)
+	}
+	csv, err := os.ReadFile(filepath.Join(hot.RunDir, "thermal.csv"))
+	if err != nil || !strings.HasPrefix(string(csv), "pi4, ") || strings.Count(string(csv), "\n") != len(run.Thermal) {
+		t.Errorf("thermal.csv: %v\n%s", err, csv)
+	}
+}

@@ -1,0 +1,181 @@
+// Package validate judges a host from what validate gathered: the service,
+// the boot target, the live settings against the tuner's, the workload's
+// series and the thermal readings around it. It does no I/O. Every reason
+// has a stable code and a sentence; any FAIL reason makes the verdict FAIL,
+// else any WARN reason WARN, else PASS.
+package validate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"pidb/results"
+	"pidb/thermal"
+)
+
+// The reasons' codes.
+const (
+	UnderVoltage     = "under_voltage"
+	Throttled        = "throttled"
+	SoftTempLimit    = "soft_temp_limit"
+	MaxTemp          = "max_temp"
+	SettingsMismatch = "settings_mismatch"
+	ServiceDown      = "service_down"
+	DesktopOn        = "desktop_on"
+	MinTPS           = "min_tps"
+	ThermalSag       = "thermal_sag"
+	NearLimit        = "near_limit"
+)
+
+// Verdicts.
+const (
+	Pass = "PASS"
+	Warn = "WARN"
+	Fail = "FAIL"
+)
+
+// Input is what validate gathered about one host.
+type Input struct {
+	ServiceActive bool
+	DesktopOn     bool     // the host boots to the desktop (graphical.target)
+	Mismatches    []string // live settings that differ from the tuner's, as sentences
+	TPS           float64  // the whole run's
+	Series        []results.Interval
+	Readings      []thermal.Reading // idle before, the run, idle after
+	// RunStart and RunEnd bound the measured run: throttling counts
+	// inside it; under-voltage and temperature count at any time.
+	RunStart, RunEnd time.Time
+	MaxTempC         float64 // the limit; default 80 (the firmware starts throttling there)
+	MinTPS           float64 // 0: no floor
+}
+
+// DefaultMaxTempC is where the firmware starts to throttle the Arm cores;
+// 85 C is the hard limit on every model.
+const DefaultMaxTempC = 80
+
+// nearMargin is how close to the limit a temperature warns.
+const nearMargin = 5
+
+// sagRatio: the last quarter's throughput below this share of the first
+// quarter's is the first write-up's hot-case shape.
+const sagRatio = 0.8
+
+// Judge returns the verdict and its reasons.
+func Judge(in Input) results.Verdict {
+	if in.MaxTempC <= 0 {
+		in.MaxTempC = DefaultMaxTempC
+	}
+	v := results.Verdict{Reasons: []results.Reason{}}
+	add := func(fail bool, code, format string, args ...any) {
+		v.Reasons = append(v.Reasons, results.Reason{Code: code, Message: fmt.Sprintf(format, args...), Fail: fail})
+	}
+	if !in.ServiceActive {
+		add(true, ServiceDown, "the database server is not running")
+	}
+	if len(in.Mismatches) > 0 {
+		add(true, SettingsMismatch, "live settings differ from the tuner's: %s", strings.Join(in.Mismatches, "; "))
+	}
+	if in.DesktopOn {
+		add(false, DesktopOn, "the host boots to the desktop, which takes memory and CPU from the database (pidb provision turns it off)")
+	}
+	if in.MinTPS > 0 && in.TPS < in.MinTPS {
+		add(true, MinTPS, "%.1f TPS is below the inventory's min_tps of %g", in.TPS, in.MinTPS)
+	}
+
+	// thermal
+	var first, last thermal.Flags
+	var haveFlags, underVoltage bool
+	var during thermal.Flags // now-flags seen during the run
+	maxC := math.Inf(-1)
+	for _, r := range in.Readings {
+		if !math.IsNaN(r.TempC) && r.TempC > maxC {
+			maxC = r.TempC
+		}
+		if !r.ThrottledKnown {
+			continue
+		}
+		if !haveFlags {
+			first, haveFlags = r.Throttled, true
+		}
+		last = r.Throttled
+		if r.UnderVoltageKnown && r.Throttled&(thermal.UnderVoltage|thermal.UnderVoltageSinceBoot) != 0 {
+			underVoltage = true
+		}
+		if !r.At.Before(in.RunStart) && !r.At.After(in.RunEnd) {
+			during |= r.Throttled
+		}
+	}
+	// a since-boot flag that appeared between the first reading and the
+	// last happened in between, even if no reading caught it
+	appeared := last &^ first
+	if underVoltage {
+		add(true, UnderVoltage, "under-voltage: the power supply cannot hold 5 V under load (get_throttled %s)", last)
+	}
+	if during&(thermal.Throttled|thermal.FreqCapped) != 0 || appeared&(thermal.ThrottledSinceBoot|thermal.FreqCappedSinceBoot) != 0 {
+		v.Throttled = true
+		add(true, Throttled, "the firmware throttled the Arm cores during the run (get_throttled %s): the numbers are the cooling's, not the board's", (during | appeared))
+	}
+	if during&thermal.SoftTempLimit != 0 || appeared&thermal.SoftTempLimitSinceBoot != 0 {
+		add(true, SoftTempLimit, "the soft temperature limit capped the clock during the run")
+	}
+	if !math.IsInf(maxC, -1) {
+		m := maxC
+		v.MaxTempC = &m
+		switch {
+		case maxC >= in.MaxTempC:
+			add(true, MaxTemp, "the CPU reached %.1f C, at or above the limit of %g C: it needs better cooling (a fan, or a case that draws the heat away)", maxC, in.MaxTempC)
+		case maxC >= in.MaxTempC-nearMargin:
+			add(false, NearLimit, "the CPU reached %.1f C, within %d C of the limit of %g C", maxC, nearMargin, in.MaxTempC)
+		}
+	}
+
+	v.TPSFirstQuarter, v.TPSLastQuarter = Quarters(in.Series)
+	if v.TPSFirstQuarter > 0 && v.TPSLastQuarter < sagRatio*v.TPSFirstQuarter {
+		add(false, ThermalSag, "throughput fell from %.1f TPS in the first quarter of the run to %.1f in the last (%.0f%% less): the shape of a Pi that heats up",
+			v.TPSFirstQuarter, v.TPSLastQuarter, 100*(1-v.TPSLastQuarter/v.TPSFirstQuarter))
+	}
+
+	v.Verdict = Pass
+	for _, r := range v.Reasons {
+		if r.Fail {
+			v.Verdict = Fail
+			break
+		}
+		v.Verdict = Warn
+	}
+	return v
+}
+
+// Quarters returns the mean TPS of the measured series' first and last
+// quarters by time (points with T > 0; warm-up points are not measured).
+func Quarters(series []results.Interval) (first, last float64) {
+	var end float64
+	for _, p := range series {
+		end = math.Max(end, p.T)
+	}
+	if end <= 0 {
+		return 0, 0
+	}
+	var fs, ls float64
+	var fn, ln int
+	for _, p := range series {
+		switch {
+		case p.T <= 0:
+		case p.T <= end/4:
+			fs += p.TPS
+			fn++
+		case p.T > end*3/4:
+			ls += p.TPS
+			ln++
+		}
+	}
+	if fn > 0 {
+		first = fs / float64(fn)
+	}
+	if ln > 0 {
+		last = ls / float64(ln)
+	}
+	return first, last
+}

@@ -1,0 +1,136 @@
+package validate
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"pidb/results"
+	"pidb/thermal"
+)
+
+var t0 = time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+
+// series is 40 one-second points from tps(t).
+func series(tps func(t float64) float64) []results.Interval {
+	var s []results.Interval
+	for t := -2.0; t <= 40; t++ {
+		s = append(s, results.Interval{T: t, TPS: tps(t)})
+	}
+	return s
+}
+
+// readings is one reading per 5 s from 10 s before the run to 10 s after.
+func readings(temp func(t float64) float64, flags func(t float64) thermal.Flags) []thermal.Reading {
+	var rs []thermal.Reading
+	for t := -10.0; t <= 50; t += 5 {
+		rs = append(rs, thermal.Reading{At: t0.Add(time.Duration(t * float64(time.Second))), TempC: temp(t), ThrottledKnown: true,
+			Throttled: flags(t), UnderVoltageKnown: true})
+	}
+	return rs
+}
+
+func healthy() Input {
+	return Input{ServiceActive: true, TPS: 700, Series: series(func(float64) float64 { return 700 }),
+		Readings: readings(func(float64) float64 { return 55 }, func(float64) thermal.Flags { return 0 }),
+		RunStart: t0, RunEnd: t0.Add(40 * time.Second)}
+}
+
+func codes(v results.Verdict) map[string]bool {
+	m := map[string]bool{}
+	for _, r := range v.Reasons {
+		m[r.Code] = true
+		if r.Message == "" {
+			panic("a reason without a sentence")
+		}
+	}
+	return m
+}
+
+func TestJudge(t *testing.T) {
+	hot := func(in *Input) { // the write-up's Pi 4 in a case: 86-88 C, throttled, TPS sagging
+		in.Readings = readings(func(t float64) float64 { return math.Min(88, 50+t) }, func(t float64) thermal.Flags {
+			if t >= 30 {
+				return thermal.Throttled | thermal.FreqCapped | thermal.ThrottledSinceBoot | thermal.FreqCappedSinceBoot
+			}
+			return 0
+		})
+		in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
+	}
+	for _, tc := range []struct {
+		name    string
+		change  func(*Input)
+		verdict string
+		codes   []string
+	}{
+		{"healthy, with a fan", func(*Input) {}, Pass, nil},
+		{"hot in a case", hot, Fail, []string{Throttled, MaxTemp, ThermalSag}},
+		{"under-voltage since boot", func(in *Input) {
+			in.Readings[0].Throttled = thermal.UnderVoltageSinceBoot
+		}, Fail, []string{UnderVoltage}},
+		{"a Zero's under-voltage bits mean nothing", func(in *Input) {
+			for i := range in.Readings {
+				in.Readings[i].Throttled, in.Readings[i].UnderVoltageKnown = thermal.UnderVoltageSinceBoot, false
+			}
+		}, Pass, nil},
+		{"throttled before the run only", func(in *Input) {
+			in.Readings[0].Throttled = thermal.Throttled | thermal.ThrottledSinceBoot
+			for i := 1; i < len(in.Readings); i++ {
+				in.Readings[i].Throttled = thermal.ThrottledSinceBoot
+			}
+		}, Pass, nil},
+		{"throttled between two readings", func(in *Input) {
+			for i := 6; i < len(in.Readings); i++ {
+				in.Readings[i].Throttled = thermal.ThrottledSinceBoot
+			}
+		}, Fail, []string{Throttled}},
+		{"soft limit (3B+ at 60 C)", func(in *Input) {
+			in.Readings[4].Throttled = thermal.SoftTempLimit | thermal.SoftTempLimitSinceBoot
+		}, Fail, []string{SoftTempLimit}},
+		{"near the limit", func(in *Input) { in.Readings[5].TempC = 77 }, Warn, []string{NearLimit}},
+		{"at the limit", func(in *Input) { in.Readings[5].TempC = 80 }, Fail, []string{MaxTemp}},
+		{"a lower limit", func(in *Input) { in.MaxTempC = 55 }, Fail, []string{MaxTemp}},
+		{"no sensor", func(in *Input) {
+			for i := range in.Readings {
+				in.Readings[i].TempC, in.Readings[i].ThrottledKnown = math.NaN(), false
+			}
+		}, Pass, nil},
+		{"settings", func(in *Input) { in.Mismatches = []string{"shared_buffers is 128MB, not 1GB"} }, Fail, []string{SettingsMismatch}},
+		{"service down", func(in *Input) { in.ServiceActive = false }, Fail, []string{ServiceDown}},
+		{"desktop on", func(in *Input) { in.DesktopOn = true }, Warn, []string{DesktopOn}},
+		{"below min_tps", func(in *Input) { in.MinTPS = 750 }, Fail, []string{MinTPS}},
+		{"above min_tps", func(in *Input) { in.MinTPS = 650 }, Pass, nil},
+		{"a sag of 15% is not one", func(in *Input) {
+			in.Series = series(func(t float64) float64 { return 700 - 2.6*math.Max(0, t) })
+		}, Pass, nil},
+	} {
+		in := healthy()
+		tc.change(&in)
+		v := Judge(in)
+		got := codes(v)
+		if v.Verdict != tc.verdict || len(got) != len(tc.codes) {
+			t.Errorf("%s: %s %v, want %s %v", tc.name, v.Verdict, v.Reasons, tc.verdict, tc.codes)
+			continue
+		}
+		for _, c := range tc.codes {
+			if !got[c] {
+				t.Errorf("%s: no %s in %v", tc.name, c, v.Reasons)
+			}
+		}
+	}
+}
+
+func TestQuarters(t *testing.T) {
+	f, l := Quarters(series(func(t float64) float64 { return 1000 - 10*t }))
+	// first quarter: t in (0, 10], mean 1000 - 55 = 945; last: t in (30, 40], mean 1000 - 355 = 645
+	if f != 945 || l != 645 {
+		t.Errorf("quarters %.1f %.1f, want 945 645", f, l)
+	}
+	if f, l := Quarters(nil); f != 0 || l != 0 {
+		t.Errorf("no series: %v %v", f, l)
+	}
+	hot := Judge(Input{ServiceActive: true, Series: series(func(t float64) float64 { return 1000 - 10*t })})
+	if hot.TPSFirstQuarter != 945 || hot.TPSLastQuarter != 645 || hot.Verdict != Warn {
+		t.Errorf("%+v", hot)
+	}
+}
