@@ -51,6 +51,9 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "protocol", Usage: "tpcb: simple (pgbench's default) or prepared (pgbench -M prepared); the other workloads always prepare, as sysbench does"},
 			&cli.IntFlag{Name: "threads", Usage: "tpcb: threads the clients share, each waiting on its clients' sockets at once, as pgbench -j (default: this machine's cores); 0: a thread per client"},
 			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
+			&cli.DurationFlag{Name: "thermal-interval", Usage: "one thermal reading per `D` beside the run (default 5s)"},
+			&cli.DurationFlag{Name: "idle-before", Usage: "thermal readings for `D` before the load, as a baseline (default 0)"},
+			&cli.DurationFlag{Name: "idle-after", Usage: "thermal readings for `D` after the load, the cool-down (default 0)"},
 			&cli.StringFlag{Name: "out", Usage: "save runs under `DIR`", Value: "pidb-results"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write this client's CPU profile to `FILE` (pprof), for work on its cost", Hidden: true},
 		),
@@ -149,6 +152,8 @@ type benchParams struct {
 	duration, warmup, interval time.Duration
 	via, protocol              string
 	threads                    int
+	// the thermal readings beside the run
+	thermalEvery, idleBefore, idleAfter time.Duration
 }
 
 func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
@@ -164,6 +169,18 @@ func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 		via:       h.Bench.String("via", "auto"),
 		protocol:  "simple",
 		threads:   runtime.NumCPU(),
+		// bench reads the temperature beside the run, with no idle time
+		// around it unless asked; validate sets its own
+		thermalEvery: 5 * time.Second,
+	}
+	if c.IsSet("thermal-interval") {
+		p.thermalEvery = c.Duration("thermal-interval")
+	}
+	if c.IsSet("idle-before") {
+		p.idleBefore = c.Duration("idle-before")
+	}
+	if c.IsSet("idle-after") {
+		p.idleAfter = c.Duration("idle-after")
 	}
 	if c.IsSet("threads") {
 		p.threads = c.Int("threads")
@@ -214,6 +231,8 @@ func paramsFor(c *cli.Context, h inventory.Host) (benchParams, error) {
 		return p, usagef("%s: workload tpcb needs PostgreSQL; the host's engine is %s", h.Name, h.Engine)
 	case p.threads < 0:
 		return p, usagef("--threads %d: want 0 or more", p.threads)
+	case p.thermalEvery <= 0 || p.idleBefore < 0 || p.idleAfter < 0:
+		return p, usagef("--thermal-interval must be more than zero, --idle-before and --idle-after not negative")
 	case p.clients < 1 || p.scale < 1 || p.duration <= 0 || p.warmup < 0 || p.interval <= 0:
 		return p, usagef("%s: clients and scale must be at least 1, duration and interval more than zero", h.Name)
 	}
@@ -328,13 +347,13 @@ func benchHost(ctx context.Context, inv *inventory.Inventory, h inventory.Host, 
 		return benchJSON{}, err
 	}
 	defer pw.close()
-	run, _, err := pw.run(ctx, h, f, p, step)
+	run, measured, readings, err := runWithThermal(ctx, pw, h, r, f, p, p.thermalEvery, p.idleBefore, p.idleAfter, step)
 	if err != nil {
 		return benchJSON{}, err
 	}
-	dir, err := results.Save(out, run)
+	dir, err := saveWithThermal(out, run, measured, readings)
 	if err != nil {
-		return benchJSON{}, fmt.Errorf("%s: save the run: %w", h.Name, err)
+		return benchJSON{}, err
 	}
 	sum := run.Summary
 	return benchJSON{Workload: p.workload, Engine: f.Engine.Flavor, Clients: p.clients, DurationS: sum.MeasuredS, Transactions: sum.Transactions,

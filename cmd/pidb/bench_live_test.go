@@ -61,6 +61,9 @@ func TestBenchTPCB(t *testing.T) {
 			if run.Workload.Via != via || run.Summary.Transactions != b.Transactions || len(run.Series) < 3 || run.Facts["model"] != "Raspberry Pi 4 Model B Rev 1.4" || len(run.Settings) == 0 {
 				t.Errorf("saved run: via %s, %d transactions, %d points, facts %v, %d settings", run.Workload.Via, run.Summary.Transactions, len(run.Series), run.Facts["model"], len(run.Settings))
 			}
+			if len(run.Thermal) == 0 || run.Thermal[0].TempC == nil || run.Thermal[0].Throttled == nil {
+				t.Errorf("saved run: no thermal readings beside it: %+v", run.Thermal)
+			}
 		})
 	}
 	t.Run("protocols", func(t *testing.T) {

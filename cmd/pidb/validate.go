@@ -191,8 +191,30 @@ func validateHost(ctx context.Context, inv *inventory.Inventory, h inventory.Hos
 	}
 	defer pw.close()
 
-	// the thermal sampler, on the same connection, from the idle time
-	// before the load to the cool-down after it
+	run, measured, readings, err := runWithThermal(ctx, pw, h, r, f, p, hc.every, hc.idleBefore, hc.idleAfter, step)
+	if err != nil {
+		return validateJSON{}, err
+	}
+	runEnd := run.Finished
+	in.TPS, in.Series, in.Readings, in.RunStart, in.RunEnd = run.Summary.TPS, run.Series, readings, measured, runEnd
+	v := validate.Judge(in)
+
+	run.Kind, run.ID, run.Finished, run.Verdict = "validate", results.NewID(run.Started, "validate"), time.Now(), &v
+	dir, err := saveWithThermal(out, run, measured, readings)
+	if err != nil {
+		return validateJSON{}, err
+	}
+	step(fmt.Sprintf("%s (%d reasons)", v.Verdict, len(v.Reasons)))
+	return validateJSON{Verdict: v.Verdict, Reasons: v.Reasons, TPS: run.Summary.TPS, QPS: run.Summary.QPS, P95Ms: run.Summary.Latency.P95,
+		MaxTempC: v.MaxTempC, Throttled: v.Throttled, TPSFirstQuarter: v.TPSFirstQuarter, TPSLastQuarter: v.TPSLastQuarter, RunDir: dir}, nil
+}
+
+// runWithThermal runs a prepared workload with the thermal sampler beside
+// it on the host's connection, from idleBefore before the load to
+// idleAfter after it, and returns the run, its measured start and the
+// readings.
+func runWithThermal(ctx context.Context, pw *preparedWorkload, h inventory.Host, r *remote.Client, f facts.Facts, p benchParams,
+	every, idleBefore, idleAfter time.Duration, step func(string)) (results.Run, time.Time, []thermal.Reading, error) {
 	var mu sync.Mutex
 	var readings []thermal.Reading
 	sampleCtx, stopSampling := context.WithCancel(ctx)
@@ -200,7 +222,7 @@ func validateHost(ctx context.Context, inv *inventory.Inventory, h inventory.Hos
 	go func() {
 		defer close(sampled)
 		s := &thermal.Sampler{R: r, Model: f.Model}
-		s.Run(sampleCtx, hc.every, func(rd thermal.Reading, err error) {
+		s.Run(sampleCtx, every, func(rd thermal.Reading, err error) {
 			if err != nil {
 				step("thermal reading failed: " + err.Error())
 				return
@@ -210,30 +232,36 @@ func validateHost(ctx context.Context, inv *inventory.Inventory, h inventory.Hos
 			mu.Unlock()
 		})
 	}()
-	defer func() { stopSampling(); <-sampled }()
-	if hc.idleBefore > 0 {
-		step(fmt.Sprintf("idle for %s before the load (thermal baseline)", hc.idleBefore))
-		if err := sleepCtx(ctx, hc.idleBefore); err != nil {
-			return validateJSON{}, err
+	stop := func() []thermal.Reading {
+		stopSampling()
+		<-sampled
+		return readings
+	}
+	if idleBefore > 0 {
+		step(fmt.Sprintf("idle for %s before the load (thermal baseline)", idleBefore))
+		if err := sleepCtx(ctx, idleBefore); err != nil {
+			stop()
+			return results.Run{}, time.Time{}, nil, err
 		}
 	}
 	run, measured, err := pw.run(ctx, h, f, p, step)
 	if err != nil {
-		return validateJSON{}, err
+		stop()
+		return results.Run{}, time.Time{}, nil, err
 	}
-	runEnd := run.Finished
-	if hc.idleAfter > 0 {
-		step(fmt.Sprintf("idle for %s after the load (cool-down)", hc.idleAfter))
-		if err := sleepCtx(ctx, hc.idleAfter); err != nil {
-			return validateJSON{}, err
+	if idleAfter > 0 {
+		step(fmt.Sprintf("idle for %s after the load (cool-down)", idleAfter))
+		if err := sleepCtx(ctx, idleAfter); err != nil {
+			stop()
+			return results.Run{}, time.Time{}, nil, err
 		}
 	}
-	stopSampling()
-	<-sampled
-	in.TPS, in.Series, in.Readings, in.RunStart, in.RunEnd = run.Summary.TPS, run.Series, readings, measured, runEnd
-	v := validate.Judge(in)
+	return run, measured, stop(), nil
+}
 
-	run.Kind, run.ID, run.Finished, run.Verdict = "validate", results.NewID(run.Started, "validate"), time.Now(), &v
+// saveWithThermal puts the readings on the run's timeline, saves the run,
+// and writes thermal.csv beside it.
+func saveWithThermal(out string, run results.Run, measured time.Time, readings []thermal.Reading) (string, error) {
 	for _, rd := range readings {
 		x := results.Reading{T: rd.At.Sub(measured).Seconds(), At: rd.At}
 		if !math.IsNaN(rd.TempC) {
@@ -252,14 +280,12 @@ func validateHost(ctx context.Context, inv *inventory.Inventory, h inventory.Hos
 	}
 	dir, err := results.Save(out, run)
 	if err != nil {
-		return validateJSON{}, fmt.Errorf("save the run: %w", err)
+		return "", fmt.Errorf("save the run: %w", err)
 	}
 	if err := writeThermalCSV(filepath.Join(dir, "thermal.csv"), readings); err != nil {
-		return validateJSON{}, fmt.Errorf("save the thermal readings: %w", err)
+		return "", fmt.Errorf("save the thermal readings: %w", err)
 	}
-	step(fmt.Sprintf("%s (%d reasons)", v.Verdict, len(v.Reasons)))
-	return validateJSON{Verdict: v.Verdict, Reasons: v.Reasons, TPS: run.Summary.TPS, QPS: run.Summary.QPS, P95Ms: run.Summary.Latency.P95,
-		MaxTempC: v.MaxTempC, Throttled: v.Throttled, TPSFirstQuarter: v.TPSFirstQuarter, TPSLastQuarter: v.TPSLastQuarter, RunDir: dir}, nil
+	return dir, nil
 }
 
 // writeThermalCSV writes the readings in the first write-up's format.
