@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Quick start, on a fresh Debian or Ubuntu machine, as root: builds pidb,
 # boots the simulated Pi lab (pi4, pi3, zero), provisions the three (the
-# database, tuned settings, the desktop off, access, accounts) and runs each
-# host's baseline workload from this machine for 30 seconds.
+# database, tuned settings, the desktop off, access, accounts) and validates
+# them: each host's baseline workload from this machine for a minute, with
+# the temperature read beside it, and a verdict per host.
 #   sudo scripts/quickstart.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,4 +14,4 @@ INV=$(bin/pidb lab up)
 echo "== the lab's inventory: $INV" >&2
 bin/pidb facts -i "$INV"
 bin/pidb provision -i "$INV"
-bin/pidb bench -i "$INV" --duration 30s --warmup 5s
+bin/pidb validate -i "$INV" --duration 1m --warmup 5s --idle-before 10s --idle-after 10s

@@ -48,7 +48,9 @@ func provisionLabCmd(t *testing.T, args ...string) (int, map[string]provisionJSO
 
 // etcState is what a dry run must not change: every file under /etc and the
 // installed packages.
-const etcState = "find /etc -type f -print0 | sort -z | xargs -0 md5sum; dpkg-query -W -f '${Package} ${Status}\\n'"
+// etcState is /etc and the packages, less /etc/pisim: the lab's simulated
+// board, which its thermal simulator rewrites every second.
+const etcState = "find /etc -path /etc/pisim -prune -o -type f -print0 | sort -z | xargs -0 md5sum; dpkg-query -W -f '${Package} ${Status}\\n'"
 
 // startTime is when the host's database server last started.
 const startTime = "systemctl show -p ActiveEnterTimestampMonotonic --value postgresql@15-main mariadb 2>/dev/null | tr '\\n' ' '"
