@@ -323,3 +323,17 @@ func writeAtomic(path, data string) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// PauseSimulator holds the thermal simulator (SIGSTOP) until the returned
+// function lets it go on, so that what SetTemp writes stays.
+func PauseSimulator() (resume func()) {
+	pids := processesMatching(simulatorProcess + " ")
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	return func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+}

@@ -15,10 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"pidb/bench/netx"
 )
 
 // Conn is one client connection.
@@ -26,8 +27,7 @@ type Conn struct {
 	dc     driver.Conn // the driver's, kept to say goodbye (COM_QUIT) at Close
 	conn   net.Conn
 	out    []byte
-	in     []byte
-	r, n   int
+	in     *netx.Frames
 	resp   response
 	broken bool
 	eof    bool // the server sends EOF packets after column definitions (no CLIENT_DEPRECATE_EOF); known after the first Prepare
@@ -82,8 +82,10 @@ func Connect(ctx context.Context, cfg *mysql.Config, dial func(ctx context.Conte
 		dc.Close()
 		return nil, errors.New("mywire: the driver did not dial")
 	}
-	return &Conn{dc: dc, conn: raw, out: make([]byte, 0, 256), in: make([]byte, 64<<10), eof: true}, nil
+	return &Conn{dc: dc, conn: raw, out: make([]byte, 0, 256), in: newFrames(64 << 10), eof: true}, nil
 }
+
+func newFrames(size int) *netx.Frames { return netx.NewFrames(size, 4, packetSize) }
 
 // Fd is the socket's descriptor, or -1.
 func (c *Conn) Fd() int {
@@ -158,17 +160,9 @@ func (c *Conn) Send() error {
 		return errors.New("mywire: a request too long for one packet")
 	}
 	c.out[0], c.out[1], c.out[2], c.out[3] = byte(n), byte(n>>8), byte(n>>16), 0
-	for b := c.out; len(b) > 0; {
-		m, err := c.conn.Write(b)
-		b = b[m:]
-		if err != nil && errors.Is(err, syscall.EAGAIN) {
-			time.Sleep(50 * time.Microsecond) // a full socket buffer: not with requests this small
-			continue
-		}
-		if err != nil {
-			c.broken = true
-			return err
-		}
+	if err := netx.WriteAll(c.conn, c.out); err != nil {
+		c.broken = true
+		return err
 	}
 	return nil
 }
@@ -180,7 +174,7 @@ func (c *Conn) Send() error {
 func (c *Conn) Receive() (done bool, err error) {
 	for read := false; ; read = true {
 		for {
-			p, ok, err := c.packet()
+			p, ok, err := c.in.Next()
 			if err != nil {
 				c.broken = true
 				return true, err
@@ -188,7 +182,7 @@ func (c *Conn) Receive() (done bool, err error) {
 			if !ok {
 				break
 			}
-			if err := c.take(p); err != nil {
+			if err := c.take(p[4:]); err != nil {
 				c.broken = true
 				return true, err
 			}
@@ -199,12 +193,9 @@ func (c *Conn) Receive() (done bool, err error) {
 		if read {
 			return false, nil
 		}
-		m, err := c.conn.Read(c.in[c.n:])
-		c.n += m
-		switch {
-		case err != nil && errors.Is(err, syscall.EAGAIN):
+		if again, err := c.in.Read(c.conn); again {
 			return false, nil
-		case err != nil && m == 0:
+		} else if err != nil {
 			c.broken = true
 			return true, err
 		}
@@ -223,30 +214,14 @@ func (c *Conn) RoundTrip() error {
 	}
 }
 
-// packet returns the next complete packet's payload, valid until the next
-// read; ok is false when there is none yet, and then there is room for it.
-func (c *Conn) packet() (p []byte, ok bool, err error) {
-	if c.n-c.r >= 4 {
-		size := 4 + int(uint32(c.in[c.r])|uint32(c.in[c.r+1])<<8|uint32(c.in[c.r+2])<<16)
-		if size-4 == 1<<24-1 {
-			return nil, false, errors.New("mywire: a packet of 16 MB or more")
-		}
-		if c.n-c.r >= size {
-			p = c.in[c.r+4 : c.r+size]
-			c.r += size
-			return p, true, nil
-		}
-		if size > len(c.in) {
-			in := make([]byte, 2*size)
-			c.n = copy(in, c.in[c.r:c.n])
-			c.in, c.r = in, 0
-		}
+// packetSize reads a packet header: a 3-byte length of the payload, then
+// the sequence number.
+func packetSize(h []byte) (int, error) {
+	n := int(uint32(h[0]) | uint32(h[1])<<8 | uint32(h[2])<<16)
+	if n == 1<<24-1 {
+		return 0, errors.New("mywire: a packet of 16 MB or more")
 	}
-	if c.r > 0 {
-		c.n = copy(c.in, c.in[c.r:c.n])
-		c.r = 0
-	}
-	return nil, false, nil
+	return 4 + n, nil
 }
 
 func isEOF(p []byte) bool { return len(p) > 0 && p[0] == 0xFE && len(p) < 9 }

@@ -68,8 +68,8 @@ func roundTrip(t *testing.T, c *Conn, server []byte, n int) error {
 	}
 	for {
 		if done, err := c.Receive(); done {
-			if c.r != c.n {
-				t.Errorf("%d bytes left unread after the answer", c.n-c.r)
+			if n := c.in.Buffered(); n != 0 {
+				t.Errorf("%d bytes left unread after the answer", n)
 			}
 			return err
 		}
@@ -90,7 +90,7 @@ func TestPrepareAndExecute(t *testing.T) {
 			exec = packets([]byte{1}, colDef, row, row, row, okEOF)
 		}
 		for _, n := range []int{1, 2, 5, 64 << 10} {
-			c := &Conn{out: make([]byte, 0, 64), in: make([]byte, 64), eof: true} // a small buffer: it grows
+			c := &Conn{out: make([]byte, 0, 64), in: newFrames(64), eof: true} // a small buffer: it grows
 			var s Stmt
 			c.SetPrepare("SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?", &s)
 			if err := roundTrip(t, c, prep, n); err != nil || s.ID != 7 || s.Params != 2 || s.Columns != 1 || c.eof != mode.eof {
@@ -120,7 +120,7 @@ func TestExecuteRequest(t *testing.T) {
 }
 
 func TestServerError(t *testing.T) {
-	c := &Conn{out: make([]byte, 0, 64), in: make([]byte, 1024), eof: true}
+	c := &Conn{out: make([]byte, 0, 64), in: newFrames(1024), eof: true}
 	c.SetQuery("SELEKT 1")
 	errPacket := append([]byte{0xFF, 0x28, 0x04, '#', '4', '2', '0', '0', '0'}, "You have an error in your SQL syntax"...)
 	err := roundTrip(t, c, packets(errPacket), 3)

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"pidb/bench/netx"
 )
 
 // wire speaks the few messages of PostgreSQL's protocol that tpcb's round
@@ -21,15 +22,14 @@ import (
 type wire struct {
 	conn   net.Conn
 	out    []byte // the request being sent
-	in     []byte // what was read; unread bytes are in[r:n]
-	r, n   int
+	in     *netx.Frames
 	tx     byte  // transaction status of the last ReadyForQuery: 'I', 'T' or 'E'
 	first  error // the request's first error, while its answer comes in
 	broken bool  // a read or write failed: the connection is finished
 }
 
 func newWire(conn net.Conn, tx byte) *wire {
-	return &wire{conn: conn, out: make([]byte, 0, 512), in: make([]byte, 8192), tx: tx}
+	return &wire{conn: conn, out: make([]byte, 0, 512), in: netx.NewFrames(8192, 5, messageSize), tx: tx}
 }
 
 // setQuery makes the request sql with the simple protocol (a Query
@@ -68,17 +68,9 @@ func (w *wire) send() error {
 		return errors.New("tpcb: the connection is broken")
 	}
 	w.first = nil
-	for b := w.out; len(b) > 0; {
-		n, err := w.conn.Write(b)
-		b = b[n:]
-		if err != nil && errors.Is(err, syscall.EAGAIN) {
-			time.Sleep(50 * time.Microsecond) // a full socket buffer: not with requests this small
-			continue
-		}
-		if err != nil {
-			w.broken = true
-			return err
-		}
+	if err := netx.WriteAll(w.conn, w.out); err != nil {
+		w.broken = true
+		return err
 	}
 	return nil
 }
@@ -90,7 +82,7 @@ func (w *wire) send() error {
 func (w *wire) receive() (done bool, err error) {
 	for read := false; ; read = true {
 		for {
-			typ, body, ok, err := w.parse()
+			msg, ok, err := w.in.Next()
 			if err != nil {
 				w.broken = true
 				return true, err
@@ -98,7 +90,7 @@ func (w *wire) receive() (done bool, err error) {
 			if !ok {
 				break
 			}
-			switch typ {
+			switch body := msg[5:]; msg[0] {
 			case 'E':
 				if w.first == nil {
 					var m pgproto3.ErrorResponse
@@ -118,12 +110,9 @@ func (w *wire) receive() (done bool, err error) {
 		if read {
 			return false, nil // the rest comes later
 		}
-		m, err := w.conn.Read(w.in[w.n:])
-		w.n += m
-		switch {
-		case err != nil && errors.Is(err, syscall.EAGAIN):
+		if again, err := w.in.Read(w.conn); again {
 			return false, nil
-		case err != nil && m == 0:
+		} else if err != nil {
 			w.broken = true
 			if w.first != nil {
 				return true, w.first // a FATAL error, then the server closed the connection
@@ -133,31 +122,14 @@ func (w *wire) receive() (done bool, err error) {
 	}
 }
 
-// parse returns the next complete message in the buffer, valid until the
-// next read; ok is false when the buffer holds none, and then the buffer
-// has room for the rest of it.
-func (w *wire) parse() (typ byte, body []byte, ok bool, err error) {
-	if w.n-w.r >= 5 {
-		size := 1 + int(binary.BigEndian.Uint32(w.in[w.r+1:]))
-		if size < 5 {
-			return 0, nil, false, fmt.Errorf("tpcb: a message of length %d from the server", size-1)
-		}
-		if w.n-w.r >= size {
-			typ, body = w.in[w.r], w.in[w.r+5:w.r+size]
-			w.r += size
-			return typ, body, true, nil
-		}
-		if size > len(w.in) { // a message bigger than the buffer
-			in := make([]byte, 2*size)
-			w.n = copy(in, w.in[w.r:w.n])
-			w.in, w.r = in, 0
-		}
+// messageSize reads a message header: a type byte, then the length of the
+// rest, itself included.
+func messageSize(h []byte) (int, error) {
+	size := 1 + int(binary.BigEndian.Uint32(h[1:]))
+	if size < 5 {
+		return 0, fmt.Errorf("tpcb: a message of length %d from the server", size-1)
 	}
-	if w.r > 0 {
-		w.n = copy(w.in, w.in[w.r:w.n])
-		w.r = 0
-	}
-	return 0, nil, false, nil
+	return size, nil
 }
 
 // fd is the socket's descriptor, or -1 when the connection has none to give.

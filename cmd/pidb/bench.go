@@ -39,14 +39,9 @@ func benchCommand() *cli.Command {
 		Name:      "bench",
 		Usage:     "run a workload on each Pi from this machine, and save the run",
 		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--via auto|direct|ssh] [--out DIR] [--json]",
-		Flags: append(fleetFlags(),
-			&cli.StringFlag{Name: "workload", Usage: "tpcb (default on PostgreSQL), oltp-read-only (default on MySQL/MariaDB) or quiz"},
-			&cli.IntFlag{Name: "clients", Usage: "client connections (default: the inventory's [bench], else 8)"},
-			&cli.DurationFlag{Name: "duration", Usage: "measured time (default: the inventory's [bench], else 5m)"},
-			&cli.IntFlag{Name: "scale", Usage: "tpcb: pgbench's scale (default 10); quiz: users (default 1000)"},
+		Flags: append(append(fleetFlags(), workloadFlags()...),
 			&cli.IntFlag{Name: "tables", Usage: "oltp-read-only: sbtest tables (default 1)"},
 			&cli.IntFlag{Name: "table-size", Usage: "oltp-read-only: rows per table (default 10000)"},
-			&cli.DurationFlag{Name: "warmup", Usage: "time before measuring (default: the inventory's [bench], else 10s)"},
 			&cli.DurationFlag{Name: "interval", Usage: "one point of the series per `D` (default 1s)"},
 			&cli.StringFlag{Name: "protocol", Usage: "tpcb: simple (pgbench's default) or prepared (pgbench -M prepared); the other workloads always prepare, as sysbench does"},
 			&cli.IntFlag{Name: "threads", Usage: "tpcb: threads the clients share, each waiting on its clients' sockets at once, as pgbench -j (default: this machine's cores); 0: a thread per client"},
@@ -125,6 +120,17 @@ func runBenchCleanup(c *cli.Context) error {
 		return err
 	}
 	return fleet.Err(res)
+}
+
+// workloadFlags are the workload's flags that bench and validate share.
+func workloadFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "workload", Usage: "tpcb (default on PostgreSQL), oltp-read-only (default on MySQL/MariaDB) or quiz"},
+		&cli.IntFlag{Name: "clients", Usage: "client connections (default: the inventory's [bench], else 8)"},
+		&cli.DurationFlag{Name: "duration", Usage: "measured time (default: the inventory's [bench], else 5m)"},
+		&cli.IntFlag{Name: "scale", Usage: "tpcb: pgbench's scale (default 10); quiz: users (default 1000)"},
+		&cli.DurationFlag{Name: "warmup", Usage: "time before measuring (default: the inventory's [bench], else 10s)"},
+	}
 }
 
 // benchJSON is one host as `pidb bench --json` prints it.
