@@ -58,6 +58,23 @@ type Async interface {
 	Readable() (done bool, out Outcome, err error)
 }
 
+// DoAsync runs one transaction of an Async worker on a blocking socket,
+// where each Readable waits for the server: Begin, then Readable until the
+// transaction is done or sending failed. An Async worker's Do can be this.
+func DoAsync(a interface {
+	Begin() error
+	Readable() (bool, Outcome, error)
+}) (Outcome, error) {
+	if err := a.Begin(); err != nil {
+		return Outcome{}, err
+	}
+	for {
+		if done, out, err := a.Readable(); done || err != nil {
+			return out, err
+		}
+	}
+}
+
 // Workload is a benchmark.
 type Workload interface {
 	Name() string

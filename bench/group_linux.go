@@ -36,16 +36,22 @@ func group(ctx context.Context, w Workload, ids []int, workers []Worker, all []*
 	defer syscall.Close(epfd)
 
 	began := make([]time.Time, len(workers))
-	// watch puts a client's socket in non-blocking mode and in the epoll set.
-	watch := func(id int) error {
-		a, ok := workers[id].(Async)
-		if !ok || a.Fd() < 0 {
-			return errors.New("bench: a new client cannot be multiplexed")
+	// watch puts a client's socket in non-blocking mode and in the epoll
+	// set; a client that cannot be watched is counted and let go, to be
+	// connected again.
+	watch := func(id int) bool {
+		err := errors.New("bench: a new client cannot be multiplexed")
+		if a, ok := workers[id].(Async); ok && a.Fd() >= 0 {
+			if err = syscall.SetNonblock(a.Fd(), true); err == nil {
+				err = syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, a.Fd(), &syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(id)})
+			}
 		}
-		if err := syscall.SetNonblock(a.Fd(), true); err != nil {
-			return err
+		if err != nil {
+			all[id].record(w, time.Now(), time.Now(), measured, Outcome{}, err)
+			workers[id].Close()
+			workers[id] = nil
 		}
-		return syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, a.Fd(), &syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(id)})
+		return err == nil
 	}
 	drop := func(id int) {
 		a := workers[id].(Async)
@@ -57,16 +63,8 @@ func group(ctx context.Context, w Workload, ids []int, workers []Worker, all []*
 	// when it has to, until one is under way or the run is over.
 	start := func(id int) {
 		for ctx.Err() == nil {
-			if workers[id] == nil {
-				if !reconnect(ctx, w, id, &workers[id], all[id], connect) {
-					continue
-				}
-				if err := watch(id); err != nil {
-					all[id].record(w, time.Now(), time.Now(), measured, Outcome{}, err)
-					workers[id].Close()
-					workers[id] = nil
-					continue
-				}
+			if workers[id] == nil && (!reconnect(ctx, w, id, &workers[id], all[id], connect) || !watch(id)) {
+				continue
 			}
 			began[id] = time.Now()
 			err := workers[id].(Async).Begin()
@@ -79,11 +77,7 @@ func group(ctx context.Context, w Workload, ids []int, workers []Worker, all []*
 		}
 	}
 	for _, id := range ids {
-		if err := watch(id); err != nil {
-			all[id].record(w, time.Now(), time.Now(), measured, Outcome{}, err)
-			workers[id].Close()
-			workers[id] = nil
-		}
+		watch(id)
 		start(id)
 	}
 	events := make([]syscall.EpollEvent, len(ids))

@@ -726,11 +726,7 @@ func (l *Lab) SetTemp(name string, milliC int) error {
 	if !fileExists(dir) {
 		return fmt.Errorf("%s: no such lab host", name)
 	}
-	tmp := filepath.Join(dir, ".temp.tmp")
-	if err := os.WriteFile(tmp, []byte(strconv.Itoa(milliC)+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, "temp"))
+	return writeAtomic(filepath.Join(dir, "temp"), strconv.Itoa(milliC)+"\n")
 }
 
 // CPUTime returns the CPU time the host's processes have used since it booted.

@@ -15,11 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
 
 	"pidb/bench/netx"
+	"pidb/bench/sqldb"
 )
 
 // Conn is one client connection.
@@ -62,8 +62,7 @@ type Stmt struct {
 // Connect opens and authenticates a connection with cfg's driver, on a
 // socket that dial makes (netx.Dial, say), and takes it over.
 func Connect(ctx context.Context, cfg *mysql.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*Conn, error) {
-	cfg = cfg.Clone()
-	cfg.Logger = discard{} // its log lines would repeat errors the run counts
+	cfg = sqldb.Quiet(cfg)
 	var raw net.Conn
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
@@ -88,12 +87,7 @@ func Connect(ctx context.Context, cfg *mysql.Config, dial func(ctx context.Conte
 func newFrames(size int) *netx.Frames { return netx.NewFrames(size, 4, packetSize) }
 
 // Fd is the socket's descriptor, or -1.
-func (c *Conn) Fd() int {
-	if f, ok := c.conn.(interface{ Fd() int }); ok {
-		return f.Fd()
-	}
-	return -1
-}
+func (c *Conn) Fd() int { return netx.Fd(c.conn) }
 
 // Broken says a read or write failed: the connection is finished.
 func (c *Conn) Broken() bool { return c.broken }
@@ -103,13 +97,7 @@ func (c *Conn) Broken() bool { return c.broken }
 func (c *Conn) Close() error { return c.dc.Close() }
 
 // Interrupt ends a wait on the server from another goroutine.
-func (c *Conn) Interrupt() {
-	if in, ok := c.conn.(interface{ Interrupt() }); ok {
-		in.Interrupt()
-		return
-	}
-	_ = c.conn.SetDeadline(time.Unix(1, 0))
-}
+func (c *Conn) Interrupt() { netx.Interrupt(c.conn) }
 
 func (c *Conn) begin(cmd byte) {
 	c.out = append(c.out[:0], 0, 0, 0, 0, cmd) // length and sequence 0, filled in by send
@@ -354,8 +342,3 @@ func serverError(p []byte) error {
 	e.Message = string(msg)
 	return e
 }
-
-// discard is a mysql.Logger that drops what it is given.
-type discard struct{}
-
-func (discard) Print(...any) {}

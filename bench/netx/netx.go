@@ -83,3 +83,22 @@ func deadline(t time.Time) error {
 	}
 	return ErrNoDeadlines
 }
+
+// Fd is c's socket descriptor when c is a Conn, else -1: a connection that
+// cannot be multiplexed.
+func Fd(c net.Conn) int {
+	if x, ok := c.(*Conn); ok {
+		return x.fd
+	}
+	return -1
+}
+
+// Interrupt ends a wait on c from another goroutine: a Conn is shut down,
+// any other connection gets a deadline in the past.
+func Interrupt(c net.Conn) {
+	if x, ok := c.(*Conn); ok {
+		x.Interrupt()
+		return
+	}
+	_ = c.SetDeadline(time.Unix(1, 0))
+}

@@ -116,17 +116,8 @@ func (wk *wireWorker) Readable() (bool, bench.Outcome, error) {
 	return false, wk.out, wk.c.Send()
 }
 
-// Do runs one transaction on a blocking socket.
-func (wk *wireWorker) Do(context.Context) (bench.Outcome, error) {
-	if err := wk.Begin(); err != nil {
-		return wk.out, err
-	}
-	for {
-		if done, out, err := wk.Readable(); done || err != nil {
-			return out, err
-		}
-	}
-}
+// Do runs one transaction on a blocking socket (bench.DoAsync).
+func (wk *wireWorker) Do(context.Context) (bench.Outcome, error) { return bench.DoAsync(wk) }
 
 // Fd is the socket, for the driver's multiplexing (bench.Async).
 func (wk *wireWorker) Fd() int { return wk.c.Fd() }

@@ -41,9 +41,7 @@ func (d DB) Open() (*sql.DB, error) {
 	if d.MySQL == nil {
 		return nil, errors.New("sqldb: no database configured")
 	}
-	cfg := d.MySQL.Clone()
-	cfg.Logger = discard{} // the driver's own log lines repeat errors the run counts
-	c, err := mysql.NewConnector(cfg)
+	c, err := mysql.NewConnector(Quiet(d.MySQL))
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +126,14 @@ func Drain(rows *sql.Rows, err error) error {
 		return err
 	}
 	return rows.Close()
+}
+
+// Quiet returns a copy of cfg whose driver logs nothing: its log lines
+// would repeat errors the run counts.
+func Quiet(cfg *mysql.Config) *mysql.Config {
+	c := cfg.Clone()
+	c.Logger = discard{}
+	return c
 }
 
 // discard is a mysql.Logger that drops what it is given.

@@ -19,6 +19,7 @@ import (
 
 	"pidb/bench"
 	"pidb/bench/netx"
+	"pidb/bench/sqldb"
 )
 
 // Workload is the TPC-B-like benchmark at a scale.
@@ -158,10 +159,6 @@ func (w *Workload) log(s string) {
 	}
 }
 
-// Protocols are the ways a client can send the transaction: pgbench's
-// default and `pgbench -M prepared`.
-var Protocols = []string{"simple", "prepared"}
-
 // NewWorker connects one client (on a blocking socket, package netx) and,
 // with the prepared protocol, prepares the script's statements on its
 // connection; then the worker speaks to the server itself (wire).
@@ -212,14 +209,9 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 	return wk, nil
 }
 
-// ErrorKind names errors by SQLSTATE; a broken connection reconnects.
-func (w *Workload) ErrorKind(err error) (string, bool) {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return "sqlstate " + pe.Code, pe.Severity == "FATAL"
-	}
-	return "connection", true
-}
+// ErrorKind names errors by SQLSTATE; a FATAL one or a broken connection
+// reconnects (sqldb.ErrorKind, which the other workloads use too).
+func (w *Workload) ErrorKind(err error) (string, bool) { return sqldb.ErrorKind(err) }
 
 // the variables of pgbench's script
 const (
@@ -402,26 +394,15 @@ func (wk *worker) Readable() (bool, bench.Outcome, error) {
 
 var rollback = []byte("ROLLBACK")
 
-// Do runs one transaction on a blocking socket: Begin, then Readable
-// until it is done. It does not watch ctx: the driver ends a wait with
-// Interrupt.
-func (wk *worker) Do(context.Context) (bench.Outcome, error) {
-	if err := wk.Begin(); err != nil {
-		return wk.out, err
-	}
-	for {
-		done, out, err := wk.Readable()
-		if done || err != nil {
-			return out, err
-		}
-	}
-}
+// Do runs one transaction on a blocking socket (bench.DoAsync). It does
+// not watch ctx: the driver ends a wait with Interrupt.
+func (wk *worker) Do(context.Context) (bench.Outcome, error) { return bench.DoAsync(wk) }
 
 // Fd is the socket, for the driver's multiplexing (bench.Async); -1 when
 // the connection has none.
-func (wk *worker) Fd() int { return wk.w.fd() }
+func (wk *worker) Fd() int { return netx.Fd(wk.w.conn) }
 
 // Interrupt ends a wait on the server, from another goroutine (bench.Interrupter).
-func (wk *worker) Interrupt() { wk.w.interrupt() }
+func (wk *worker) Interrupt() { netx.Interrupt(wk.w.conn) }
 
 func (wk *worker) Close() error { return wk.w.close() }

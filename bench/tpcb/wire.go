@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -130,24 +129,6 @@ func messageSize(h []byte) (int, error) {
 		return 0, fmt.Errorf("tpcb: a message of length %d from the server", size-1)
 	}
 	return size, nil
-}
-
-// fd is the socket's descriptor, or -1 when the connection has none to give.
-func (w *wire) fd() int {
-	if f, ok := w.conn.(interface{ Fd() int }); ok {
-		return f.Fd()
-	}
-	return -1
-}
-
-// interrupt ends a wait on the server from another goroutine: a blocking
-// connection (package netx) is shut down, another gets a past deadline.
-func (w *wire) interrupt() {
-	if in, ok := w.conn.(interface{ Interrupt() }); ok {
-		in.Interrupt()
-		return
-	}
-	_ = w.conn.SetDeadline(time.Unix(1, 0))
 }
 
 // close says goodbye to the server (Terminate) and closes the connection.
