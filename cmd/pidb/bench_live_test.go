@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -70,17 +71,8 @@ func TestBenchTPCB(t *testing.T) {
 		// what the server's sessions last ran: the values in the text with
 		// the simple protocol, $n parameters with the prepared one
 		for _, proto := range []string{"simple", "prepared"} {
-			done := make(chan benchJSON)
-			go func() {
-				code, stdout, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1",
-					"--clients", "2", "--duration", "3s", "--warmup", "0s", "--protocol", proto, "--out", out, "--json")
-				var res []benchJSON
-				if err := json.Unmarshal([]byte(stdout), &res); code != 0 || err != nil || len(res) != 1 {
-					t.Errorf("%s: exit %d %v\n%s", proto, code, err, errOut)
-					res = []benchJSON{{}}
-				}
-				done <- res[0]
-			}()
+			done := benchInBackground(t, "bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1",
+				"--clients", "2", "--duration", "3s", "--warmup", "0s", "--protocol", proto, "--out", out)
 			var seen string
 			var b benchJSON
 			for waiting := true; waiting; {
@@ -222,18 +214,42 @@ func TestBenchQuiz(t *testing.T) {
 	}
 }
 
-// benchOne runs `pidb bench ... --json` for one host and returns its result.
-func benchOne(t *testing.T, args ...string) benchJSON {
-	t.Helper()
+// benchResult runs `pidb bench ... --json` for one host and returns its
+// result, or what went wrong.
+func benchResult(t *testing.T, args ...string) (benchJSON, error) {
 	code, stdout, errOut := runPidb(t, append(args, "--json")...)
 	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, errOut)
+		return benchJSON{}, fmt.Errorf("exit %d\n%s", code, errOut)
 	}
 	var res []benchJSON
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
-		t.Fatalf("not one result: %v\n%s", err, stdout)
+		return benchJSON{}, fmt.Errorf("not one result: %v\n%s", err, stdout)
 	}
-	return res[0]
+	return res[0], nil
+}
+
+// benchOne is benchResult that ends the test when the bench fails.
+func benchOne(t *testing.T, args ...string) benchJSON {
+	t.Helper()
+	b, err := benchResult(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// benchInBackground runs benchResult in a goroutine; a failure fails the
+// test and sends a zero result.
+func benchInBackground(t *testing.T, args ...string) <-chan benchJSON {
+	done := make(chan benchJSON, 1)
+	go func() {
+		b, err := benchResult(t, args...)
+		if err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+		done <- b
+	}()
+	return done
 }
 
 // serverCount is what the host's server has counted: prepared statements
@@ -353,16 +369,7 @@ func TestBenchSurvivesAKilledConnection(t *testing.T) {
 			if code, _, errOut := runPidb(t, append(args, "--duration", "1s")...); code != 0 { // load
 				t.Fatalf("load: exit %d\n%s", code, errOut)
 			}
-			done := make(chan benchJSON)
-			go func() {
-				code, stdout, errOut := runPidb(t, append(args, "--duration", "5s", "--json")...)
-				var res []benchJSON
-				if err := json.Unmarshal([]byte(stdout), &res); code != 0 || err != nil || len(res) != 1 {
-					t.Errorf("exit %d %v\n%s", code, err, errOut)
-					res = []benchJSON{{}}
-				}
-				done <- res[0]
-			}()
+			done := benchInBackground(t, append(args, "--duration", "5s")...)
 			time.Sleep(3500 * time.Millisecond) // connect, 1 s of warm-up, 2 s of the run
 			killed := labtest.MustSSH(t, h, tc.kill)
 			b := <-done

@@ -29,19 +29,31 @@ func thermalOf(t *testing.T, args ...string) map[string]thermalJSON {
 	return m
 }
 
+// labUp runs `pidb lab up` on the lab in dir with args, and ends the test
+// when it fails.
+func labUp(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	if code, _, errOut := runPidb(t, append([]string{"lab", "up", "--dir", dir}, args...)...); code != 0 {
+		t.Fatalf("lab up %v: exit %d\n%s", args, code, errOut)
+	}
+}
+
+// needSimulator ends the test when the lab's thermal simulator is not
+// running: a Go test binary cannot start it (see lab.Lab.SimulatorCommand).
+func needSimulator(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "thermal-sim.pid")); err != nil {
+		t.Fatalf("no thermal simulator: bring the lab up with the pidb binary (bin/pidb lab up), not from a test: %v", err)
+	}
+}
+
 // TestThermalOnTheLab reads the lab hosts' thermal state as pidb sees it
 // and checks it against the files the lab writes, with and without
 // vcgencmd, and in the write-up's CSV format.
 func TestThermalOnTheLab(t *testing.T) {
 	inv := labtest.Inventory(t)
 	dir := filepath.Dir(inv.Path) // the lab's own folder
-	labUp := func(args ...string) {
-		t.Helper()
-		if code, _, errOut := runPidb(t, append([]string{"lab", "up", "--dir", dir}, args...)...); code != 0 {
-			t.Fatalf("lab up %v: exit %d\n%s", args, code, errOut)
-		}
-	}
-	labUp() // every host with vcgencmd, fan-cooled, real time
+	labUp(t, dir)                 // every host with vcgencmd, fan-cooled, real time
 	zoneTemp := func(name string) float64 {
 		data, err := os.ReadFile(filepath.Join(dir, "hosts", name, "rootfs/etc/pisim/thermal/thermal_zone0/temp"))
 		if err != nil {
@@ -85,8 +97,8 @@ func TestThermalOnTheLab(t *testing.T) {
 	})
 
 	t.Run("without vcgencmd", func(t *testing.T) {
-		labUp("--without-vcgencmd", "zero")
-		defer labUp()
+		labUp(t, dir, "--without-vcgencmd", "zero")
+		defer labUp(t, dir)
 		r := thermalOf(t, "-i", inv.Path, "--limit", "zero")["zero"]
 		if r.MaxTempC == nil || r.Throttled != nil || len(r.Flags) != 0 {
 			t.Errorf("zero without vcgencmd: %+v; want its temperature and unknown flags", r)
@@ -101,21 +113,9 @@ func TestThermalOnTheLab(t *testing.T) {
 func TestLabHeatsUp(t *testing.T) {
 	inv := labtest.Inventory(t)
 	dir := filepath.Dir(inv.Path)
-	if _, err := os.Stat(filepath.Join(dir, "thermal-sim.pid")); err != nil {
-		t.Fatalf("no thermal simulator: bring the lab up with the pidb binary (bin/pidb lab up), not from a test: %v", err)
-	}
-	labUp := func(args ...string) {
-		t.Helper()
-		if code, _, errOut := runPidb(t, append([]string{"lab", "up", "--dir", dir, "--hosts", "pi4", "--thermal-speed", "30"}, args...)...); code != 0 {
-			t.Fatalf("lab up %v: exit %d\n%s", args, code, errOut)
-		}
-	}
-	labUp("--cooling", "case")
-	defer func() { // fan-cooled, real time, as the other tests expect
-		if code, _, errOut := runPidb(t, "lab", "up", "--dir", dir, "--hosts", "pi4"); code != 0 {
-			t.Errorf("lab up: exit %d\n%s", code, errOut)
-		}
-	}()
+	needSimulator(t, dir)
+	labUp(t, dir, "--hosts", "pi4", "--thermal-speed", "30", "--cooling", "case")
+	defer labUp(t, dir, "--hosts", "pi4") // fan-cooled, real time, as the other tests expect
 	quota := func() string {
 		data, _ := os.ReadFile("/sys/fs/cgroup/cpu/pidblab-pi4/cpu.cfs_quota_us")
 		return strings.TrimSpace(string(data))
@@ -141,7 +141,7 @@ func TestLabHeatsUp(t *testing.T) {
 		t.Errorf("throttled, the host's CPU quota is %q; want a limit", throttledQuota)
 	}
 
-	labUp("--cooling", "fan")
+	labUp(t, dir, "--hosts", "pi4", "--thermal-speed", "30", "--cooling", "fan")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r := thermalOf(t, "-i", inv.Path, "--limit", "pi4")["pi4"]

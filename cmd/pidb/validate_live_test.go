@@ -19,14 +19,9 @@ func TestValidateOnTheLab(t *testing.T) {
 	inv := labtest.Inventory(t)
 	dir := filepath.Dir(inv.Path)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	if _, err := os.Stat(filepath.Join(dir, "thermal-sim.pid")); err != nil {
-		t.Fatalf("no thermal simulator: bring the lab up with the pidb binary (bin/pidb lab up), not from a test: %v", err)
-	}
+	needSimulator(t, dir)
 	cooling := func(c string, speed string) {
-		t.Helper()
-		if code, _, errOut := runPidb(t, "lab", "up", "--dir", dir, "--hosts", "pi4", "--cooling", c, "--thermal-speed", speed); code != 0 {
-			t.Fatalf("lab up --cooling %s: exit %d\n%s", c, code, errOut)
-		}
+		labUp(t, dir, "--hosts", "pi4", "--cooling", c, "--thermal-speed", speed)
 	}
 	defer cooling("fan", "1")
 	if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi4"); code != 0 {
