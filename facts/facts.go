@@ -51,30 +51,47 @@ type Facts struct {
 	Engine     EngineState
 }
 
-// MarshalJSON writes the keys of DESIGN.md.
+// jsonFacts is Facts as `pidb facts --json` prints them and run.json keeps
+// them: the keys of the command-line contract (ARCHITECTURE.md).
+type jsonFacts struct {
+	Host          string `json:"host"`
+	Address       string `json:"address"`
+	Model         string `json:"model"`
+	Revision      string `json:"revision"`
+	Arch          string `json:"arch"`
+	OSID          string `json:"os_id"`
+	OSVersion     string `json:"os_version"`
+	OSCodename    string `json:"os_codename"`
+	MemBytes      uint64 `json:"mem_bytes"`
+	RAMBytes      uint64 `json:"ram_bytes"`
+	CPUs          int    `json:"cpus"`
+	Storage       string `json:"storage"`
+	BootTarget    string `json:"boot_target"`
+	Desktop       bool   `json:"desktop"`
+	Thermal       bool   `json:"thermal"`
+	Vcgencmd      bool   `json:"vcgencmd"`
+	Engine        string `json:"engine"`
+	EngineVersion string `json:"engine_version"`
+	EngineRunning bool   `json:"engine_running"`
+}
+
+// MarshalJSON writes the flat keys of the command-line contract.
 func (f Facts) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Host          string `json:"host"`
-		Address       string `json:"address"`
-		Model         string `json:"model"`
-		Revision      string `json:"revision"`
-		Arch          string `json:"arch"`
-		OSID          string `json:"os_id"`
-		OSVersion     string `json:"os_version"`
-		OSCodename    string `json:"os_codename"`
-		MemBytes      uint64 `json:"mem_bytes"`
-		RAMBytes      uint64 `json:"ram_bytes"`
-		CPUs          int    `json:"cpus"`
-		Storage       string `json:"storage"`
-		BootTarget    string `json:"boot_target"`
-		Desktop       bool   `json:"desktop"`
-		Thermal       bool   `json:"thermal"`
-		Vcgencmd      bool   `json:"vcgencmd"`
-		Engine        string `json:"engine"`
-		EngineVersion string `json:"engine_version"`
-		EngineRunning bool   `json:"engine_running"`
-	}{f.Host, f.Address, f.Model, f.Revision, f.Arch, f.OS.ID, f.OS.VersionID, f.OS.Codename, f.MemBytes, f.RAMBytes,
+	return json.Marshal(jsonFacts{f.Host, f.Address, f.Model, f.Revision, f.Arch, f.OS.ID, f.OS.VersionID, f.OS.Codename, f.MemBytes, f.RAMBytes,
 		f.CPUs, f.Storage, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (a saved run's facts).
+func (f *Facts) UnmarshalJSON(data []byte) error {
+	var j jsonFacts
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*f = Facts{Host: j.Host, Address: j.Address, Model: j.Model, Revision: j.Revision, Arch: j.Arch,
+		OS: OSRelease{ID: j.OSID, VersionID: j.OSVersion, Codename: j.OSCodename}, MemBytes: j.MemBytes, RAMBytes: j.RAMBytes,
+		CPUs: j.CPUs, Storage: j.Storage, BootTarget: j.BootTarget, Desktop: j.Desktop, Thermal: j.Thermal, Vcgencmd: j.Vcgencmd,
+		Engine: EngineState{Flavor: j.Engine, Version: j.EngineVersion, Running: j.EngineRunning}}
+	return nil
 }
 
 // Script is the one command Gather runs: every source, each after a marker

@@ -147,8 +147,19 @@ func IsInputError(err error) bool {
 	return errors.As(err, &e)
 }
 
+// Option changes how an inventory is checked.
+type Option func(*parser)
+
+// Workloads names the benchmark workloads [bench] and [host.bench] may
+// name (the registry, package bench/workloads, which this package does not
+// import). Without it any name passes here, and the run pipeline refuses
+// an unknown one.
+func Workloads(names ...string) Option {
+	return func(p *parser) { p.workloads = names }
+}
+
 // Load reads, checks and resolves the inventory at path.
-func Load(path string) (*Inventory, error) {
+func Load(path string, opts ...Option) (*Inventory, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read inventory: %v", errors.Unwrap(err))}
@@ -157,7 +168,7 @@ func Load(path string) (*Inventory, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error()}
 	}
-	inv, err := Parse(path, filepath.Dir(abs), string(src))
+	inv, err := Parse(path, filepath.Dir(abs), string(src), opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +178,7 @@ func Load(path string) (*Inventory, error) {
 
 // Parse checks and resolves an inventory read from name (used in errors and
 // as Path), whose relative paths resolve against dir.
-func Parse(name, dir, src string) (*Inventory, error) {
+func Parse(name, dir, src string, opts ...Option) (*Inventory, error) {
 	var doc map[string]any
 	if _, err := toml.Decode(src, &doc); err != nil {
 		var pe toml.ParseError
@@ -177,6 +188,9 @@ func Parse(name, dir, src string) (*Inventory, error) {
 		return nil, &Error{File: name, Msg: err.Error()}
 	}
 	p := &parser{file: name, dir: dir, lines: scanKeyLines(src)}
+	for _, o := range opts {
+		o(p)
+	}
 	inv := p.inventory(doc)
 	if len(p.errs) > 0 {
 		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
@@ -191,10 +205,23 @@ func Parse(name, dir, src string) (*Inventory, error) {
 }
 
 type parser struct {
-	file  string
-	dir   string
-	lines keyLines
-	errs  []*Error
+	file      string
+	dir       string
+	lines     keyLines
+	errs      []*Error
+	workloads []string // the workloads [bench] may name; nil: any
+}
+
+// benchKeys is the schema of [bench] and [host.bench].
+func (p *parser) benchKeys() table {
+	t := table{}
+	for k, c := range benchKeys {
+		t[k] = c
+	}
+	if p.workloads != nil {
+		t["workload"] = oneOf(append([]string{""}, p.workloads...)...)
+	}
+	return t
 }
 
 func (p *parser) errorf(path []string, format string, args ...any) {
@@ -241,7 +268,7 @@ func (p *parser) inventory(doc map[string]any) *Inventory {
 		return p.checkTable(path, m, accessKeys)
 	})
 	inv.Bench = p.subtable(doc, nil, "bench", func(path []string, m map[string]any) Section {
-		return p.checkTable(path, m, benchKeys)
+		return p.checkTable(path, m, p.benchKeys())
 	})
 	inv.Thermal = p.subtable(doc, nil, "thermal", func(path []string, m map[string]any) Section {
 		return p.checkTable(path, m, thermalKeys)
@@ -371,7 +398,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 		h.Bench[k] = v
 	}
 	for k, v := range p.subtable(m, path, "bench", func(bp []string, bm map[string]any) Section {
-		return p.checkTable(bp, bm, benchKeys)
+		return p.checkTable(bp, bm, p.benchKeys())
 	}) {
 		h.Bench[k] = v
 	}

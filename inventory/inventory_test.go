@@ -162,8 +162,6 @@ func TestErrors(t *testing.T) {
 			`4: host.preset: unknown value "turbo": want one of "seed", "balanced", "fast"`},
 		{"bad storage", "[[host]]\nname = \"a\"\naddress = \"x\"\nstorage = \"ssd\"\n",
 			`4: host.storage: unknown value "ssd"`},
-		{"bad workload", "[[host]]\nname = \"a\"\naddress = \"x\"\n[bench]\nworkload = \"tpcc\"\n",
-			`5: bench.workload: unknown value "tpcc"`},
 		{"bad via in host bench", "[[host]]\nname = \"a\"\naddress = \"x\"\n[host.bench]\nvia = \"carrier-pigeon\"\n",
 			`5: host.bench.via: unknown value "carrier-pigeon"`},
 		{"bad strict", "[[host]]\nname = \"a\"\naddress = \"x\"\n[validate]\nstrict = \"yes\"\n",

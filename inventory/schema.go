@@ -17,9 +17,6 @@ var Presets = []string{"seed", "balanced", "fast"}
 // StorageKinds are the storage kinds an inventory may set to override detection.
 var StorageKinds = []string{"sd", "usb", "nvme"}
 
-// Workloads are the benchmark workloads an inventory may name; "" picks one by engine.
-var Workloads = []string{"tpcb", "oltp-read-only", "quiz"}
-
 // checker validates one decoded TOML value.
 type checker func(v any) error
 
@@ -202,7 +199,7 @@ var (
 		"storage":       oneOf(StorageKinds...),
 	}
 	benchKeys = table{
-		"workload":   oneOf(append([]string{""}, Workloads...)...),
+		"workload":   isString, // "" picks one by engine; the names: the Workloads option
 		"clients":    intIn(1, 10000),
 		"duration":   isDuration,
 		"warmup":     isZeroOrDuration,

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"pidb/engine"
 	"pidb/remote"
 )
 
@@ -25,31 +26,20 @@ const (
 
 // accessPath is the drop-in that makes the server listen on the network. On
 // MySQL it must sort after Ubuntu's mysqld.cnf, which binds to 127.0.0.1.
-func accessPath(e engine) string {
-	switch e.flavor {
+func accessPath(e engine.Engine) string {
+	switch e.Flavor {
 	case "postgres":
-		return "/etc/postgresql/" + e.major + "/main/conf.d/91-pidb-access.conf"
+		return "/etc/postgresql/" + e.Major + "/main/conf.d/91-pidb-access.conf"
 	case "mysql":
 		return "/etc/mysql/mysql.conf.d/zz-pidb-access.cnf"
 	}
 	return "/etc/mysql/mariadb.conf.d/91-pidb-access.cnf"
 }
 
-func hbaPath(e engine) string { return "/etc/postgresql/" + e.major + "/main/pg_hba.conf" }
-
-// Port is the TCP port of an engine ("postgres", or the MySQL family by
-// any of its names): the servers' defaults, which provisioning keeps.
-func Port(engine string) int {
-	if engine == "postgres" {
-		return 5432
-	}
-	return 3306
-}
-
-func port(e engine) int { return Port(e.flavor) }
+func hbaPath(e engine.Engine) string { return "/etc/postgresql/" + e.Major + "/main/pg_hba.conf" }
 
 // accessFiles returns the files the access step wants.
-func accessFiles(ctx context.Context, t *Target, e engine) ([]fileChange, error) {
+func accessFiles(ctx context.Context, t *Target, e engine.Engine) ([]fileChange, error) {
 	allow := t.Host.AllowFrom
 	conf := ""
 	if len(allow) > 0 {
@@ -58,14 +48,14 @@ func accessFiles(ctx context.Context, t *Target, e engine) ([]fileChange, error)
 			cidrs = append(cidrs, p.String())
 		}
 		conf = "# Managed by pidb: the server listens on the network; only " + strings.Join(cidrs, ", ") + " may connect.\n"
-		if e.flavor == "postgres" {
+		if e.Flavor == "postgres" {
 			conf += "listen_addresses = '*'\n"
 		} else {
 			conf += "[mysqld]\nbind-address = 0.0.0.0\n"
 		}
 	}
 	files := []fileChange{{accessPath(e), conf}}
-	if e.flavor == "postgres" {
+	if e.Flavor == "postgres" {
 		have, err := t.Root.ReadFile(ctx, hbaPath(e))
 		if err != nil {
 			return nil, err
@@ -113,7 +103,7 @@ func withHBABlock(hba string, allow []netip.Prefix, accounts []account) string {
 }
 
 func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
-	e, err := engineOf(t.Facts)
+	e, err := engine.Of(t.Facts)
 	if err != nil {
 		if len(t.Host.AllowFrom) == 0 {
 			return Change{}, nil
@@ -136,7 +126,7 @@ func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
 		}
 	}
 	if ch.Needed {
-		ch.Commands = []string{e.checkCmd(), e.restartCmd()}
+		ch.Commands = []string{e.CheckCmd(), e.RestartCmd()}
 	}
 	if len(t.Host.AllowFrom) > 0 {
 		if cmds, _ := ufwCommands(ctx, t, e); len(cmds) > 0 {
@@ -148,7 +138,7 @@ func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
 }
 
 func (accessStep) Apply(ctx context.Context, t *Target) error {
-	e, err := engineOf(t.Facts)
+	e, err := engine.Of(t.Facts)
 	if err != nil {
 		return err
 	}
@@ -159,13 +149,13 @@ func (accessStep) Apply(ctx context.Context, t *Target) error {
 	verify := func() error {
 		want := "localhost"
 		sql := "SHOW listen_addresses"
-		if e.flavor != "postgres" {
+		if e.Flavor != "postgres" {
 			want, sql = "127.0.0.1", "SELECT @@bind_address"
 		}
 		if len(t.Host.AllowFrom) > 0 {
-			want = map[bool]string{true: "*", false: "0.0.0.0"}[e.flavor == "postgres"]
+			want = map[bool]string{true: "*", false: "0.0.0.0"}[e.Flavor == "postgres"]
 		}
-		out, err := t.run(ctx, e.client(sql))
+		out, err := t.run(ctx, e.Client(sql))
 		if err != nil {
 			return err
 		}
@@ -191,16 +181,16 @@ func (accessStep) Apply(ctx context.Context, t *Target) error {
 
 // ufwCommands opens the port to each allowed CIDR where ufw is active and
 // does not allow it yet.
-func ufwCommands(ctx context.Context, t *Target, e engine) ([]string, error) {
+func ufwCommands(ctx context.Context, t *Target, e engine.Engine) ([]string, error) {
 	out, err := t.run(ctx, "command -v ufw >/dev/null && ufw status || true")
 	if err != nil || !strings.Contains(out, "Status: active") {
 		return nil, err
 	}
 	var cmds []string
 	for _, p := range t.Host.AllowFrom {
-		rule := fmt.Sprintf("%d/tcp", port(e))
+		rule := fmt.Sprintf("%d/tcp", e.Port())
 		if !strings.Contains(out, rule) || !strings.Contains(out, p.String()) {
-			cmds = append(cmds, remote.Command("ufw", "allow", "from", p.String(), "to", "any", "port", fmt.Sprint(port(e)), "proto", "tcp", "comment", "pidb"))
+			cmds = append(cmds, remote.Command("ufw", "allow", "from", p.String(), "to", "any", "port", fmt.Sprint(e.Port()), "proto", "tcp", "comment", "pidb"))
 		}
 	}
 	return cmds, nil

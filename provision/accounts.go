@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"pidb/engine"
 	"pidb/secrets"
 )
 
@@ -19,9 +20,6 @@ import (
 type accountsStep struct{}
 
 func (accountsStep) Name() string { return "accounts" }
-
-// BenchDatabase is pidb's own database, where the workloads keep their data.
-const BenchDatabase = "pidb"
 
 // pidb marks the database it makes for itself, so that it never takes over
 // or drops one of the same name that someone else made: on PostgreSQL with
@@ -44,12 +42,12 @@ func (e *ForeignDatabaseError) Error() string {
 
 // benchDatabaseState reads have: whether pidb's database is there and is pidb's.
 func benchDatabaseState(have map[string]string) (exists bool, err error) {
-	mark, ok := have["db:"+BenchDatabase]
+	mark, ok := have["db:"+engine.BenchDatabase]
 	if !ok {
 		return false, nil
 	}
 	if !strings.HasPrefix(mark, ownerMark) {
-		return true, &ForeignDatabaseError{Database: BenchDatabase}
+		return true, &ForeignDatabaseError{Database: engine.BenchDatabase}
 	}
 	return true, nil
 }
@@ -60,7 +58,7 @@ type account struct {
 }
 
 func accountsOf(t *Target) []account {
-	out := []account{{"pidb", BenchDatabase}}
+	out := []account{{"pidb", engine.BenchDatabase}}
 	for _, d := range t.Host.Databases {
 		out = append(out, account{d.Owner, d.Name})
 	}
@@ -84,12 +82,12 @@ func mysqlHosts(allow []netip.Prefix) ([]string, error) {
 // existing lists the accounts and databases that are there, with each
 // account's stored password hash: keys "user" (PostgreSQL) or "user@host",
 // and "db:NAME" with pidb's mark (ownerMark) when pidb made the database.
-func existing(ctx context.Context, t *Target, e engine) (map[string]string, error) {
+func existing(ctx context.Context, t *Target, e engine.Engine) (map[string]string, error) {
 	sql := "SELECT rolname || '|' || coalesce(rolpassword, '') FROM pg_authid UNION ALL SELECT 'db:' || datname || '|' || coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database"
-	if e.flavor != "postgres" {
+	if e.Flavor != "postgres" {
 		sql = "SELECT CONCAT(user, '@', host, '|', authentication_string) FROM mysql.user UNION ALL SELECT CONCAT('db:', s.schema_name, '|', IF(t.table_name IS NULL, '', '" + ownerMark + "')) FROM information_schema.schemata s LEFT JOIN information_schema.tables t ON t.table_schema = s.schema_name AND t.table_name = '" + ownerTable + "'"
 	}
-	out, err := t.run(ctx, e.client(sql))
+	out, err := t.run(ctx, e.Client(sql))
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +107,7 @@ func stale(stored, kept string) bool {
 }
 
 // plan returns what is missing or stale, for Check's note.
-func plan(ctx context.Context, t *Target, e engine, sec secrets.Host) ([]string, error) {
+func plan(ctx context.Context, t *Target, e engine.Engine, sec secrets.Host) ([]string, error) {
 	have, err := existing(ctx, t, e)
 	if err != nil {
 		return nil, err
@@ -118,7 +116,7 @@ func plan(ctx context.Context, t *Target, e engine, sec secrets.Host) ([]string,
 		return nil, err
 	}
 	hosts, err := mysqlHosts(t.Host.AllowFrom)
-	if e.flavor != "postgres" && err != nil {
+	if e.Flavor != "postgres" && err != nil {
 		return nil, err
 	}
 	var todo []string
@@ -130,7 +128,7 @@ func plan(ctx context.Context, t *Target, e engine, sec secrets.Host) ([]string,
 		if _, ok := have["db:"+a.database]; !ok {
 			todo = append(todo, "database "+a.database)
 		}
-		if e.flavor == "postgres" {
+		if e.Flavor == "postgres" {
 			if stored, ok := have[a.user]; !ok {
 				todo = append(todo, "user "+a.user)
 			} else if pw != "" && stale(stored, pw) {
@@ -158,7 +156,7 @@ func plan(ctx context.Context, t *Target, e engine, sec secrets.Host) ([]string,
 }
 
 func password(sec secrets.Host, a account) string {
-	if a.user == "pidb" && a.database == BenchDatabase {
+	if a.user == "pidb" && a.database == engine.BenchDatabase {
 		return sec.Pidb
 	}
 	if d, ok := sec.Databases[a.database]; ok && d.Owner == a.user {
@@ -168,7 +166,7 @@ func password(sec secrets.Host, a account) string {
 }
 
 func (accountsStep) Check(ctx context.Context, t *Target) (Change, error) {
-	e, err := engineOf(t.Facts)
+	e, err := engine.Of(t.Facts)
 	if err != nil {
 		return Change{Needed: true, Note: "after the install: the pidb account and the application databases"}, nil
 	}
@@ -184,7 +182,7 @@ func (accountsStep) Check(ctx context.Context, t *Target) (Change, error) {
 }
 
 func (accountsStep) Apply(ctx context.Context, t *Target) error {
-	e, err := engineOf(t.Facts)
+	e, err := engine.Of(t.Facts)
 	if err != nil {
 		return err
 	}
@@ -212,7 +210,7 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 			continue
 		}
 		fresh[a.user] = true
-		if a.user == "pidb" && a.database == BenchDatabase {
+		if a.user == "pidb" && a.database == engine.BenchDatabase {
 			sec.Pidb = secrets.Generate()
 		} else {
 			sec.Databases[a.database] = secrets.Database{Owner: a.user, Password: secrets.Generate()}
@@ -222,7 +220,7 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 		return fmt.Errorf("keep the passwords: %w", err)
 	}
 	var sql string
-	if e.flavor == "postgres" {
+	if e.Flavor == "postgres" {
 		sql = postgresAccountsSQL(t, sec, have, fresh)
 	} else {
 		hosts, err := mysqlHosts(t.Host.AllowFrom)
@@ -232,8 +230,8 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 		sql = mysqlAccountsSQL(t, sec, have, hosts, fresh)
 	}
 	cmd := "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -"
-	if e.flavor != "postgres" {
-		cmd = strings.Fields(e.client(""))[0] + " --batch"
+	if e.Flavor != "postgres" {
+		cmd = strings.Fields(e.Client(""))[0] + " --batch"
 	}
 	if _, err := t.Root.RunInput(ctx, cmd, []byte(sql)); err != nil {
 		return fmt.Errorf("create the accounts: %w", err)
@@ -273,7 +271,7 @@ func mysqlAccountsSQL(t *Target, sec secrets.Host, have map[string]string, hosts
 		pw := password(sec, a)
 		if _, ok := have["db:"+a.database]; !ok {
 			fmt.Fprintf(&b, "CREATE DATABASE `%s`;\n", a.database)
-			if a.database == BenchDatabase {
+			if a.database == engine.BenchDatabase {
 				fmt.Fprintf(&b, "CREATE TABLE `%s`.`%s` (note VARCHAR(100) NOT NULL);\n", a.database, ownerTable)
 				fmt.Fprintf(&b, "INSERT INTO `%s`.`%s` VALUES ('%s for pidb');\n", a.database, ownerTable, ownerMark)
 			}

@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"fmt"
+	"pidb/engine"
 )
 
 // DropBenchDatabase drops pidb's own benchmark database (`pidb bench
@@ -11,7 +12,7 @@ import (
 // left alone with a *ForeignDatabaseError. It reports whether there was one
 // to drop; the next provision makes it again.
 func DropBenchDatabase(ctx context.Context, t *Target) (bool, error) {
-	e, err := engineOf(t.Facts)
+	e, err := engine.Of(t.Facts)
 	if err != nil {
 		return false, err
 	}
@@ -23,12 +24,12 @@ func DropBenchDatabase(ctx context.Context, t *Target) (bool, error) {
 	if err != nil || !there {
 		return false, err
 	}
-	sql := "DROP DATABASE " + BenchDatabase + " WITH (FORCE)" // ends the sessions in it, as pgbench's clients may have left some
-	if e.flavor != "postgres" {
-		sql = "DROP DATABASE `" + BenchDatabase + "`"
+	sql := "DROP DATABASE " + engine.BenchDatabase + " WITH (FORCE)" // ends the sessions in it, as pgbench's clients may have left some
+	if e.Flavor != "postgres" {
+		sql = "DROP DATABASE `" + engine.BenchDatabase + "`"
 	}
-	if _, err := t.run(ctx, e.client(sql)); err != nil {
-		return false, fmt.Errorf("drop database %s: %w", BenchDatabase, err)
+	if _, err := t.run(ctx, e.Client(sql)); err != nil {
+		return false, fmt.Errorf("drop database %s: %w", engine.BenchDatabase, err)
 	}
 	return true, nil
 }

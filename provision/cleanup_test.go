@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"pidb/engine"
 	"pidb/facts"
 	"pidb/secrets"
 )
@@ -55,7 +56,7 @@ func TestDropBenchDatabase(t *testing.T) {
 	}
 }
 
-func tg2client(flavor string) string { return engine{flavor: flavor}.client("") }
+func tg2client(flavor string) string { return engine.Engine{Flavor: flavor}.Client("") }
 
 func TestMySQLBenchDatabaseIsMarked(t *testing.T) {
 	tg := target("mysql", facts.EngineState{Flavor: "mariadb", Version: "10.11.4", Running: true}, &fakeRunner{})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
+	"pidb/engine"
 	"pidb/remote"
 	"pidb/tune"
 )
@@ -28,8 +29,8 @@ func previous(path string) string   { return path + ".pidb-previous" }
 func absentMark(path string) string { return path + ".pidb-none" }
 
 // desired returns the engine, the settings and the drop-in for the host.
-func desired(t *Target) (engine, tune.Settings, string, error) {
-	e, err := engineOf(t.Facts)
+func desired(t *Target) (engine.Engine, tune.Settings, string, error) {
+	e, err := engine.Of(t.Facts)
 	if err != nil {
 		return e, nil, "", err
 	}
@@ -55,22 +56,22 @@ func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 		if err != nil {
 			return Change{}, err
 		}
-		return Change{Needed: true, Diff: unified(e.confPath, "", want),
+		return Change{Needed: true, Diff: unified(e.ConfPath, "", want),
 			Note: fmt.Sprintf("after the install; assuming the distribution's %s %s", f.Engine.Flavor, f.Engine.Version)}, nil
 	}
 	e, _, want, err := desired(t)
 	if err != nil {
 		return Change{}, err
 	}
-	have, err := t.Root.ReadFile(ctx, e.confPath)
+	have, err := t.Root.ReadFile(ctx, e.ConfPath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Change{}, err
 	}
 	if string(have) == want {
 		return Change{}, nil
 	}
-	return Change{Needed: true, Diff: unified(e.confPath, string(have), want),
-		Commands: []string{e.checkCmd(), e.restartCmd()}}, nil
+	return Change{Needed: true, Diff: unified(e.ConfPath, string(have), want),
+		Commands: []string{e.CheckCmd(), e.RestartCmd()}}, nil
 }
 
 func (configureStep) Apply(ctx context.Context, t *Target) error {
@@ -78,7 +79,7 @@ func (configureStep) Apply(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
-	return replaceFiles(ctx, t, e, []fileChange{{e.confPath, want}}, func() error { return verifyLive(ctx, t, e, s) })
+	return replaceFiles(ctx, t, e, []fileChange{{e.ConfPath, want}}, func() error { return verifyLive(ctx, t, e, s) })
 }
 
 // fileChange is a file to write ("" content: to remove).
@@ -88,7 +89,7 @@ type fileChange struct{ path, want string }
 // checks the configuration with the server's parser, restarts the server,
 // waits for connections and runs verify. If any of that fails, every file is
 // put back and the server restarted on its previous configuration.
-func replaceFiles(ctx context.Context, t *Target, e engine, files []fileChange, verify func() error) error {
+func replaceFiles(ctx context.Context, t *Target, e engine.Engine, files []fileChange, verify func() error) error {
 	var changed []fileChange
 	for _, f := range files {
 		have, err := t.Root.ReadFile(ctx, f.path)
@@ -116,7 +117,7 @@ func replaceFiles(ctx context.Context, t *Target, e engine, files []fileChange, 
 		if rbErr := restorePrevious(ctx, t, e, changed); rbErr != nil {
 			return fmt.Errorf("%w; and putting the previous configuration back FAILED too: %v", cause, rbErr)
 		}
-		return fmt.Errorf("%w; the previous configuration is back and %s is running on it", cause, e.flavor)
+		return fmt.Errorf("%w; the previous configuration is back and %s is running on it", cause, e.Flavor)
 	}
 	for _, f := range changed {
 		var err error
@@ -137,40 +138,36 @@ func replaceFiles(ctx context.Context, t *Target, e engine, files []fileChange, 
 
 // restartAndVerify checks the written configuration, restarts the server,
 // waits for it and runs verify.
-func restartAndVerify(ctx context.Context, t *Target, e engine, verify func() error) error {
+func restartAndVerify(ctx context.Context, t *Target, e engine.Engine, verify func() error) error {
 	t.Step("checking the new configuration")
-	if _, err := t.run(ctx, e.checkCmd()); err != nil {
-		return fmt.Errorf("%s refuses the new configuration: %w", e.flavor, err)
+	if _, err := t.run(ctx, e.CheckCmd()); err != nil {
+		return fmt.Errorf("%s refuses the new configuration: %w", e.Flavor, err)
 	}
-	t.Step("restarting " + e.service)
-	if _, err := t.run(ctx, e.restartCmd()); err != nil {
+	t.Step("restarting " + e.Service)
+	if _, err := t.run(ctx, e.RestartCmd()); err != nil {
 		return fmt.Errorf("restart with the new configuration: %w", err)
 	}
-	if err := t.waitFor(ctx, e.readyCmd(), 60*time.Second); err != nil {
-		return fmt.Errorf("%s does not accept connections with the new configuration: %w", e.flavor, err)
+	if err := t.waitFor(ctx, e.ReadyCmd(), 60*time.Second); err != nil {
+		return fmt.Errorf("%s does not accept connections with the new configuration: %w", e.Flavor, err)
 	}
 	return verify()
 }
 
 // verifyLive reads the live values back and compares them.
-func verifyLive(ctx context.Context, t *Target, e engine, s tune.Settings) error {
-	out, err := t.run(ctx, e.client(e.readBackSQL(s)))
+func verifyLive(ctx context.Context, t *Target, e engine.Engine, s tune.Settings) error {
+	bad, err := engine.Live(ctx, t.Root, e, s)
 	if err != nil {
-		return fmt.Errorf("read the live settings: %w", err)
+		return err
 	}
-	if bad := e.compareLive(s, out); len(bad) > 0 {
-		var parts []string
-		for _, m := range bad {
-			parts = append(parts, fmt.Sprintf("%s is %s, not %s", m.Name, m.Live, m.Want))
-		}
-		return fmt.Errorf("live settings differ from what was written: %s", strings.Join(parts, "; "))
+	if len(bad) > 0 {
+		return fmt.Errorf("live settings differ from what was written: %s", strings.Join(engine.Sentences(bad), "; "))
 	}
 	return nil
 }
 
 // restorePrevious puts back the files pidb replaced (or removes the ones
 // that were not there) and restarts the server on them.
-func restorePrevious(ctx context.Context, t *Target, e engine, files []fileChange) error {
+func restorePrevious(ctx context.Context, t *Target, e engine.Engine, files []fileChange) error {
 	t.Step("putting the previous configuration back")
 	for _, f := range files {
 		p, a, c := remote.Quote(previous(f.path)), remote.Quote(absentMark(f.path)), remote.Quote(f.path)
@@ -179,10 +176,10 @@ func restorePrevious(ctx context.Context, t *Target, e engine, files []fileChang
 			return err
 		}
 	}
-	if _, err := t.run(ctx, e.restartCmd()); err != nil {
+	if _, err := t.run(ctx, e.RestartCmd()); err != nil {
 		return err
 	}
-	return t.waitFor(ctx, e.readyCmd(), 60*time.Second)
+	return t.waitFor(ctx, e.ReadyCmd(), 60*time.Second)
 }
 
 // unified is a unified diff of a file's old and new contents.
@@ -207,14 +204,10 @@ func unified(path, old, new string) string {
 // LiveMismatches reads the server's live settings over SSH and lists those
 // that differ from what the tuner wants for the host (its preset and its
 // [host.settings]): what `pidb validate` checks.
-func LiveMismatches(ctx context.Context, t *Target) ([]Mismatch, error) {
+func LiveMismatches(ctx context.Context, t *Target) ([]engine.Mismatch, error) {
 	e, s, _, err := desired(t)
 	if err != nil {
 		return nil, err
 	}
-	out, err := t.run(ctx, e.client(e.readBackSQL(s)))
-	if err != nil {
-		return nil, fmt.Errorf("read the live settings: %w", err)
-	}
-	return e.compareLive(s, out), nil
+	return engine.Live(ctx, t.Root, e, s)
 }

@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"fmt"
+	"pidb/engine"
 	"strings"
 	"time"
 )
@@ -66,12 +67,12 @@ func (s installStep) Apply(ctx context.Context, t *Target) error {
 	if err := t.refresh(ctx); err != nil {
 		return err
 	}
-	e, err := engineOf(t.Facts)
+	e, err := engine.Of(t.Facts)
 	if err != nil {
 		return err
 	}
-	if err := t.waitFor(ctx, e.readyCmd(), 60*time.Second); err != nil {
-		return fmt.Errorf("%s does not accept connections after the install: %w", e.flavor, err)
+	if err := t.waitFor(ctx, e.ReadyCmd(), 60*time.Second); err != nil {
+		return fmt.Errorf("%s does not accept connections after the install: %w", e.Flavor, err)
 	}
 	return t.refresh(ctx)
 }

@@ -9,9 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"pidb/engine"
 	"pidb/facts"
 	"pidb/inventory"
 	"pidb/remote"
@@ -27,6 +27,13 @@ type Target struct {
 	Preset    string
 	Now       bool // stop the display manager now, not only at the next boot
 	Step      func(string)
+}
+
+// NewTarget is a host to provision, as the fleet connected to it: its
+// inventory entry (from the inventory file invPath), root on it, its facts
+// and the preset to tune for.
+func NewTarget(h inventory.Host, invPath string, root remote.Runner, f facts.Facts, preset string, step func(string)) *Target {
+	return &Target{Host: h, Inventory: invPath, Root: root, Facts: f, Preset: preset, Step: step}
 }
 
 // Change is what a step would do.
@@ -141,22 +148,6 @@ func (t *Target) waitFor(ctx context.Context, cmd string, timeout time.Duration)
 }
 
 // settings are the tuner's settings for the host's engine and board.
-func (t *Target) settings(e engine) (tune.Input, tune.Settings, error) {
-	in := tune.Input{Flavor: e.flavor, Version: e.tuneAs, RAMBytes: t.Facts.RAMBytes, CPUs: t.Facts.CPUs, Storage: t.Facts.Storage}
-	overrides := map[string]string{}
-	for k, v := range t.Host.Settings {
-		overrides[k] = fmt.Sprint(v.Raw)
-	}
-	s, err := tune.Recommend(in, t.Preset, overrides)
-	if err != nil {
-		var oe *tune.OverrideError
-		if errors.As(err, &oe) {
-			if v, ok := t.Host.Settings[strings.ReplaceAll(oe.Name, "-", "_")]; ok {
-				return in, nil, &inventory.Error{File: t.Inventory, Line: v.Line, Msg: err.Error()}
-			}
-		}
-		return in, nil, err
-	}
-	in, _ = tune.Normalize(in)
-	return in, s, nil
+func (t *Target) settings(e engine.Engine) (tune.Input, tune.Settings, error) {
+	return engine.Desired(e, t.Facts, t.Host, t.Inventory, t.Preset)
 }

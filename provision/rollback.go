@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"pidb/engine"
 	"pidb/tune"
 )
 
@@ -16,18 +17,18 @@ import (
 // leaves the server on the configuration it had.
 func Rollback(ctx context.Context, t *Target) (Report, error) {
 	rep := Report{Engine: t.Facts.Engine.Flavor, Version: t.Facts.Engine.Version}
-	e, err := engineOf(t.Facts)
+	e, err := engine.Of(t.Facts)
 	if err != nil {
 		return rep, fmt.Errorf("%s: rollback: %w", t.Host.Name, err)
 	}
 	want := ""
-	if _, err := t.Root.ReadFile(ctx, absentMark(e.confPath)); err != nil {
+	if _, err := t.Root.ReadFile(ctx, absentMark(e.ConfPath)); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return rep, err
 		}
-		prev, err := t.Root.ReadFile(ctx, previous(e.confPath))
+		prev, err := t.Root.ReadFile(ctx, previous(e.ConfPath))
 		if errors.Is(err, fs.ErrNotExist) {
-			return rep, fmt.Errorf("%s: rollback: no previous drop-in to go back to (pidb has not changed %s)", t.Host.Name, e.confPath)
+			return rep, fmt.Errorf("%s: rollback: no previous drop-in to go back to (pidb has not changed %s)", t.Host.Name, e.ConfPath)
 		}
 		if err != nil {
 			return rep, err
@@ -47,7 +48,7 @@ func Rollback(ctx context.Context, t *Target) (Report, error) {
 	if len(restored) == 0 {
 		verify = func() error { return nil }
 	}
-	if err := replaceFiles(ctx, t, e, []fileChange{{e.confPath, want}}, verify); err != nil {
+	if err := replaceFiles(ctx, t, e, []fileChange{{e.ConfPath, want}}, verify); err != nil {
 		return rep, fmt.Errorf("%s: rollback: %w", t.Host.Name, err)
 	}
 	rep.Changed = []string{"configure"}

@@ -1,35 +1,48 @@
 // Package results is the saved-run format shared by bench, validate and the
 // report: one versioned JSON document per run (run.json) with the host's
-// facts, the live settings, the workload's parameters, the summary and the
-// interval series, plus series.csv beside it for spreadsheets. Runs live in
-// DIR/HOST/RUN-ID/.
+// facts, the live settings, the workload's parameters, the summary, the
+// interval series and the thermal readings, plus series.csv and thermal.csv
+// beside it for spreadsheets. Runs live in DIR/HOST/RUN-ID/; Save writes a
+// run's folder whole or not at all, and List walks a results folder.
 package results
 
 import (
-	"encoding/csv"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
+	"math"
 	"time"
+
+	"pidb/facts"
+	"pidb/thermal"
 )
 
 // Schema is the version of the format this package writes. A reader
 // refuses documents from a newer schema rather than misreading them.
 const Schema = 1
 
+// The kinds of run.
+const (
+	KindBench    = "bench"
+	KindValidate = "validate"
+)
+
+// Validate's verdicts.
+const (
+	Pass = "PASS"
+	Warn = "WARN"
+	Fail = "FAIL"
+)
+
 // Run is one saved run.
 type Run struct {
-	Schema   int            `json:"schema"`
-	ID       string         `json:"run_id"`
-	Kind     string         `json:"kind"` // bench, validate
-	Host     string         `json:"host"`
-	Started  time.Time      `json:"started"`
-	Finished time.Time      `json:"finished"`
-	Facts    map[string]any `json:"facts,omitempty"`    // as `pidb facts --json` prints them
-	Settings []Setting      `json:"settings,omitempty"` // live values when the run started
+	Schema      int          `json:"schema"`
+	ID          string       `json:"run_id"`
+	Kind        string       `json:"kind"` // KindBench, KindValidate
+	Host        string       `json:"host"` // the inventory's name for it
+	PidbVersion string       `json:"pidb_version,omitempty"`
+	Preset      string       `json:"preset,omitempty"` // the tuner's preset the host was provisioned with
+	Started     time.Time    `json:"started"`
+	Finished    time.Time    `json:"finished"`
+	Facts       *facts.Facts `json:"facts,omitempty"`    // as `pidb facts --json` prints them
+	Settings    []Setting    `json:"settings,omitempty"` // live values when the run started
 	Workload Workload       `json:"workload"`
 	Summary  Summary        `json:"summary"`
 	Series   []Interval     `json:"series"`
@@ -108,7 +121,7 @@ type Reading struct {
 
 // Verdict is validate's judgement of a host, with its reasons.
 type Verdict struct {
-	Verdict         string   `json:"verdict"` // PASS, WARN or FAIL
+	Verdict         string   `json:"verdict"` // Pass, Warn or Fail
 	Reasons         []Reason `json:"reasons"`
 	MaxTempC        *float64 `json:"max_temp_c"`
 	Throttled       bool     `json:"throttled"`
@@ -128,83 +141,25 @@ func NewID(start time.Time, what string) string {
 	return start.UTC().Format("20060102T150405Z") + "-" + what
 }
 
-// Save writes the run to dir/HOST/ID/ (run.json and series.csv) and returns
-// that folder. Files are written to temporary names and renamed, so a
-// reader never sees half a run.
-func Save(dir string, r Run) (string, error) {
-	if r.Host == "" || r.ID == "" {
-		return "", errors.New("save run: no host or run id")
+// FromThermal puts readings on a run's timeline: T is seconds from the
+// measured start; what the host could not tell is null.
+func FromThermal(rs []thermal.Reading, measured time.Time) []Reading {
+	out := make([]Reading, 0, len(rs))
+	for _, rd := range rs {
+		x := Reading{T: rd.At.Sub(measured).Seconds(), At: rd.At}
+		if !math.IsNaN(rd.TempC) {
+			c := rd.TempC
+			x.TempC = &c
+		}
+		if rd.ArmHz > 0 {
+			hz := rd.ArmHz
+			x.ArmHz = &hz
+		}
+		if rd.ThrottledKnown {
+			fl := uint32(rd.Throttled)
+			x.Throttled = &fl
+		}
+		out = append(out, x)
 	}
-	r.Schema = Schema
-	runDir := filepath.Join(dir, r.Host, r.ID)
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return "", err
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	if err := writeAtomic(filepath.Join(runDir, "run.json"), append(data, '\n')); err != nil {
-		return "", err
-	}
-	var rows [][]string
-	rows = append(rows, []string{"t_s", "transactions", "tps", "qps", "p95_ms", "errors"})
-	for _, i := range r.Series {
-		rows = append(rows, []string{f(i.T), strconv.FormatInt(i.Transactions, 10), f(i.TPS), f(i.QPS), f(i.P95Ms), strconv.FormatInt(i.Errors, 10)})
-	}
-	if err := writeCSV(filepath.Join(runDir, "series.csv"), rows); err != nil {
-		return "", err
-	}
-	return runDir, nil
-}
-
-func f(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-
-// Load reads a run.json.
-func Load(path string) (Run, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Run{}, err
-	}
-	var r Run
-	if err := json.Unmarshal(data, &r); err != nil {
-		return Run{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if r.Schema < 1 || r.Schema > Schema {
-		return Run{}, fmt.Errorf("%s: schema %d; this pidb reads 1 to %d", path, r.Schema, Schema)
-	}
-	return r, nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-func writeCSV(path string, rows [][]string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	w := csv.NewWriter(tmp)
-	if err := w.WriteAll(rows); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return out
 }

@@ -178,6 +178,10 @@ func (s *Sampler) Run(ctx context.Context, interval time.Duration, fn func(Readi
 	}
 }
 
+// CSVHeader names WriteCSV's columns. `pidb thermal --csv` writes no header,
+// as the write-up's logger did; a saved run's thermal.csv starts with it.
+const CSVHeader = "hostname, time_utc, millidegrees, arm_hz, throttled\n"
+
 // WriteCSV writes readings in the first write-up's format, `hostname,
 // YYYYmmdd-HH:MM:SS, millidegrees` (UTC), with the Arm clock in Hz and the
 // get_throttled value behind it; unknown values are empty.

@@ -29,11 +29,11 @@ const (
 	NearLimit        = "near_limit"
 )
 
-// Verdicts.
+// Verdicts, as package results defines them.
 const (
-	Pass = "PASS"
-	Warn = "WARN"
-	Fail = "FAIL"
+	Pass = results.Pass
+	Warn = results.Warn
+	Fail = results.Fail
 )
 
 // Input is what validate gathered about one host.

@@ -31,7 +31,10 @@ const (
 )
 
 // Name is the workload's name.
-func (w *Workload) Name() string { return "oltp-read-only" }
+func (w *Workload) Name() string { return Name }
+
+// Name is the workload's name, as the command line and the inventory give it.
+const Name = "oltp-read-only"
 
 func (w *Workload) defaults() {
 	if w.Tables < 1 {
@@ -49,7 +52,7 @@ func (w *Workload) createTable(name string) string {
 	if w.DB.Engine() == "postgres" {
 		return "CREATE TABLE " + name + " (id SERIAL NOT NULL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))"
 	}
-	return "CREATE TABLE " + name + " (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = InnoDB"
+	return "CREATE TABLE " + name + " (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))" + w.DB.TableOptions()
 }
 
 // Prepare creates and fills the tables unless each already holds TableSize rows.
@@ -119,7 +122,7 @@ func (w *Workload) log(s string) {
 }
 
 // ErrorKind names server errors by number or SQLSTATE; a lost connection reconnects.
-func (w *Workload) ErrorKind(err error) (string, bool) { return sqldb.ErrorKind(err) }
+func (w *Workload) ErrorKind(err error) (string, bool) { return w.DB.ErrorKind(err) }
 
 var queries = map[string]string{
 	"point_select":   kindSQL[kPoint],

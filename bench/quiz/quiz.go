@@ -93,7 +93,10 @@ func Rows(scale int) map[string]int {
 }
 
 // Name is the workload's name.
-func (w *Workload) Name() string { return "quiz" }
+func (w *Workload) Name() string { return Name }
+
+// Name is the workload's name, as the command line and the inventory give it.
+const Name = "quiz"
 
 func (w *Workload) defaults() {
 	if w.Scale < 1 {
@@ -156,7 +159,7 @@ func (w *Workload) Prepare(ctx context.Context) error {
 }
 
 // ErrorKind names server errors by number or SQLSTATE; a lost connection reconnects.
-func (w *Workload) ErrorKind(err error) (string, bool) { return sqldb.ErrorKind(err) }
+func (w *Workload) ErrorKind(err error) (string, bool) { return w.DB.ErrorKind(err) }
 
 type worker struct {
 	db    *sql.DB

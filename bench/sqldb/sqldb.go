@@ -10,8 +10,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -19,10 +21,44 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// DB is a workload's database: exactly one of MySQL and Postgres is set.
+// DB is where a workload connects (every workload takes one): pidb's
+// database on one server, with the engine's differences in SQL and its error
+// classification. Exactly one of MySQL and Postgres is set.
 type DB struct {
 	MySQL    *mysql.Config   // MySQL or MariaDB
 	Postgres *pgx.ConnConfig // PostgreSQL
+}
+
+// Target is a server and an account to reach it with.
+type Target struct {
+	Engine   string // family: postgres or mysql
+	Host     string // an address, or 127.0.0.1 for an SSH forward
+	Port     int
+	User     string
+	Password string
+	Database string
+	Timeout  time.Duration // to connect; default 10s
+}
+
+// New makes the DB for a target. TLS is off: pidb's peers (pgbench with
+// sslmode=disable, sysbench) are measured without it.
+func New(t Target) (DB, error) {
+	if t.Timeout <= 0 {
+		t.Timeout = 10 * time.Second
+	}
+	addr := net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
+	if t.Engine == "postgres" {
+		cfg, err := pgx.ParseConfig("sslmode=disable")
+		if err != nil {
+			return DB{}, err
+		}
+		cfg.Host, cfg.Port, cfg.User, cfg.Password, cfg.Database = t.Host, uint16(t.Port), t.User, t.Password, t.Database
+		cfg.ConnectTimeout = t.Timeout
+		return DB{Postgres: cfg}, nil
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName, cfg.Timeout = t.User, t.Password, "tcp", addr, t.Database, t.Timeout
+	return DB{MySQL: cfg}, nil
 }
 
 // Engine is "postgres" or "mysql" (the family).
@@ -96,6 +132,50 @@ func (d DB) TableOptions() string {
 		return ""
 	}
 	return " ENGINE=InnoDB"
+}
+
+// ErrorKind names an error for the run's counts; reconnect says the
+// client's connection is gone (see the function ErrorKind).
+func (d DB) ErrorKind(err error) (kind string, reconnect bool) { return ErrorKind(err) }
+
+// MissingDatabase reports whether err says the database is not there
+// (after `pidb bench cleanup`, say).
+func MissingDatabase(err error) bool {
+	var pe *pgconn.PgError
+	var me *mysql.MySQLError
+	return (errors.As(err, &pe) && pe.Code == "3D000") || (errors.As(err, &me) && me.Number == 1049)
+}
+
+// Settings reads live server settings for a run's record: on PostgreSQL
+// those taken from its configuration files, on MySQL and MariaDB the
+// variables named (none: nothing is read).
+func (d DB) Settings(ctx context.Context, mysqlNames []string) ([][2]string, error) {
+	q := "SELECT name, current_setting(name) FROM pg_settings WHERE source = 'configuration file' ORDER BY name"
+	if d.Postgres == nil {
+		if len(mysqlNames) == 0 {
+			return nil, nil
+		}
+		q = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('" + strings.Join(mysqlNames, "','") + "')"
+	}
+	db, err := d.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var kv [2]string
+		if err := rows.Scan(&kv[0], &kv[1]); err != nil {
+			return nil, err
+		}
+		out = append(out, kv)
+	}
+	return out, rows.Err()
 }
 
 // ErrorKind names a server error by its number ("mysql 1213") or SQLSTATE

@@ -24,11 +24,11 @@ import (
 
 // Workload is the TPC-B-like benchmark at a scale.
 type Workload struct {
-	Config *pgconn.Config // a connection to pidb's database
-	Scale  int            // pgbench's scale: branches; 10 tellers and 100,000 accounts each
-	MaxTry int            // tries of a transaction that hits a serialization failure or deadlock; default 10
-	Log    func(string)   // progress of the load, for people
-	Seed   uint64         // for the random numbers; 0 = random
+	DB     sqldb.DB     // pidb's database, on PostgreSQL
+	Scale  int          // pgbench's scale: branches; 10 tellers and 100,000 accounts each
+	MaxTry int          // tries of a transaction that hits a serialization failure or deadlock; default 10
+	Log    func(string) // progress of the load, for people
+	Seed   uint64       // for the random numbers; 0 = random
 	// Protocol is how statements are sent: "simple" (pgbench's default,
 	// the statement's text with the values in it) or "prepared" (`pgbench
 	// -M prepared`: each statement prepared once per connection, then bound
@@ -42,7 +42,10 @@ const (
 )
 
 // Name is the workload's name.
-func (w *Workload) Name() string { return "tpcb" }
+func (w *Workload) Name() string { return Name }
+
+// Name is the workload's name, as the command line and the inventory give it.
+const Name = "tpcb"
 
 // Rows is what `pgbench -i -s scale` loads.
 func Rows(scale int) (branches, tellers, accounts int64) {
@@ -50,13 +53,13 @@ func Rows(scale int) (branches, tellers, accounts int64) {
 }
 
 func (w *Workload) connect(ctx context.Context) (*pgconn.PgConn, error) {
-	return pgconn.ConnectConfig(ctx, w.Config)
+	return pgconn.ConnectConfig(ctx, &w.DB.Postgres.Config)
 }
 
 // connectBlocking connects a client on a blocking socket (package netx):
 // one system call per send and per answer, as pgbench's.
 func (w *Workload) connectBlocking(ctx context.Context) (*pgconn.PgConn, error) {
-	cfg := w.Config.Copy()
+	cfg := w.DB.Postgres.Config.Copy()
 	cfg.DialFunc = netx.Dial
 	return pgconn.ConnectConfig(ctx, cfg)
 }
@@ -211,7 +214,7 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 
 // ErrorKind names errors by SQLSTATE; a FATAL one or a broken connection
 // reconnects (sqldb.ErrorKind, which the other workloads use too).
-func (w *Workload) ErrorKind(err error) (string, bool) { return sqldb.ErrorKind(err) }
+func (w *Workload) ErrorKind(err error) (string, bool) { return w.DB.ErrorKind(err) }
 
 // the variables of pgbench's script
 const (

@@ -13,6 +13,7 @@ import (
 
 	"pidb/internal/labtest"
 	"pidb/inventory"
+	"pidb/job"
 	"pidb/results"
 )
 
@@ -59,8 +60,8 @@ func TestBenchTPCB(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if run.Workload.Via != via || run.Summary.Transactions != b.Transactions || len(run.Series) < 3 || run.Facts["model"] != "Raspberry Pi 4 Model B Rev 1.4" || len(run.Settings) == 0 {
-				t.Errorf("saved run: via %s, %d transactions, %d points, facts %v, %d settings", run.Workload.Via, run.Summary.Transactions, len(run.Series), run.Facts["model"], len(run.Settings))
+			if run.Workload.Via != via || run.Summary.Transactions != b.Transactions || len(run.Series) < 3 || run.Facts == nil || run.Facts.Model != "Raspberry Pi 4 Model B Rev 1.4" || len(run.Settings) == 0 {
+				t.Errorf("saved run: via %s, %d transactions, %d points, facts %v, %d settings", run.Workload.Via, run.Summary.Transactions, len(run.Series), run.Facts, len(run.Settings))
 			}
 			if len(run.Thermal) == 0 || run.Thermal[0].TempC == nil || run.Thermal[0].Throttled == nil {
 				t.Errorf("saved run: no thermal readings beside it: %+v", run.Thermal)
@@ -74,7 +75,7 @@ func TestBenchTPCB(t *testing.T) {
 			done := benchInBackground(t, "bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1",
 				"--clients", "2", "--duration", "3s", "--warmup", "0s", "--protocol", proto, "--out", out)
 			var seen string
-			var b benchJSON
+			var b job.BenchResult
 			for waiting := true; waiting; {
 				select {
 				case b = <-done:
@@ -216,20 +217,20 @@ func TestBenchQuiz(t *testing.T) {
 
 // benchResult runs `pidb bench ... --json` for one host and returns its
 // result, or what went wrong.
-func benchResult(t *testing.T, args ...string) (benchJSON, error) {
+func benchResult(t *testing.T, args ...string) (job.BenchResult, error) {
 	code, stdout, errOut := runPidb(t, append(args, "--json")...)
 	if code != 0 {
-		return benchJSON{}, fmt.Errorf("exit %d\n%s", code, errOut)
+		return job.BenchResult{}, fmt.Errorf("exit %d\n%s", code, errOut)
 	}
-	var res []benchJSON
+	var res []job.BenchResult
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
-		return benchJSON{}, fmt.Errorf("not one result: %v\n%s", err, stdout)
+		return job.BenchResult{}, fmt.Errorf("not one result: %v\n%s", err, stdout)
 	}
 	return res[0], nil
 }
 
 // benchOne is benchResult that ends the test when the bench fails.
-func benchOne(t *testing.T, args ...string) benchJSON {
+func benchOne(t *testing.T, args ...string) job.BenchResult {
 	t.Helper()
 	b, err := benchResult(t, args...)
 	if err != nil {
@@ -240,8 +241,8 @@ func benchOne(t *testing.T, args ...string) benchJSON {
 
 // benchInBackground runs benchResult in a goroutine; a failure fails the
 // test and sends a zero result.
-func benchInBackground(t *testing.T, args ...string) <-chan benchJSON {
-	done := make(chan benchJSON, 1)
+func benchInBackground(t *testing.T, args ...string) <-chan job.BenchResult {
+	done := make(chan job.BenchResult, 1)
 	go func() {
 		b, err := benchResult(t, args...)
 		if err != nil {
@@ -294,9 +295,9 @@ func TestBenchCleanup(t *testing.T) {
 				}
 				return strings.TrimSpace(labtest.MustSSH(t, h, tc.admin("", q)))
 			}
-			cleanup := func() (int, []cleanupJSON, string) {
+			cleanup := func() (int, []job.CleanupResult, string) {
 				code, stdout, errOut := runPidb(t, "bench", "cleanup", "-i", inv.Path, "--limit", tc.host, "--json")
-				var res []cleanupJSON
+				var res []job.CleanupResult
 				if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
 					t.Fatalf("cleanup: not one result: %v\n%s\n%s", err, stdout, errOut)
 				}

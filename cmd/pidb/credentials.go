@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pidb/engine"
 	"pidb/inventory"
-	"pidb/provision"
 	"pidb/secrets"
 )
 
@@ -58,7 +58,7 @@ func credentialsCommand() *cli.Command {
 			if pw == "" {
 				return fmt.Errorf("%s: no password for %s yet: run pidb provision first", h.Name, user)
 			}
-			scheme, port := "postgres", provision.Port(h.Engine)
+			scheme, port := "postgres", engine.Port(h.Engine)
 			if h.Engine != "postgres" {
 				scheme = "mysql"
 			}

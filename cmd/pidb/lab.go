@@ -2,10 +2,8 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
-	"testing"
 
 	"github.com/urfave/cli/v2"
 
@@ -47,8 +45,8 @@ func labCommand() *cli.Command {
 							return usageError{err}
 						}
 					}
-					if err := thermalOptions(c, l); err != nil {
-						return err
+					if err := l.SetThermal(c.String("cooling"), c.String("without-vcgencmd"), c.Float64("thermal-speed")); err != nil {
+						return usageError{err}
 					}
 					inv, err := l.Up(c.Context, names)
 					if err != nil {
@@ -98,52 +96,4 @@ func labCommand() *cli.Command {
 			},
 		},
 	}
-}
-
-// thermalOptions sets the lab's thermal simulation from lab up's flags.
-func thermalOptions(c *cli.Context, l *lab.Lab) error {
-	known := map[string]bool{}
-	for _, b := range l.Fleet {
-		known[b.Name] = true
-	}
-	l.Cooling, l.NoVcgencmd = map[string]string{}, map[string]bool{}
-	if v := strings.TrimSpace(c.String("cooling")); v != "" {
-		for _, part := range strings.Split(v, ",") {
-			name, cooling, named := strings.Cut(strings.TrimSpace(part), "=")
-			if !named {
-				name, cooling = "", name
-			}
-			if cooling != "case" && cooling != "fan" {
-				return usagef("--cooling %q: want case or fan, for all hosts or as NAME=case", part)
-			}
-			if named && !known[name] {
-				return usagef("--cooling: no lab host %q (the lab has pi4, pi3, zero)", name)
-			}
-			for _, b := range l.Fleet {
-				if !named || b.Name == name {
-					l.Cooling[b.Name] = cooling
-				}
-			}
-		}
-	}
-	if v := strings.TrimSpace(c.String("without-vcgencmd")); v != "" {
-		for _, name := range strings.Split(v, ",") {
-			name = strings.TrimSpace(name)
-			if !known[name] {
-				return usagef("--without-vcgencmd: no lab host %q (the lab has pi4, pi3, zero)", name)
-			}
-			l.NoVcgencmd[name] = true
-		}
-	}
-	if l.ThermalSpeed = c.Float64("thermal-speed"); l.ThermalSpeed <= 0 || l.ThermalSpeed > 1000 {
-		return usagef("--thermal-speed %g: want more than 0, at most 1000", l.ThermalSpeed)
-	}
-	if l.ThermalSpeed != 1 {
-		fmt.Fprintf(l.Log, "lab: simulated time runs %gx faster than real time: heat builds up in 1/%g of the time it takes on a Pi\n", l.ThermalSpeed, l.ThermalSpeed)
-	}
-	// the simulator runs as `pidb lab simulate`; a Go test binary cannot
-	if exe, err := os.Executable(); err == nil && !testing.Testing() {
-		l.SimulatorCommand = []string{exe, "lab", "simulate", "--dir", l.Dir}
-	}
-	return nil
 }

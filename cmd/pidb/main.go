@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pidb/bench/workloads"
 	"pidb/inventory"
 )
 
@@ -145,7 +146,7 @@ func loadHosts(c *cli.Context) (*inventory.Inventory, []inventory.Host, error) {
 	if c.Args().Present() {
 		return nil, nil, usagef("unexpected argument %q (flags go before arguments)", c.Args().First())
 	}
-	inv, err := inventory.Load(path)
+	inv, err := inventory.Load(path, inventory.Workloads(workloads.Names()...))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -81,7 +81,8 @@ func runSteps(c *cli.Context, mode string) error {
 		if preset != "" {
 			p = preset
 		}
-		t := &provision.Target{Host: h, Inventory: inv.Path, Root: r.AsRoot(), Facts: f, Preset: p, Now: c.Bool("now"), Step: step}
+		t := provision.NewTarget(h, inv.Path, r.AsRoot(), f, p, step)
+		t.Now = c.Bool("now")
 		if mode == "rollback" {
 			return provision.Rollback(ctx, t)
 		}

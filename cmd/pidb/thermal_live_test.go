@@ -12,17 +12,18 @@ import (
 	"time"
 
 	"pidb/internal/labtest"
+	"pidb/thermal"
 )
 
 // thermalOf runs `pidb thermal --json` with args and returns its hosts by name.
-func thermalOf(t *testing.T, args ...string) map[string]thermalJSON {
+func thermalOf(t *testing.T, args ...string) map[string]thermal.Summary {
 	t.Helper()
 	code, stdout, errOut := runPidb(t, append(append([]string{"thermal"}, args...), "--json")...)
-	var res []thermalJSON
+	var res []thermal.Summary
 	if err := json.Unmarshal([]byte(stdout), &res); code != 0 || err != nil {
 		t.Fatalf("thermal: exit %d %v\n%s\n%s", code, err, stdout, errOut)
 	}
-	m := map[string]thermalJSON{}
+	m := map[string]thermal.Summary{}
 	for _, r := range res {
 		m[r.Host] = r
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pidb/internal/labtest"
+	"pidb/job"
 	"pidb/results"
 )
 
@@ -31,11 +32,11 @@ func TestValidateOnTheLab(t *testing.T) {
 		t.Fatalf("provision: exit %d\n%s", code, errOut)
 	}
 	out := t.TempDir()
-	validate := func(idleBefore string) (int, validateJSON, string) {
+	validate := func(idleBefore string) (int, job.ValidateResult, string) {
 		t.Helper()
 		code, stdout, errOut := runPidb(t, "validate", "-i", inv.Path, "--limit", "pi4", "--duration", "40s", "--warmup", "2s", "--scale", "10",
 			"--clients", "8", "--idle-before", idleBefore, "--idle-after", "2s", "--thermal-interval", "1s", "--out", out, "--json")
-		var res []validateJSON
+		var res []job.ValidateResult
 		if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res) != 1 {
 			t.Fatalf("validate: exit %d, not one result: %v\n%s\n%s", code, err, stdout, errOut)
 		}
@@ -76,8 +77,13 @@ func TestValidateOnTheLab(t *testing.T) {
 	if run.Kind != "validate" || run.Verdict == nil || run.Verdict.Verdict != "FAIL" || before < 2 || during < 30 {
 		t.Errorf("saved run: kind %s, verdict %+v, %d readings before the run and %d during it", run.Kind, run.Verdict, before, during)
 	}
+	if run.PidbVersion == "" || run.Preset != "balanced" || run.Facts == nil || run.Facts.Host != "pi4" {
+		t.Errorf("saved run: pidb version %q, preset %q, facts %+v", run.PidbVersion, run.Preset, run.Facts)
+	}
+	// thermal.csv: a header line, then a line per reading in the write-up's format
 	csv, err := os.ReadFile(filepath.Join(hot.RunDir, "thermal.csv"))
-	if err != nil || !strings.HasPrefix(string(csv), "pi4, ") || strings.Count(string(csv), "\n") != len(run.Thermal) {
+	header, rows, _ := strings.Cut(string(csv), "\n")
+	if err != nil || header != "hostname, time_utc, millidegrees, arm_hz, throttled" || !strings.HasPrefix(rows, "pi4, ") || strings.Count(rows, "\n") != len(run.Thermal) {
 		t.Errorf("thermal.csv: %v\n%s", err, csv)
 	}
 }

@@ -1,0 +1,130 @@
+// Package workloads is the registry of pidb's benchmark workloads: each
+// one's name, the engines it runs on, its defaults and its constructor. The
+// inventory's schema, the command line's help and the run pipeline all read
+// it, so a workload is written down once: adding one touches its own
+// package and one line of All.
+package workloads
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"pidb/bench"
+	"pidb/bench/oltp"
+	"pidb/bench/quiz"
+	"pidb/bench/sqldb"
+	"pidb/bench/tpcb"
+)
+
+// Params are a workload's own parameters; zero values take the Spec's
+// defaults (see Spec.Resolve).
+type Params struct {
+	Scale     int    // tpcb: pgbench's scale; quiz: users
+	Tables    int    // oltp-read-only: sbtest tables
+	TableSize int    // oltp-read-only: rows per table
+	Protocol  string // simple or prepared
+	Log       func(string)
+}
+
+// Spec is one workload as pidb offers it.
+type Spec struct {
+	Name      string
+	Engines   []string // the engine families it runs on: postgres, mysql
+	DefaultOn []string // the families whose default workload it is
+	// Protocols are the query protocols it can use, the default first.
+	Protocols []string
+	// Defaults of its parameters; a zero one means it has no such parameter.
+	Defaults Params
+	New      func(db sqldb.DB, p Params) bench.Workload
+}
+
+// All are the workloads, in the order the help lists them.
+func All() []Spec {
+	return []Spec{
+		{Name: tpcb.Name, Engines: []string{"postgres"}, DefaultOn: []string{"postgres"}, Protocols: []string{"simple", "prepared"},
+			Defaults: Params{Scale: 10}, New: func(db sqldb.DB, p Params) bench.Workload {
+				return &tpcb.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Log: p.Log}
+			}},
+		{Name: oltp.Name, Engines: []string{"postgres", "mysql"}, DefaultOn: []string{"mysql"}, Protocols: []string{"prepared"},
+			Defaults: Params{Tables: 1, TableSize: 10000}, New: func(db sqldb.DB, p Params) bench.Workload {
+				return &oltp.Workload{DB: db, Tables: p.Tables, TableSize: p.TableSize, Log: p.Log}
+			}},
+		{Name: quiz.Name, Engines: []string{"postgres", "mysql"}, Protocols: []string{"prepared"},
+			Defaults: Params{Scale: 1000}, New: func(db sqldb.DB, p Params) bench.Workload {
+				return &quiz.Workload{DB: db, Scale: p.Scale, Log: p.Log}
+			}},
+	}
+}
+
+// Names are the workloads' names.
+func Names() []string {
+	var out []string
+	for _, s := range All() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// Get finds a workload by name.
+func Get(name string) (Spec, error) {
+	for _, s := range All() {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Spec{}, fmt.Errorf("unknown workload %q: want one of %s", name, strings.Join(Names(), ", "))
+}
+
+// Default is the default workload of an engine family.
+func Default(family string) Spec {
+	for _, s := range All() {
+		if slices.Contains(s.DefaultOn, family) {
+			return s
+		}
+	}
+	return All()[0]
+}
+
+// Fits reports whether the workload runs on an engine family.
+func (s Spec) Fits(family string) bool { return slices.Contains(s.Engines, family) }
+
+// Resolve fills p's zero parameters with the workload's defaults and checks
+// the protocol; parameters the workload does not have are cleared, so a
+// saved run records only what applied.
+func (s Spec) Resolve(p Params) (Params, error) {
+	pick := func(v, def int) int {
+		if def == 0 {
+			return 0
+		}
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	p.Scale, p.Tables, p.TableSize = pick(p.Scale, s.Defaults.Scale), pick(p.Tables, s.Defaults.Tables), pick(p.TableSize, s.Defaults.TableSize)
+	if p.Protocol == "" {
+		p.Protocol = s.Protocols[0]
+	}
+	if !slices.Contains(s.Protocols, p.Protocol) {
+		if len(s.Protocols) == 1 {
+			return p, fmt.Errorf("--protocol %s is not for %s, which sends %s statements, as sysbench does", p.Protocol, s.Name, s.Protocols[0])
+		}
+		return p, fmt.Errorf("--protocol %q: want %s", p.Protocol, strings.Join(s.Protocols, " or "))
+	}
+	return p, nil
+}
+
+// Help is one line for the command line's help: each workload and where
+// it runs or is the default.
+func Help() string {
+	var parts []string
+	for _, s := range All() {
+		where := "on " + strings.Join(s.Engines, " and ")
+		if len(s.DefaultOn) > 0 {
+			where = "the default on " + strings.Join(s.DefaultOn, " and ") + ", runs " + where
+		}
+		parts = append(parts, s.Name+" ("+where+")")
+	}
+	return strings.Join(parts, ", ")
+}

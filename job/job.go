@@ -1,0 +1,362 @@
+// Package job is pidb's run pipeline below the command line: for one host,
+// resolve a workload's plan from the configuration, prepare its data,
+// connect (directly or through the SSH connection), run it with the
+// thermal sampler beside it and the idle time around it, build the saved
+// run and save it. `pidb bench`, `pidb validate` (with its checks and
+// verdict on top, in Validate) and `pidb demo` call it; the command line
+// only turns flags into a Plan and prints what comes back.
+package job
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"pidb/bench"
+	"pidb/bench/sqldb"
+	"pidb/bench/workloads"
+	"pidb/config"
+	"pidb/engine"
+	"pidb/facts"
+	"pidb/inventory"
+	"pidb/provision"
+	"pidb/remote"
+	"pidb/results"
+	"pidb/secrets"
+	"pidb/thermal"
+	"pidb/tune"
+)
+
+// UsageError is bad input found before any host is touched: exit code 2.
+type UsageError struct{ Err error }
+
+func (u UsageError) Error() string { return u.Err.Error() }
+func (u UsageError) Unwrap() error { return u.Err }
+
+func usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+
+// Conn is a host's SSH connection as the pipeline uses it.
+type Conn struct {
+	User remote.Runner // the login user: facts, thermal readings
+	Root remote.Runner // root (sudo -n): the server's administrator
+	// Forward opens a local listener whose connections reach addr on the
+	// host (ssh -L); stop closes it.
+	Forward func(addr string) (local string, stop func(), err error)
+}
+
+// Over is the Conn of an SSH client.
+func Over(c *remote.Client) Conn { return Conn{User: c, Root: c.AsRoot(), Forward: c.Forward} }
+
+// Env is what every host's run shares.
+type Env struct {
+	Inventory *inventory.Inventory
+	Out       string // save runs under this folder
+	Version   string // pidb's, saved with every run
+}
+
+// Plan is one host's workload, resolved: what runs, with what, and the
+// thermal readings around it.
+type Plan struct {
+	Spec    workloads.Spec
+	Params  workloads.Params // resolved: the workload's defaults filled in
+	Bench   config.Bench     // Via resolved to direct or ssh
+	Thermal config.Thermal
+	Preset  string // the host's preset, saved with the run
+}
+
+// Resolve checks a host's configuration and makes its plan; what it refuses
+// is a UsageError naming the host.
+func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
+	p := Plan{Bench: b, Thermal: t, Preset: h.Preset}
+	var err error
+	if b.Workload == "" {
+		p.Spec = workloads.Default(h.Engine)
+	} else if p.Spec, err = workloads.Get(b.Workload); err != nil {
+		return p, UsageError{fmt.Errorf("%s: %w", h.Name, err)}
+	}
+	switch {
+	case !p.Spec.Fits(h.Engine):
+		return p, usagef("%s: workload %s needs %s; the host's engine is %s", h.Name, p.Spec.Name, engineNames(p.Spec.Engines), h.Engine)
+	case b.Threads < 0:
+		return p, usagef("--threads %d: want 0 or more", b.Threads)
+	case t.Interval <= 0 || t.IdleBefore < 0 || t.IdleAfter < 0:
+		return p, usagef("the thermal interval must be more than zero, the idle time before and after the load not negative")
+	case b.Clients < 1 || b.Scale < 0 || b.Tables < 0 || b.TableSize < 0 || b.Duration <= 0 || b.Warmup < 0 || b.Interval <= 0:
+		return p, usagef("%s: clients and scale must be at least 1, duration and interval more than zero", h.Name)
+	case b.Protocol != "" && b.Protocol != "simple" && b.Protocol != "prepared":
+		return p, usagef("--protocol %q: want simple or prepared", b.Protocol)
+	}
+	if p.Params, err = p.Spec.Resolve(workloads.Params{Scale: b.Scale, Tables: b.Tables, TableSize: b.TableSize, Protocol: b.Protocol}); err != nil {
+		return p, UsageError{fmt.Errorf("%s: %w", h.Name, err)}
+	}
+	switch b.Via {
+	case "auto":
+		p.Bench.Via = "ssh"
+		if len(h.AllowFrom) > 0 {
+			p.Bench.Via = "direct"
+		}
+	case "direct", "ssh":
+	default:
+		return p, usagef("--via %q: want auto, direct or ssh", b.Via)
+	}
+	return p, nil
+}
+
+func engineNames(families []string) string {
+	names := map[string]string{"postgres": "PostgreSQL", "mysql": "MySQL/MariaDB"}
+	out := ""
+	for i, f := range families {
+		if i > 0 {
+			out += " or "
+		}
+		out += names[f]
+	}
+	return out
+}
+
+// Threads is how many threads the plans' clients wait in together: the
+// program needs one P more than that (see package bench).
+func Threads(plans []Plan) int {
+	n := 0
+	for _, p := range plans {
+		n += p.Bench.Threads
+	}
+	return n
+}
+
+// Measured is a workload's run on one host, not yet saved.
+type Measured struct {
+	Run      results.Run
+	Start    time.Time         // when the measured time began (after the warm-up)
+	End      time.Time         // when the workload ended
+	Readings []thermal.Reading // from the idle time before to the idle time after
+}
+
+// prepared is a workload whose data is loaded and checked, ready to run.
+type prepared struct {
+	w        bench.Workload
+	settings []results.Setting
+	close    func() // stops the SSH port forward, if any
+}
+
+// prepare connects the workload to the host (directly or through the SSH
+// forward), loads or checks its data, and reads the live settings.
+func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Facts, p Plan, step func(string)) (*prepared, error) {
+	if !f.Engine.Running {
+		return nil, fmt.Errorf("%s: no database server is running here: run pidb provision first", h.Name)
+	}
+	sec, err := secrets.Load(e.Inventory.Path, h.Name)
+	if err != nil {
+		return nil, err
+	}
+	if sec.Pidb == "" {
+		return nil, fmt.Errorf("%s: no password for the pidb account: run pidb provision -i %s first", h.Name, e.Inventory.Path)
+	}
+	pw := &prepared{close: func() {}}
+	t := sqldb.Target{Engine: h.Engine, Host: h.Address, Port: engine.Port(h.Engine), User: engine.BenchUser, Password: sec.Pidb, Database: engine.BenchDatabase}
+	if p.Bench.Via == "ssh" {
+		local, stop, err := c.Forward(net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port)))
+		if err != nil {
+			return nil, err
+		}
+		pw.close = stop
+		lh, lp, err := net.SplitHostPort(local)
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("%s: forward: %w", h.Name, err)
+		}
+		t.Host = lh
+		t.Port, _ = strconv.Atoi(lp)
+	}
+	db, err := sqldb.New(t)
+	if err != nil {
+		pw.close()
+		return nil, err
+	}
+	params := p.Params
+	params.Log = step
+	pw.w = p.Spec.New(db, params)
+	step("preparing " + p.Spec.Name)
+	if err := pw.w.Prepare(ctx); err != nil {
+		pw.close()
+		hint := ""
+		if sqldb.MissingDatabase(err) {
+			hint = fmt.Sprintf(" (pidb's database %q is not there: run pidb provision -i %s to make it again)", engine.BenchDatabase, e.Inventory.Path)
+		}
+		return nil, fmt.Errorf("%s: prepare %s: %w%s", h.Name, p.Spec.Name, err, hint)
+	}
+	live, err := db.Settings(ctx, tune.Names(f.Engine.Flavor, f.Engine.Version))
+	if err != nil {
+		pw.close()
+		return nil, fmt.Errorf("%s: read the live settings: %w", h.Name, err)
+	}
+	for _, kv := range live {
+		pw.settings = append(pw.settings, results.Setting{Name: kv[0], Value: kv[1]})
+	}
+	return pw, nil
+}
+
+// Measure runs the plan's workload on a host whose facts are f, with the
+// thermal sampler beside it on the host's connection from the idle time
+// before the load to the idle time after it.
+func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Facts, p Plan, kind string, step func(string)) (Measured, error) {
+	pw, err := e.prepare(ctx, h, c, f, p, step)
+	if err != nil {
+		return Measured{}, err
+	}
+	defer pw.close()
+
+	var mu sync.Mutex
+	var readings []thermal.Reading
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		s := &thermal.Sampler{R: c.User, Model: f.Model}
+		s.Run(sampleCtx, p.Thermal.Interval, func(rd thermal.Reading, err error) {
+			if err != nil {
+				step("thermal reading failed: " + err.Error())
+				return
+			}
+			mu.Lock()
+			readings = append(readings, rd)
+			mu.Unlock()
+		})
+	}()
+	stop := func() []thermal.Reading {
+		stopSampling()
+		<-sampled
+		return readings
+	}
+	defer stop()
+
+	if err := idle(ctx, p.Thermal.IdleBefore, "before the load (thermal baseline)", step); err != nil {
+		return Measured{}, err
+	}
+	m, err := e.run(ctx, h, f, p, pw, kind, step)
+	if err != nil {
+		return Measured{}, err
+	}
+	if err := idle(ctx, p.Thermal.IdleAfter, "after the load (cool-down)", step); err != nil {
+		return Measured{}, err
+	}
+	m.Readings = stop()
+	m.Run.Thermal = results.FromThermal(m.Readings, m.Start)
+	m.Run.Finished = time.Now()
+	return m, nil
+}
+
+// run runs the prepared workload and builds the run.
+func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, pw *prepared, kind string, step func(string)) (Measured, error) {
+	b := p.Bench
+	start := time.Now()
+	m := Measured{Start: start.Add(b.Warmup)}
+	first := true
+	step(fmt.Sprintf("running %s: %d clients, %s (after %s warm-up)", p.Spec.Name, b.Clients, b.Duration, b.Warmup))
+	sum, series, err := bench.Run(ctx, pw.w, bench.Options{Clients: b.Clients, Duration: b.Duration, Warmup: b.Warmup, Interval: b.Interval, Threads: b.Threads,
+		OnInterval: func(iv results.Interval) {
+			if first { // the driver's own measured start, from its first point
+				m.Start, first = time.Now().Add(-time.Duration(iv.T*float64(time.Second))), false
+			}
+			step(fmt.Sprintf("%6.0fs  tps %8.1f  qps %9.1f  p95 %7.2f ms  errors %d", iv.T, iv.TPS, iv.QPS, iv.P95Ms, iv.Errors))
+		}})
+	if err != nil {
+		return m, fmt.Errorf("%s: %s: %w", h.Name, p.Spec.Name, err)
+	}
+	m.End = time.Now()
+	id := p.Spec.Name
+	if kind != results.KindBench {
+		id = kind
+	}
+	wl := results.Workload{Name: p.Spec.Name, Engine: f.Engine.Flavor, Clients: b.Clients, DurationS: b.Duration.Seconds(), WarmupS: b.Warmup.Seconds(),
+		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: b.Via}
+	m.Run = results.Run{ID: results.NewID(start, id), Kind: kind, Host: h.Name, PidbVersion: e.Version, Preset: p.Preset,
+		Started: start, Finished: m.End, Facts: &f, Settings: pw.settings, Workload: wl, Summary: sum, Series: series}
+	return m, nil
+}
+
+// idle waits d (the thermal sampler goes on beside it), or until ctx ends.
+func idle(ctx context.Context, d time.Duration, what string, step func(string)) error {
+	if d <= 0 {
+		return nil
+	}
+	step(fmt.Sprintf("idle for %s %s", d, what))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// BenchResult is one host as `pidb bench --json` prints it.
+type BenchResult struct {
+	Host         string           `json:"host"`
+	Workload     string           `json:"workload"`
+	Engine       string           `json:"engine"`
+	Clients      int              `json:"clients"`
+	DurationS    float64          `json:"duration_s"`
+	Transactions int64            `json:"transactions"`
+	TPS          float64          `json:"tps"`
+	QPS          float64          `json:"qps"`
+	LatencyMs    results.Latency  `json:"latency_ms"`
+	P95Ms        float64          `json:"p95_ms"`
+	Errors       map[string]int64 `json:"errors"`
+	RunDir       string           `json:"run_dir"`
+	Error        string           `json:"error,omitempty"`
+}
+
+// Bench runs the plan's workload on one host and saves the run.
+func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, step func(string)) (BenchResult, error) {
+	step("gathering facts")
+	f, err := facts.Collect(ctx, c.User, h)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	m, err := e.Measure(ctx, h, c, f, p, results.KindBench, step)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	dir, err := save(e.Out, m.Run)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	sum := m.Run.Summary
+	return BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, DurationS: sum.MeasuredS,
+		Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, RunDir: dir}, nil
+}
+
+func save(out string, r results.Run) (string, error) {
+	dir, err := results.Save(out, r)
+	if err != nil {
+		return "", fmt.Errorf("save the run: %w", err)
+	}
+	return dir, nil
+}
+
+// CleanupResult is one host as `pidb bench cleanup --json` prints it.
+type CleanupResult struct {
+	Host     string `json:"host"`
+	Database string `json:"database"`
+	Dropped  bool   `json:"dropped"`
+	Error    string `json:"error,omitempty"`
+}
+
+// Cleanup drops pidb's benchmark database on one host where pidb made it,
+// and leaves any other database of that name alone, with an error.
+func (e Env) Cleanup(ctx context.Context, h inventory.Host, c Conn, step func(string)) (CleanupResult, error) {
+	res := CleanupResult{Host: h.Name, Database: engine.BenchDatabase}
+	step("gathering facts")
+	f, err := facts.Collect(ctx, c.User, h)
+	if err != nil || f.Engine.Flavor == "" {
+		return res, err // no server, so no database
+	}
+	step("dropping database " + engine.BenchDatabase)
+	res.Dropped, err = provision.DropBenchDatabase(ctx, provision.NewTarget(h, e.Inventory.Path, c.Root, f, h.Preset, step))
+	return res, err
+}

@@ -1,0 +1,76 @@
+package job
+
+import (
+	"context"
+	"fmt"
+
+	"pidb/config"
+	"pidb/engine"
+	"pidb/facts"
+	"pidb/inventory"
+	"pidb/provision"
+	"pidb/results"
+	"pidb/validate"
+)
+
+// ValidateResult is one host as `pidb validate --json` prints it.
+type ValidateResult struct {
+	Host            string           `json:"host"`
+	Verdict         string           `json:"verdict"`
+	Reasons         []results.Reason `json:"reasons"`
+	TPS             float64          `json:"tps"`
+	QPS             float64          `json:"qps"`
+	P95Ms           float64          `json:"p95_ms"`
+	MaxTempC        *float64         `json:"max_temp_c"`
+	Throttled       bool             `json:"throttled"`
+	TPSFirstQuarter float64          `json:"tps_first_quarter"`
+	TPSLastQuarter  float64          `json:"tps_last_quarter"`
+	RunDir          string           `json:"run_dir"`
+	Error           string           `json:"error,omitempty"`
+}
+
+// Failed reports whether the result fails the command: an error or FAIL,
+// or WARN when strict.
+func (r ValidateResult) Failed(strict bool) bool {
+	return r.Verdict != results.Pass && (r.Verdict != results.Warn || strict)
+}
+
+// Validate checks one host (its service, boot target and live settings
+// against the tuner's), runs its baseline workload with thermal readings
+// around it, judges it (package validate) and saves the run. A host whose
+// server is down is judged at once: nothing runs and nothing is saved.
+func (e Env) Validate(ctx context.Context, h inventory.Host, c Conn, p Plan, v config.Validate, step func(string)) (ValidateResult, error) {
+	res := ValidateResult{Host: h.Name, Reasons: []results.Reason{}}
+	step("gathering facts")
+	f, err := facts.Collect(ctx, c.User, h)
+	if err != nil {
+		return res, err
+	}
+	in := validate.Input{ServiceActive: f.Engine.Running, DesktopOn: f.BootTarget == "graphical.target", MaxTempC: p.Thermal.MaxTempC, MinTPS: v.MinTPS}
+	if !f.Engine.Running {
+		verdict := validate.Judge(in)
+		res.Verdict, res.Reasons = verdict.Verdict, verdict.Reasons
+		return res, nil
+	}
+	step("reading the live settings")
+	bad, err := provision.LiveMismatches(ctx, provision.NewTarget(h, e.Inventory.Path, c.Root, f, h.Preset, step))
+	if err != nil {
+		return res, err
+	}
+	in.Mismatches = engine.Sentences(bad)
+	m, err := e.Measure(ctx, h, c, f, p, results.KindValidate, step)
+	if err != nil {
+		return res, err
+	}
+	in.TPS, in.Series, in.Readings, in.RunStart, in.RunEnd = m.Run.Summary.TPS, m.Run.Series, m.Readings, m.Start, m.End
+	verdict := validate.Judge(in)
+	m.Run.Verdict = &verdict
+	dir, err := save(e.Out, m.Run)
+	if err != nil {
+		return res, err
+	}
+	step(fmt.Sprintf("%s (%d reasons)", verdict.Verdict, len(verdict.Reasons)))
+	sum := m.Run.Summary
+	return ValidateResult{Host: h.Name, Verdict: verdict.Verdict, Reasons: verdict.Reasons, TPS: sum.TPS, QPS: sum.QPS, P95Ms: sum.Latency.P95,
+		MaxTempC: verdict.MaxTempC, Throttled: verdict.Throttled, TPSFirstQuarter: verdict.TPSFirstQuarter, TPSLastQuarter: verdict.TPSLastQuarter, RunDir: dir}, nil
+}

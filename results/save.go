@@ -1,0 +1,226 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"pidb/thermal"
+)
+
+// Files and folders of saved runs are readable by everyone: they hold no
+// secret (passwords never reach a run).
+const (
+	fileMode = 0o644
+	dirMode  = 0o755
+)
+
+// Save writes the run to dir/HOST/ID/ (run.json, series.csv, thermal.csv)
+// and returns that folder. The files are written into a hidden folder
+// beside it, which is renamed into place, so a reader sees the whole run or
+// none of it. Run as root under sudo, the folders and files it makes belong
+// to the user who ran sudo (SUDO_UID, SUDO_GID), who can then read and
+// remove them.
+func Save(dir string, r Run) (string, error) {
+	if r.Host == "" || r.ID == "" {
+		return "", errors.New("save run: no host or run id")
+	}
+	r.Schema = Schema
+	own := sudoOwner()
+	hostDir := filepath.Join(dir, r.Host)
+	if err := mkdirOwned(hostDir, own); err != nil {
+		return "", err
+	}
+	runDir := filepath.Join(hostDir, r.ID)
+	if _, err := os.Stat(runDir); err == nil {
+		return "", fmt.Errorf("save run: %s is there already", runDir)
+	}
+	tmp, err := os.MkdirTemp(hostDir, ".saving-"+r.ID+"-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp) // after a rename there is nothing left to remove
+	files, err := r.files()
+	if err != nil {
+		return "", err
+	}
+	for _, name := range []string{"run.json", "series.csv", "thermal.csv"} {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, files[name], fileMode); err != nil {
+			return "", err
+		}
+		if err := own.apply(p); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Chmod(tmp, dirMode); err != nil {
+		return "", err
+	}
+	if err := own.apply(tmp); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, runDir); err != nil {
+		return "", err
+	}
+	return runDir, nil
+}
+
+// files renders the run's files.
+func (r Run) files() (map[string][]byte, error) {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	rows := [][]string{{"t_s", "transactions", "tps", "qps", "p95_ms", "errors"}}
+	for _, i := range r.Series {
+		rows = append(rows, []string{num(i.T), strconv.FormatInt(i.Transactions, 10), num(i.TPS), num(i.QPS), num(i.P95Ms), strconv.FormatInt(i.Errors, 10)})
+	}
+	var series bytes.Buffer
+	if err := csv.NewWriter(&series).WriteAll(rows); err != nil {
+		return nil, err
+	}
+	var therm bytes.Buffer
+	therm.WriteString(thermal.CSVHeader)
+	if err := thermal.WriteCSV(&therm, r.thermalReadings()...); err != nil {
+		return nil, err
+	}
+	return map[string][]byte{"run.json": append(data, '\n'), "series.csv": series.Bytes(), "thermal.csv": therm.Bytes()}, nil
+}
+
+// thermalReadings are the run's readings as the thermal package writes them.
+func (r Run) thermalReadings() []thermal.Reading {
+	out := make([]thermal.Reading, 0, len(r.Thermal))
+	for _, x := range r.Thermal {
+		rd := thermal.Reading{Host: r.Host, At: x.At, TempC: math.NaN()}
+		if x.TempC != nil {
+			rd.TempC = *x.TempC
+		}
+		if x.ArmHz != nil {
+			rd.ArmHz = *x.ArmHz
+		}
+		if x.Throttled != nil {
+			rd.Throttled, rd.ThrottledKnown = thermal.Flags(*x.Throttled), true
+		}
+		out = append(out, rd)
+	}
+	return out
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// ownership is who the saved files and folders belong to; the zero value
+// leaves them to whoever runs pidb.
+type ownership struct {
+	uid, gid int
+	set      bool
+}
+
+// sudoOwner is the user who ran sudo, when pidb runs as root under it.
+func sudoOwner() ownership {
+	if os.Geteuid() != 0 {
+		return ownership{}
+	}
+	uid, err1 := strconv.Atoi(os.Getenv("SUDO_UID"))
+	gid, err2 := strconv.Atoi(os.Getenv("SUDO_GID"))
+	if err1 != nil || err2 != nil || uid == 0 {
+		return ownership{}
+	}
+	return ownership{uid, gid, true}
+}
+
+func (o ownership) apply(path string) error {
+	if !o.set {
+		return nil
+	}
+	return os.Lchown(path, o.uid, o.gid)
+}
+
+// mkdirOwned makes path and its missing parents, mode 0755, each owned by own.
+func mkdirOwned(path string, own ownership) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if parent := filepath.Dir(path); parent != path {
+		if err := mkdirOwned(parent, own); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(path, dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return own.apply(path)
+}
+
+// Load reads a run.json.
+func Load(path string) (Run, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Run{}, err
+	}
+	var r Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Run{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Schema < 1 || r.Schema > Schema {
+		return Run{}, fmt.Errorf("%s: schema %d; this pidb reads 1 to %d", path, r.Schema, Schema)
+	}
+	return r, nil
+}
+
+// Listed is one run folder found by List: its run, or why it cannot be read
+// (a broken file, or a run from a newer pidb).
+type Listed struct {
+	Dir string
+	Run Run
+	Err error
+}
+
+// List finds the runs under dir (dir/HOST/RUN-ID/run.json), newest first. A
+// folder whose run.json is missing or cannot be read is listed with its
+// error; folders being saved (hidden ones) are not listed. A dir that does
+// not exist holds no runs.
+func List(dir string) ([]Listed, error) {
+	hosts, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Listed
+	for _, h := range hosts {
+		if !h.IsDir() || h.Name()[0] == '.' {
+			continue
+		}
+		runs, err := os.ReadDir(filepath.Join(dir, h.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, rd := range runs {
+			if !rd.IsDir() || rd.Name()[0] == '.' {
+				continue
+			}
+			l := Listed{Dir: filepath.Join(dir, h.Name(), rd.Name())}
+			l.Run, l.Err = Load(filepath.Join(l.Dir, "run.json"))
+			out = append(out, l)
+		}
+	}
+	// a run id starts with its start time (NewID), so its folder's name
+	// sorts runs by time, broken ones too
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := filepath.Base(out[i].Dir), filepath.Base(out[j].Dir)
+		if a != b {
+			return a > b
+		}
+		return out[i].Dir < out[j].Dir
+	})
+	return out, nil
+}
