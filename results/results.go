@@ -43,11 +43,11 @@ type Run struct {
 	Finished    time.Time    `json:"finished"`
 	Facts       *facts.Facts `json:"facts,omitempty"`    // as `pidb facts --json` prints them
 	Settings    []Setting    `json:"settings,omitempty"` // live values when the run started
-	Workload Workload       `json:"workload"`
-	Summary  Summary        `json:"summary"`
-	Series   []Interval     `json:"series"`
-	Thermal  []Reading      `json:"thermal,omitempty"`
-	Verdict  *Verdict       `json:"verdict,omitempty"` // validate's
+	Workload    Workload     `json:"workload"`
+	Summary     Summary      `json:"summary"`
+	Series      []Interval   `json:"series"`
+	Thermal     []Reading    `json:"thermal,omitempty"`
+	Verdict     *Verdict     `json:"verdict,omitempty"` // validate's
 }
 
 // Setting is a server setting as it was live.
