@@ -55,6 +55,9 @@ type Env struct {
 	Inventory *inventory.Inventory
 	Out       string // save runs under this folder
 	Version   string // pidb's, saved with every run
+	// ReadSettings reads the live settings recorded with a run; nil: from
+	// the server, over the workload's connection (sqldb.DB.Settings).
+	ReadSettings func(ctx context.Context, db sqldb.DB, mysqlNames []string) ([][2]string, error)
 }
 
 // Plan is one host's workload, resolved: what runs, with what, and the
@@ -188,7 +191,11 @@ func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 		}
 		return nil, fmt.Errorf("%s: prepare %s: %w%s", h.Name, p.Spec.Name, err, hint)
 	}
-	live, err := db.Settings(ctx, tune.Names(f.Engine.Flavor, f.Engine.Version))
+	read := e.ReadSettings
+	if read == nil {
+		read = func(ctx context.Context, db sqldb.DB, names []string) ([][2]string, error) { return db.Settings(ctx, names) }
+	}
+	live, err := read(ctx, db, tune.Names(f.Engine.Flavor, f.Engine.Version))
 	if err != nil {
 		pw.close()
 		return nil, fmt.Errorf("%s: read the live settings: %w", h.Name, err)

@@ -1,0 +1,43 @@
+package provision
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"pidb/facts"
+	"pidb/internal/fakerun"
+	"pidb/inventory"
+)
+
+// TestConfigureRestoresAfterAFailedRestart: the server does not come back
+// on the new drop-in; the configure step puts the old one back, restarts on
+// it, and says both.
+func TestConfigureRestoresAfterAFailedRestart(t *testing.T) {
+	const conf = "/etc/postgresql/15/main/conf.d/90-pidb.conf"
+	r := &fakerun.Runner{Files: map[string]string{conf: "# the old drop-in\n"}}
+	restart := "systemctl reset-failed postgresql@15-main 2>/dev/null; systemctl restart postgresql@15-main"
+	r.Exact(restart, fakerun.Reply{Code: 1, Stderr: "Job for postgresql@15-main.service failed", Times: 1})
+	tg := NewTarget(inventory.Host{Name: "pi4", Engine: "postgres"}, "inv.toml", r,
+		facts.Facts{RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", Engine: facts.EngineState{Flavor: "postgres", Version: "15.18", Running: true}}, "balanced", func(string) {})
+	err := configureStep{}.Apply(context.Background(), tg)
+	if err == nil || !strings.Contains(err.Error(), "restart with the new configuration") || !strings.Contains(err.Error(), "the previous configuration is back and postgres is running on it") {
+		t.Fatalf("apply: %v", err)
+	}
+	ran := strings.Join(r.Ran(), "\n")
+	keep := "cp -p " + conf + " " + conf + ".pidb-previous"
+	put := "elif [ -e " + conf + ".pidb-previous ]; then cp -p " + conf + ".pidb-previous " + conf + "; fi"
+	i, j := strings.Index(ran, keep), strings.Index(ran, put)
+	if i < 0 || j < i || strings.Count(ran, restart) != 2 || !strings.HasSuffix(ran, "pg_isready -q") {
+		t.Errorf("commands:\n%s", ran)
+	}
+
+	// and when the restore's restart fails too, the error says so
+	r = &fakerun.Runner{Files: map[string]string{conf: "# the old drop-in\n"}}
+	r.Exact(restart, fakerun.Reply{Code: 1, Stderr: "failed"})
+	tg.Root = r
+	err = configureStep{}.Apply(context.Background(), tg)
+	if err == nil || !strings.Contains(err.Error(), "putting the previous configuration back FAILED too") {
+		t.Errorf("double failure: %v", err)
+	}
+}
