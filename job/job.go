@@ -193,7 +193,9 @@ func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	}
 	read := e.ReadSettings
 	if read == nil {
-		read = func(ctx context.Context, db sqldb.DB, names []string) ([][2]string, error) { return db.Settings(ctx, names) }
+		read = func(ctx context.Context, db sqldb.DB, names []string) ([][2]string, error) {
+			return db.Settings(ctx, names)
+		}
 	}
 	live, err := read(ctx, db, tune.Names(f.Engine.Flavor, f.Engine.Version))
 	if err != nil {
