@@ -17,6 +17,7 @@ import (
 
 	"pidb/bench/workloads"
 	"pidb/inventory"
+	"pidb/job"
 )
 
 func main() {
@@ -48,7 +49,8 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "pidb:", err)
 	var u usageError
-	if errors.As(err, &u) || inventory.IsInputError(err) {
+	var ju job.UsageError
+	if errors.As(err, &u) || errors.As(err, &ju) || inventory.IsInputError(err) {
 		return 2
 	}
 	return 1

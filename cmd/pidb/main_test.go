@@ -86,6 +86,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"inventory", "chek"}, 2, `unknown command "chek"`},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"inventory", "check", "-i", good, "extra"}, 2, "unexpected argument"},
+		// refused before any host is touched
+		{[]string{"bench", "-i", good, "--workload", "tpcb"}, 2, "pi3: workload tpcb needs PostgreSQL"},
+		{[]string{"bench", "-i", good, "--limit", "pi3", "--protocol", "simple"}, 2, "--protocol simple is not for oltp-read-only"},
+		{[]string{"validate", "-i", good, "--workload", "tpcc"}, 2, `unknown workload "tpcc"`},
 	}
 	for _, c := range cases {
 		code, _, errOut := runPidb(t, c.args...)
