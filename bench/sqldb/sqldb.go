@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"pidb/bench/wire/mywire"
 	"strconv"
 	"strings"
 	"time"
@@ -77,7 +78,7 @@ func (d DB) Open() (*sql.DB, error) {
 	if d.MySQL == nil {
 		return nil, errors.New("sqldb: no database configured")
 	}
-	c, err := mysql.NewConnector(Quiet(d.MySQL))
+	c, err := mysql.NewConnector(mywire.Quiet(d.MySQL))
 	if err != nil {
 		return nil, err
 	}
@@ -207,16 +208,3 @@ func Drain(rows *sql.Rows, err error) error {
 	}
 	return rows.Close()
 }
-
-// Quiet returns a copy of cfg whose driver logs nothing: its log lines
-// would repeat errors the run counts.
-func Quiet(cfg *mysql.Config) *mysql.Config {
-	c := cfg.Clone()
-	c.Logger = discard{}
-	return c
-}
-
-// discard is a mysql.Logger that drops what it is given.
-type discard struct{}
-
-func (discard) Print(...any) {}

@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"pidb/bench"
-	"pidb/bench/oltp"
-	"pidb/bench/quiz"
 	"pidb/bench/sqldb"
-	"pidb/bench/tpcb"
+	"pidb/bench/workloads/oltp"
+	"pidb/bench/workloads/quiz"
+	"pidb/bench/workloads/tpcb"
 )
 
 // Params are a workload's own parameters; zero values take the Spec's

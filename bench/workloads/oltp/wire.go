@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 
 	"pidb/bench"
-	"pidb/bench/mywire"
-	"pidb/bench/netx"
+	"pidb/bench/wire/mywire"
+	"pidb/bench/wire/netx"
 )
 
 // the statements of a transaction, in sysbench's order: BEGIN, the point

@@ -18,8 +18,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"pidb/bench/netx"
-	"pidb/bench/sqldb"
+	"pidb/bench/wire/netx"
 )
 
 // Conn is one client connection.
@@ -62,7 +61,7 @@ type Stmt struct {
 // Connect opens and authenticates a connection with cfg's driver, on a
 // socket that dial makes (netx.Dial, say), and takes it over.
 func Connect(ctx context.Context, cfg *mysql.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*Conn, error) {
-	cfg = sqldb.Quiet(cfg)
+	cfg = Quiet(cfg)
 	var raw net.Conn
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
@@ -342,3 +341,16 @@ func serverError(p []byte) error {
 	e.Message = string(msg)
 	return e
 }
+
+// Quiet returns a copy of cfg whose driver logs nothing: its log lines
+// would repeat errors the run counts.
+func Quiet(cfg *mysql.Config) *mysql.Config {
+	c := cfg.Clone()
+	c.Logger = discard{}
+	return c
+}
+
+// discard is a mysql.Logger that drops what it is given.
+type discard struct{}
+
+func (discard) Print(...any) {}

@@ -18,8 +18,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"pidb/bench"
-	"pidb/bench/netx"
 	"pidb/bench/sqldb"
+	"pidb/bench/wire/netx"
+	"pidb/bench/wire/pgwire"
 )
 
 // Workload is the TPC-B-like benchmark at a scale.
@@ -204,7 +205,7 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 		maxTry = 10
 	}
 	nb, nt, na := Rows(w.Scale)
-	wk := &worker{w: newWire(hj.Conn, hj.TxStatus), prepared: prepared, rnd: rand.New(rand.NewPCG(seed, uint64(id))),
+	wk := &worker{w: pgwire.New(hj.Conn, hj.TxStatus), prepared: prepared, rnd: rand.New(rand.NewPCG(seed, uint64(id))),
 		nb: nb, nt: nt, na: na, maxTry: maxTry, buf: make([]byte, 0, 256)}
 	for i := range wk.args {
 		wk.args[i] = make([]byte, 0, 20)
@@ -302,7 +303,7 @@ var script = parseScript([]string{
 })
 
 type worker struct {
-	w          *wire
+	w          *pgwire.Conn
 	rnd        *rand.Rand
 	nb, nt, na int64
 	maxTry     int
@@ -325,7 +326,7 @@ func (wk *worker) request(i int) {
 	st := &script[i]
 	if !wk.prepared {
 		wk.buf = st.appendSimple(wk.buf[:0], &wk.vars)
-		wk.w.setQuery(wk.buf)
+		wk.w.SetQuery(wk.buf)
 		return
 	}
 	params := wk.params[:len(st.args)]
@@ -333,7 +334,7 @@ func (wk *worker) request(i int) {
 		wk.args[k] = strconv.AppendInt(wk.args[k][:0], wk.vars[v], 10)
 		params[k] = wk.args[k]
 	}
-	wk.w.setExecPrepared(st.pname, params)
+	wk.w.SetExecPrepared(st.pname, params)
 }
 
 // Begin starts a TPC-B-like transaction: new random values, and the
@@ -345,7 +346,7 @@ func (wk *worker) Begin() error {
 	wk.vars[vDelta] = wk.rnd.Int64N(10001) - 5000
 	wk.out, wk.step, wk.try, wk.rollback, wk.failed = bench.Outcome{Op: "tpcb"}, 0, 1, false, nil
 	wk.request(0)
-	return wk.w.send()
+	return wk.w.Send()
 }
 
 // Readable takes what the server sent (bench.Async). When a statement's
@@ -353,11 +354,11 @@ func (wk *worker) Begin() error {
 // deadlock rolls back and tries the transaction again, up to MaxTry times
 // (pgbench --max-tries); another error rolls back and ends it.
 func (wk *worker) Readable() (bool, bench.Outcome, error) {
-	done, err := wk.w.receive()
+	done, err := wk.w.Receive()
 	if !done {
 		return false, wk.out, nil
 	}
-	if wk.w.broken {
+	if wk.w.Broken() {
 		return true, wk.out, err
 	}
 	if wk.rollback { // the answer to a ROLLBACK
@@ -370,7 +371,7 @@ func (wk *worker) Readable() (bool, bench.Outcome, error) {
 		}
 		wk.step = 0 // try again, with the same values
 		wk.request(0)
-		return false, wk.out, wk.w.send()
+		return false, wk.out, wk.w.Send()
 	}
 	if err != nil {
 		var pe *pgconn.PgError
@@ -378,21 +379,21 @@ func (wk *worker) Readable() (bool, bench.Outcome, error) {
 		case errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01") && wk.try < wk.maxTry:
 			wk.out.Retries++
 			wk.try++
-		case wk.w.tx != 'I':
+		case wk.w.Tx() != 'I':
 			wk.failed = err
 		default:
 			return true, wk.out, err
 		}
 		wk.rollback = true
-		wk.w.setQuery(rollback)
-		return false, wk.out, wk.w.send()
+		wk.w.SetQuery(rollback)
+		return false, wk.out, wk.w.Send()
 	}
 	wk.out.Queries++
 	if wk.step++; wk.step == len(script) {
 		return true, wk.out, nil
 	}
 	wk.request(wk.step)
-	return false, wk.out, wk.w.send()
+	return false, wk.out, wk.w.Send()
 }
 
 var rollback = []byte("ROLLBACK")
@@ -403,9 +404,9 @@ func (wk *worker) Do(context.Context) (bench.Outcome, error) { return bench.DoAs
 
 // Fd is the socket, for the driver's multiplexing (bench.Async); -1 when
 // the connection has none.
-func (wk *worker) Fd() int { return netx.Fd(wk.w.conn) }
+func (wk *worker) Fd() int { return netx.Fd(wk.w.NetConn()) }
 
 // Interrupt ends a wait on the server, from another goroutine (bench.Interrupter).
-func (wk *worker) Interrupt() { netx.Interrupt(wk.w.conn) }
+func (wk *worker) Interrupt() { netx.Interrupt(wk.w.NetConn()) }
 
-func (wk *worker) Close() error { return wk.w.close() }
+func (wk *worker) Close() error { return wk.w.Close() }

@@ -1,4 +1,8 @@
-package tpcb
+// Package pgwire speaks the few messages of PostgreSQL's protocol that a
+// benchmark's round trips need, on a connection that pgconn opened and
+// authenticated and then handed over (Hijack): the simple protocol's Query
+// and the extended protocol's Bind/Execute/Sync of a prepared statement.
+package pgwire
 
 import (
 	"encoding/binary"
@@ -9,16 +13,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"pidb/bench/netx"
+	"pidb/bench/wire/netx"
 )
 
-// wire speaks the few messages of PostgreSQL's protocol that tpcb's round
-// trips need, on a connection that pgconn opened and authenticated (and
-// where the statements were prepared) and then handed over (Hijack). Each
+// Conn is a hijacked connection (where the statements were prepared). Each
 // round trip is one write of the whole request and reads into one reused
 // buffer up to ReadyForQuery: no allocation, timer or context watch per
 // statement. A server error comes back as a *pgconn.PgError, as from pgconn.
-type wire struct {
+type Conn struct {
 	conn   net.Conn
 	out    []byte // the request being sent
 	in     *netx.Frames
@@ -27,13 +29,14 @@ type wire struct {
 	broken bool  // a read or write failed: the connection is finished
 }
 
-func newWire(conn net.Conn, tx byte) *wire {
-	return &wire{conn: conn, out: make([]byte, 0, 512), in: netx.NewFrames(8192, 5, messageSize), tx: tx}
+// New takes over conn, whose transaction status (pgconn's TxStatus) is tx.
+func New(conn net.Conn, tx byte) *Conn {
+	return &Conn{conn: conn, out: make([]byte, 0, 512), in: netx.NewFrames(8192, 5, messageSize), tx: tx}
 }
 
-// setQuery makes the request sql with the simple protocol (a Query
+// SetQuery makes the request sql with the simple protocol (a Query
 // message), as pgbench's default.
-func (w *wire) setQuery(sql []byte) {
+func (w *Conn) SetQuery(sql []byte) {
 	o := append(w.out[:0], 'Q', 0, 0, 0, 0)
 	o = append(o, sql...)
 	o = append(o, 0)
@@ -41,10 +44,10 @@ func (w *wire) setQuery(sql []byte) {
 	w.out = o
 }
 
-// setExecPrepared makes the request a prepared statement with text
+// SetExecPrepared makes the request a prepared statement with text
 // parameters, as libpq's PQexecPrepared sends it (pgbench -M prepared):
 // Bind, Describe, Execute and Sync in one write.
-func (w *wire) setExecPrepared(name string, params [][]byte) {
+func (w *Conn) SetExecPrepared(name string, params [][]byte) {
 	o := append(w.out[:0], 'B', 0, 0, 0, 0, 0) // the unnamed portal
 	o = append(o, name...)
 	o = append(o, 0, 0, 0) // the statement's name; every parameter in text
@@ -61,8 +64,8 @@ func (w *wire) setExecPrepared(name string, params [][]byte) {
 	w.out = o
 }
 
-// send writes the request in w.out.
-func (w *wire) send() error {
+// Send writes the request in w.out.
+func (w *Conn) Send() error {
 	if w.broken {
 		return errors.New("tpcb: the connection is broken")
 	}
@@ -74,11 +77,11 @@ func (w *wire) send() error {
 	return nil
 }
 
-// receive reads what the server sent (one read; on a blocking socket it
+// Receive reads what the server sent (one read; on a blocking socket it
 // waits for it) and takes the complete messages. It reports done once
 // ReadyForQuery came, with the request's first error, or when the
 // connection broke, with what broke it.
-func (w *wire) receive() (done bool, err error) {
+func (w *Conn) Receive() (done bool, err error) {
 	for read := false; ; read = true {
 		for {
 			msg, ok, err := w.in.Next()
@@ -131,10 +134,20 @@ func messageSize(h []byte) (int, error) {
 	return size, nil
 }
 
-// close says goodbye to the server (Terminate) and closes the connection.
-func (w *wire) close() error {
+// Close says goodbye to the server (Terminate) and closes the connection.
+func (w *Conn) Close() error {
 	if !w.broken {
 		_, _ = w.conn.Write([]byte{'X', 0, 0, 0, 4})
 	}
 	return w.conn.Close()
 }
+
+// Tx is the transaction status of the last ReadyForQuery: 'I' idle, 'T'
+// in a transaction, 'E' in a failed one.
+func (w *Conn) Tx() byte { return w.tx }
+
+// Broken reports whether a read or write failed: the connection is finished.
+func (w *Conn) Broken() bool { return w.broken }
+
+// NetConn is the socket underneath.
+func (w *Conn) NetConn() net.Conn { return w.conn }

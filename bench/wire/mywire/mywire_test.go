@@ -4,34 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"net"
+	"pidb/internal/wiretest"
 	"testing"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
-
-// trickle is a connection whose reads return at most n bytes of what the
-// server "sent"; what the client sends is kept.
-type trickle struct {
-	in   *bytes.Reader
-	n    int
-	sent bytes.Buffer
-}
-
-func (t *trickle) Read(b []byte) (int, error) {
-	if len(b) > t.n {
-		b = b[:t.n]
-	}
-	return t.in.Read(b)
-}
-func (t *trickle) Write(b []byte) (int, error)      { return t.sent.Write(b) }
-func (t *trickle) Close() error                     { return nil }
-func (t *trickle) LocalAddr() net.Addr              { return nil }
-func (t *trickle) RemoteAddr() net.Addr             { return nil }
-func (t *trickle) SetDeadline(time.Time) error      { return nil }
-func (t *trickle) SetReadDeadline(time.Time) error  { return nil }
-func (t *trickle) SetWriteDeadline(time.Time) error { return nil }
 
 // packets frames payloads as the server does, with sequence numbers from 1.
 func packets(payloads ...[]byte) []byte {
@@ -62,7 +39,7 @@ func prepareOK(id uint32, columns, params uint16) []byte {
 
 func roundTrip(t *testing.T, c *Conn, server []byte, n int) error {
 	t.Helper()
-	c.conn = &trickle{in: bytes.NewReader(server), n: n}
+	c.conn = wiretest.NewTrickle(server, n)
 	if err := c.Send(); err != nil {
 		t.Fatal(err)
 	}
