@@ -8,6 +8,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net"
@@ -24,10 +25,14 @@ import (
 
 // DB is where a workload connects (every workload takes one): pidb's
 // database on one server, with the engine's differences in SQL and its error
-// classification. Exactly one of MySQL and Postgres is set.
+// classification. Exactly one of MySQL, Postgres and Connector is set.
 type DB struct {
 	MySQL    *mysql.Config   // MySQL or MariaDB
 	Postgres *pgx.ConnConfig // PostgreSQL
+	// Connector, when set instead, is what Open opens (a recorded
+	// connection, in tests), speaking Dialect's SQL: postgres or mysql.
+	Connector driver.Connector
+	Dialect   string
 }
 
 // Target is a server and an account to reach it with.
@@ -64,6 +69,9 @@ func New(t Target) (DB, error) {
 
 // Engine is "postgres" or "mysql" (the family).
 func (d DB) Engine() string {
+	if d.Connector != nil {
+		return d.Dialect
+	}
 	if d.Postgres != nil {
 		return "postgres"
 	}
@@ -72,6 +80,9 @@ func (d DB) Engine() string {
 
 // Open returns a database handle.
 func (d DB) Open() (*sql.DB, error) {
+	if d.Connector != nil {
+		return sql.OpenDB(d.Connector), nil
+	}
 	if d.Postgres != nil {
 		return stdlib.OpenDB(*d.Postgres), nil
 	}
@@ -103,7 +114,7 @@ func (d DB) Connect(ctx context.Context) (*sql.DB, *sql.Conn, error) {
 // Rebind turns the ? placeholders of q into the engine's own ($1, $2... on
 // PostgreSQL). The workloads' statements have no ? inside strings.
 func (d DB) Rebind(q string) string {
-	if d.Postgres == nil {
+	if d.Engine() != "postgres" {
 		return q
 	}
 	var b strings.Builder
@@ -121,7 +132,7 @@ func (d DB) Rebind(q string) string {
 
 // Quote quotes an identifier (`user` on MySQL, "user" on PostgreSQL).
 func (d DB) Quote(name string) string {
-	if d.Postgres != nil {
+	if d.Engine() == "postgres" {
 		return `"` + name + `"`
 	}
 	return "`" + name + "`"
@@ -129,7 +140,7 @@ func (d DB) Quote(name string) string {
 
 // TableOptions is what goes after a CREATE TABLE's columns.
 func (d DB) TableOptions() string {
-	if d.Postgres != nil {
+	if d.Engine() == "postgres" {
 		return ""
 	}
 	return " ENGINE=InnoDB"
@@ -152,7 +163,7 @@ func MissingDatabase(err error) bool {
 // variables named (none: nothing is read).
 func (d DB) Settings(ctx context.Context, mysqlNames []string) ([][2]string, error) {
 	q := "SELECT name, current_setting(name) FROM pg_settings WHERE source = 'configuration file' ORDER BY name"
-	if d.Postgres == nil {
+	if d.Engine() != "postgres" {
 		if len(mysqlNames) == 0 {
 			return nil, nil
 		}
