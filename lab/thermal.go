@@ -208,6 +208,31 @@ func (l *Lab) stopSimulator() {
 	_ = os.Remove(filepath.Join(l.Dir, simulatorPIDFile))
 }
 
+// modelState is what one step of the model leaves a host with.
+type modelState struct {
+	tempC float64
+	armHz int
+	flags uint64 // vcgencmd get_throttled
+	quota int    // the host's CPU quota per cpuPeriodMicros; -1: none
+}
+
+// step moves the model on by dt of simulated time at load (0 to 1 of the
+// board's full load) from tempC: first order towards the load's
+// temperature, then the firmware's answer to it. flags are get_throttled's
+// before the step: the now-flags follow the temperature, the since-boot
+// ones stay once set. It does no I/O.
+func (m thermalModel) step(tempC, load float64, dt time.Duration, flags uint64) modelState {
+	target := m.idleC + load*(m.fullC-m.idleC)
+	tempC += (target - tempC) * (1 - math.Exp(-float64(dt)/float64(m.tau)))
+	f := clockFactor(tempC)
+	st := modelState{tempC: tempC, armHz: int(float64(m.maxMHz)*f) * 1_000_000, flags: flags &^ (flagCapped | flagThrottled), quota: -1}
+	if f < 1 {
+		st.flags |= flagCapped | flagThrottled | flagCappedBoot | flagThrottledBoot
+		st.quota = int(f * cpuPeriodMicros) // of the one core that is full load
+	}
+	return st
+}
+
 // simHost is the simulator's state of one host.
 type simHost struct {
 	tempC   float64
@@ -278,30 +303,23 @@ func (l *Lab) simulateStep(b Board, h *simHost, cfg ThermalConfig) error {
 	// machine (the lab's machine has fewer cores than the boards' four)
 	load := math.Min(1, math.Max(0, float64(cpu-h.lastCPU)/float64(simulatorStepReal)))
 	h.lastCPU = cpu
-	target := m.idleC + load*(m.fullC-m.idleC)
-	dt := time.Duration(float64(simulatorStepReal) * cfg.Speed)
-	h.tempC += (target - h.tempC) * (1 - math.Exp(-float64(dt)/float64(m.tau)))
-	if err := l.SetTemp(b.Name, int(math.Round(h.tempC*1000))); err != nil {
-		return err
-	}
-	f := clockFactor(h.tempC)
 	state := filepath.Join(l.rootfs(b.Name), vcgencmdStateDir)
-	if err := writeAtomic(filepath.Join(state, "arm_hz"), strconv.Itoa(int(float64(m.maxMHz)*f)*1_000_000)+"\n"); err != nil {
-		return err
-	}
 	var flags uint64
 	if data, err := os.ReadFile(filepath.Join(state, "throttled")); err == nil {
 		flags, _ = strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(string(data)), "0x"), 16, 32)
 	}
-	flags &^= flagCapped | flagThrottled
-	quota := -1
-	if f < 1 {
-		flags |= flagCapped | flagThrottled | flagCappedBoot | flagThrottledBoot
-		quota = int(f * cpuPeriodMicros) // of the one core that is full load
-	}
-	if err := writeAtomic(filepath.Join(state, "throttled"), "0x"+strconv.FormatUint(flags, 16)+"\n"); err != nil {
+	st := m.step(h.tempC, load, time.Duration(float64(simulatorStepReal)*cfg.Speed), flags)
+	h.tempC = st.tempC
+	if err := l.SetTemp(b.Name, int(math.Round(st.tempC*1000))); err != nil {
 		return err
 	}
+	if err := writeAtomic(filepath.Join(state, "arm_hz"), strconv.Itoa(st.armHz)+"\n"); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(state, "throttled"), "0x"+strconv.FormatUint(st.flags, 16)+"\n"); err != nil {
+		return err
+	}
+	quota := st.quota
 	if quota != h.quota {
 		dir := cgroupDir("cpu", machineName(b.Name))
 		if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(strconv.Itoa(cpuPeriodMicros)), 0o644); err != nil {

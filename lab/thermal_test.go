@@ -48,3 +48,31 @@ func TestThermalModel(t *testing.T) {
 		}
 	}
 }
+
+// TestModelStep: a Pi 4 in a case (idle 50 C, full load 95 C, a time
+// constant of 100 s), worked by hand.
+func TestModelStep(t *testing.T) {
+	m := modelFor(DefaultFleet()[0], "case")
+	// one time constant at full load from idle: 50 + 45 x (1 - 1/e) = 78.45 C
+	st := m.step(50, 1, 100*time.Second, 0)
+	if math.Abs(st.tempC-78.445) > 0.01 || st.armHz != 1_500_000_000 || st.flags != 0 || st.quota != -1 {
+		t.Errorf("first step: %+v", st)
+	}
+	// another: 78.45 + 16.55 x 0.632 = 88.91 C, past 85 C: 600 MHz, capped
+	// and throttled now and since boot, 40% of a core
+	st = m.step(st.tempC, 1, 100*time.Second, st.flags)
+	if math.Abs(st.tempC-88.91) > 0.01 || st.armHz != 600_000_000 || st.flags != 0x60006 || st.quota != 40000 {
+		t.Errorf("second step: %+v", st)
+	}
+	// idle for ten time constants: back to 50 C and the full clock; the
+	// since-boot flags stay
+	st = m.step(st.tempC, 0, 1000*time.Second, st.flags)
+	if math.Abs(st.tempC-50) > 0.01 || st.armHz != 1_500_000_000 || st.flags != 0x60000 || st.quota != -1 {
+		t.Errorf("cooled down: %+v", st)
+	}
+	// a step of no time leaves the temperature: at 82 C (80 to 82.5) the
+	// 4-series runs at 1000 MHz, two thirds of a core
+	if st2 := m.step(82, 1, 0, 0x60006); st2.tempC != 82 || st2.armHz != 1_000_000_000 || st2.flags != 0x60006 || st2.quota != 66666 {
+		t.Errorf("no time: %+v", st2)
+	}
+}

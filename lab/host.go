@@ -1,0 +1,351 @@
+package lab
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A lab host's life: its root file system, its cgroups, its nspawn
+// container, and Down, which removes every host.
+
+func (l *Lab) ensureKey(ctx context.Context) error {
+	if fileExists(l.KeyPath()) && fileExists(l.KeyPath()+".pub") {
+		return nil
+	}
+	_ = os.Remove(l.KeyPath())
+	_ = os.Remove(l.KeyPath() + ".pub")
+	_, err := run(ctx, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "pidb-lab", "-f", l.KeyPath())
+	return err
+}
+
+func (l *Lab) running(name string) bool {
+	data, err := os.ReadFile(l.pidFile(name))
+	if err != nil {
+		return false
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return alive(pid) && sshAnswers(Address(l.board(name)), time.Second)
+}
+
+func (l *Lab) board(name string) Board {
+	for _, b := range l.Fleet {
+		if b.Name == name {
+			return b
+		}
+	}
+	return Board{Name: name}
+}
+
+func (l *Lab) bootHost(ctx context.Context, b Board) error {
+	if b.Octet < 2 || b.Octet > 254 || len(machineName(b.Name)) > 15 {
+		return fmt.Errorf("bad board %q: octet %d, or a name too long for an interface", b.Name, b.Octet)
+	}
+	l.logf("%s: copying the base image", b.Name)
+	if err := l.prepareRoot(ctx, b); err != nil {
+		return err
+	}
+	if err := l.setupNetns(ctx, b); err != nil {
+		return err
+	}
+	if err := l.setupCgroups(b); err != nil {
+		return err
+	}
+	l.logf("%s: booting %s at %s", b.Name, b.Model, Address(b))
+	pid, err := l.startNspawn(b)
+	if err != nil {
+		return err
+	}
+	// the container's init is nspawn's child once it has exec'd systemd
+	var initPID int
+	deadline := time.Now().Add(30 * time.Second)
+	for initPID == 0 {
+		if !alive(pid) {
+			return fmt.Errorf("systemd-nspawn exited; see %s", l.consoleLog(b.Name))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no init under systemd-nspawn after 30s; see %s", l.consoleLog(b.Name))
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+		initPID = childOf(pid, "systemd")
+	}
+	for src, dst := range map[string]string{"/etc/pisim/cpuinfo": "/proc/cpuinfo", "/etc/pisim/meminfo": "/proc/meminfo", "/etc/pisim/thermal": "/sys/class/thermal"} {
+		if _, err := run(ctx, "nsenter", "-t", strconv.Itoa(initPID), "-m", "--", "mount", "--bind", src, dst); err != nil {
+			return fmt.Errorf("bind %s over %s: %w", src, dst, err)
+		}
+	}
+	deadline = time.Now().Add(90 * time.Second)
+	for !sshAnswers(Address(b), time.Second) {
+		if !alive(pid) {
+			return fmt.Errorf("the host stopped while booting; see %s", l.consoleLog(b.Name))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("sshd did not answer within 90s; see %s", l.consoleLog(b.Name))
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	l.logf("%s: up", b.Name)
+	return nil
+}
+
+func (l *Lab) prepareRoot(ctx context.Context, b Board) error {
+	root := l.rootfs(b.Name)
+	if err := os.MkdirAll(l.hostDir(b.Name), 0o755); err != nil {
+		return err
+	}
+	tmp := root + ".tmp"
+	_ = os.RemoveAll(tmp)
+	if _, err := run(ctx, "cp", "-a", "--reflink=auto", l.baseDir(), tmp); err != nil {
+		return err
+	}
+	pub, err := os.ReadFile(l.KeyPath() + ".pub")
+	if err != nil {
+		return err
+	}
+	mid := make([]byte, 16)
+	if _, err := rand.Read(mid); err != nil {
+		return err
+	}
+	files := map[string]string{
+		"etc/hostname":                           b.Name + "\n",
+		"etc/hosts":                              "127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\nff02::1\t\tip6-allnodes\nff02::2\t\tip6-allrouters\n\n127.0.1.1\t" + b.Name + "\n",
+		"etc/machine-id":                         hex.EncodeToString(mid) + "\n",
+		"etc/apt/apt.conf.d/00pidblab-proxy":     aptProxyConf(),
+		"etc/pisim/cpuinfo":                      b.CPUInfo(),
+		"etc/pisim/meminfo":                      b.MemInfo(),
+		"etc/pisim/board":                        fmt.Sprintf("name=%s\nmodel=%s\nrevision=%s\nram_bytes=%d\n", b.Name, b.Model, b.Revision, b.RAMBytes),
+		"etc/pisim/thermal/thermal_zone0/type":   "cpu-thermal\n",
+		"etc/pisim/thermal/thermal_zone0/temp":   strconv.Itoa(b.IdleTempMC) + "\n",
+		"etc/pisim/thermal/thermal_zone0/policy": "step_wise\n",
+	}
+	for name, data := range files {
+		if err := writeFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	for _, home := range []struct{ dir, user string }{{"root", "root"}, {"home/pi", "pi"}} {
+		uid, gid, err := lookupUser(tmp, home.user)
+		if err != nil {
+			return err
+		}
+		sshDir := filepath.Join(tmp, home.dir, ".ssh")
+		if err := writeFile(filepath.Join(sshDir, "authorized_keys"), string(pub), 0o600); err != nil {
+			return err
+		}
+		if err := os.Chmod(sshDir, 0o700); err != nil {
+			return err
+		}
+		for _, p := range []string{sshDir, filepath.Join(sshDir, "authorized_keys")} {
+			if err := os.Lchown(p, uid, gid); err != nil {
+				return err
+			}
+		}
+	}
+	// its own host keys, so known_hosts means something
+	if _, err := run(ctx, "ssh-keygen", "-A", "-f", tmp); err != nil {
+		return err
+	}
+	// the boot target: Raspberry Pi OS with desktop boots to graphical.target
+	// with lightdm as the display manager; Lite boots to multi-user.target
+	target := "multi-user.target"
+	if b.Desktop {
+		target = "graphical.target"
+		stub := map[string]string{
+			"usr/sbin/lightdm": "#!/bin/sh\n# pidb lab: a display manager that needs no X\nexec sleep infinity\n",
+			"lib/systemd/system/lightdm.service": "[Unit]\nDescription=Light Display Manager (pidb lab stub)\nAfter=systemd-user-sessions.service\n\n" +
+				"[Service]\nExecStart=/usr/sbin/lightdm\nRestart=always\n\n[Install]\nAlias=display-manager.service\n",
+			"etc/X11/default-display-manager": "/usr/sbin/lightdm\n",
+		}
+		for name, data := range stub {
+			mode := os.FileMode(0o644)
+			if strings.HasPrefix(name, "usr/sbin/") {
+				mode = 0o755
+			}
+			if err := writeFile(filepath.Join(tmp, name), data, mode); err != nil {
+				return err
+			}
+		}
+		if err := os.Symlink("/lib/systemd/system/lightdm.service", filepath.Join(tmp, "etc/systemd/system/display-manager.service")); err != nil {
+			return err
+		}
+	}
+	def := filepath.Join(tmp, "etc/systemd/system/default.target")
+	_ = os.Remove(def)
+	if err := os.Symlink("/lib/systemd/system/"+target, def); err != nil {
+		return err
+	}
+	return os.Rename(tmp, root)
+}
+
+func lookupUser(root, user string) (int, int, error) {
+	data, err := os.ReadFile(filepath.Join(root, "etc/passwd"))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) >= 4 && f[0] == user {
+			uid, err1 := strconv.Atoi(f[2])
+			gid, err2 := strconv.Atoi(f[3])
+			if err1 == nil && err2 == nil {
+				return uid, gid, nil
+			}
+		}
+	}
+	return 0, 0, fmt.Errorf("no user %q in the image", user)
+}
+
+func (l *Lab) setupCgroups(b Board) error {
+	group := machineName(b.Name)
+	for _, h := range cgroupHierarchies {
+		if err := os.MkdirAll(cgroupDir(h, group), 0o755); err != nil {
+			return fmt.Errorf("make cgroup: %w", err)
+		}
+	}
+	limit := filepath.Join(cgroupDir("memory", group), "memory.limit_in_bytes")
+	if err := os.WriteFile(limit, []byte(strconv.FormatUint(b.RAMBytes, 10)), 0o644); err != nil {
+		return fmt.Errorf("limit memory: %w", err)
+	}
+	return nil
+}
+
+func (l *Lab) startNspawn(b Board) (int, error) {
+	group := machineName(b.Name)
+	var join strings.Builder
+	for _, h := range cgroupHierarchies {
+		fmt.Fprintf(&join, "echo $$ > %s/cgroup.procs && ", cgroupDir(h, group))
+	}
+	args := []string{
+		"-D", l.rootfs(b.Name), "--boot",
+		"--machine=" + group, "--hostname=" + b.Name,
+		"--register=no", "--keep-unit",
+		"--network-namespace-path=" + netnsPath(b.Name),
+		"--resolv-conf=copy-host", "--console=read-only",
+	}
+	if b.OneCore {
+		args = append(args, "--cpu-affinity=0")
+	}
+	script := join.String() + "exec systemd-nspawn " + strings.Join(args, " ")
+	logf, err := os.OpenFile(l.consoleLog(b.Name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer logf.Close()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	pid := cmd.Process.Pid
+	// reap it if it exits while this process lives; it outlives us otherwise
+	go func() { _ = cmd.Wait() }()
+	if err := os.WriteFile(l.pidFile(b.Name), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		return 0, err
+	}
+	return pid, nil
+}
+
+func (l *Lab) removeHost(ctx context.Context, name string) error {
+	group := machineName(name)
+	for _, pid := range processesMatching("--machine=" + group + " ") {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for _, h := range cgroupHierarchies {
+		if err := removeCgroup(ctx, cgroupDir(h, group)); err != nil {
+			return err
+		}
+	}
+	if fileExists(netnsPath(name)) {
+		if _, err := run(ctx, "ip", "netns", "delete", group); err != nil {
+			return err
+		}
+	}
+	if err := deleteLink(ctx, group); err != nil {
+		return err
+	}
+	return os.RemoveAll(l.hostDir(name))
+}
+
+func (l *Lab) Down(ctx context.Context) error {
+	if err := checkHost(); err != nil {
+		return err
+	}
+	unlock, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var errs []error
+	names := map[string]bool{}
+	for _, b := range l.Fleet {
+		names[b.Name] = true
+	}
+	// hosts a different fleet left behind, found by their cgroups and roots
+	found, _ := filepath.Glob(filepath.Join(cgroupRoot, "memory", Prefix+"-*"))
+	for _, p := range found {
+		names[strings.TrimPrefix(filepath.Base(p), Prefix+"-")] = true
+	}
+	dirs, _ := os.ReadDir(filepath.Join(l.Dir, "hosts"))
+	for _, d := range dirs {
+		names[d.Name()] = true
+	}
+	for name := range names {
+		if err := l.removeHost(ctx, name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, pid := range processesMatching("--machine=" + Prefix + "-") {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	l.stopSimulator()
+	_ = os.Remove(l.thermalConfigPath())
+	l.stopAptProxy()
+	ifaces, _ := net.Interfaces()
+	for _, ifc := range ifaces {
+		if strings.HasPrefix(ifc.Name, Prefix) {
+			if err := deleteLink(ctx, ifc.Name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	nss, _ := filepath.Glob("/run/netns/" + Prefix + "-*")
+	for _, ns := range nss {
+		if _, err := run(ctx, "ip", "netns", "delete", filepath.Base(ns)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if out, _ := run(ctx, "nft", "list", "tables"); containsTable(out, nftName) {
+		if _, err := run(ctx, "nft", "delete", "table", "ip", nftName); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	orig := filepath.Join(l.Dir, "ip_forward.orig")
+	if data, err := os.ReadFile(orig); err == nil {
+		if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", append(data, '\n'), 0o644); err != nil {
+			errs = append(errs, err)
+		}
+		_ = os.Remove(orig)
+	}
+	for _, f := range []string{l.InventoryPath(), l.KnownHostsPath(), filepath.Join(l.Dir, "nft.rules")} {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	_ = os.Remove(filepath.Join(l.Dir, "hosts")) // only when empty
+	return errors.Join(errs...)
+}

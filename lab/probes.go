@@ -1,0 +1,114 @@
+package lab
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// What the lab tells about its hosts: status, CPU time, memory limit, the
+// simulated temperature, and what it left on the machine.
+
+func sshAnswers(addr netip.Addr, timeout time.Duration) bool {
+	c, err := net.DialTimeout("tcp", netip.AddrPortFrom(addr, 22).String(), timeout)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(timeout))
+	buf := make([]byte, 4)
+	n, _ := io.ReadFull(c, buf)
+	return n == 4 && string(buf) == "SSH-"
+}
+
+type HostStatus struct {
+	Name    string `json:"host"`
+	Address string `json:"address"`
+	Model   string `json:"model"`
+	RAM     uint64 `json:"ram_bytes"`
+	Engine  string `json:"engine"`
+	State   string `json:"state"` // up, down, broken (left by a killed run)
+}
+
+func (l *Lab) Status() []HostStatus {
+	var out []HostStatus
+	for _, b := range l.Fleet {
+		s := HostStatus{Name: b.Name, Address: Address(b).String(), Model: b.Model, RAM: b.RAMBytes, Engine: b.Engine, State: "down"}
+		switch {
+		case l.running(b.Name):
+			s.State = "up"
+		case fileExists(l.hostDir(b.Name)) || fileExists(netnsPath(b.Name)) || fileExists(cgroupDir("memory", machineName(b.Name))):
+			s.State = "broken"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (l *Lab) SetTemp(name string, milliC int) error {
+	dir := filepath.Join(l.rootfs(name), "etc/pisim/thermal/thermal_zone0")
+	if !fileExists(dir) {
+		return fmt.Errorf("%s: no such lab host", name)
+	}
+	return writeAtomic(filepath.Join(dir, "temp"), strconv.Itoa(milliC)+"\n")
+}
+
+func (l *Lab) CPUTime(name string) (time.Duration, error) {
+	data, err := os.ReadFile(filepath.Join(cgroupDir("cpuacct", machineName(name)), "cpuacct.usage"))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: cpuacct.usage: %w", name, err)
+	}
+	return time.Duration(ns), nil
+}
+
+func (l *Lab) MemoryLimit(name string) (uint64, error) {
+	data, err := os.ReadFile(filepath.Join(cgroupDir("memory", machineName(name)), "memory.limit_in_bytes"))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+}
+
+func Leftovers() []string {
+	var out []string
+	for _, pat := range []string{"--machine=" + Prefix + "-", Prefix + "-apt-proxy", simulatorProcess + " "} {
+		for _, pid := range processesMatching(pat) {
+			out = append(out, fmt.Sprintf("process %d", pid))
+		}
+	}
+	ifaces, _ := net.Interfaces()
+	for _, ifc := range ifaces {
+		if strings.HasPrefix(ifc.Name, Prefix) {
+			out = append(out, "interface "+ifc.Name)
+		}
+	}
+	nss, _ := filepath.Glob("/run/netns/" + Prefix + "*")
+	for _, ns := range nss {
+		out = append(out, "network namespace "+filepath.Base(ns))
+	}
+	if tables, err := exec.Command("nft", "list", "tables").Output(); err == nil {
+		for _, line := range strings.Split(string(tables), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && strings.HasPrefix(f[2], Prefix) {
+				out = append(out, "nft "+line)
+			}
+		}
+	}
+	for _, h := range cgroupHierarchies {
+		groups, _ := filepath.Glob(filepath.Join(cgroupRoot, h, Prefix+"*"))
+		for _, g := range groups {
+			out = append(out, "cgroup "+g)
+		}
+	}
+	return out
+}
