@@ -158,6 +158,13 @@ func Workloads(names ...string) Option {
 	return func(p *parser) { p.workloads = names }
 }
 
+// Presets names the tuner's presets an inventory may name (package tune,
+// which this package does not import). Without it any name passes here,
+// and the tuner refuses an unknown one.
+func Presets(names ...string) Option {
+	return func(p *parser) { p.presets = names }
+}
+
 // Load reads, checks and resolves the inventory at path.
 func Load(path string, opts ...Option) (*Inventory, error) {
 	src, err := os.ReadFile(path)
@@ -210,6 +217,19 @@ type parser struct {
 	lines     keyLines
 	errs      []*Error
 	workloads []string // the workloads [bench] may name; nil: any
+	presets   []string // the presets [defaults] and hosts may name; nil: any
+}
+
+// accessKeys is the schema of the keys [defaults] and a host share.
+func (p *parser) accessKeys() table {
+	t := table{}
+	for k, c := range accessKeys {
+		t[k] = c
+	}
+	if p.presets != nil {
+		t["preset"] = oneOf(p.presets...)
+	}
+	return t
 }
 
 // benchKeys is the schema of [bench] and [host.bench].
@@ -265,7 +285,7 @@ func (p *parser) inventory(doc map[string]any) *Inventory {
 		}
 	}
 	defaults := p.subtable(doc, nil, "defaults", func(path []string, m map[string]any) Section {
-		return p.checkTable(path, m, accessKeys)
+		return p.checkTable(path, m, p.accessKeys())
 	})
 	inv.Bench = p.subtable(doc, nil, "bench", func(path []string, m map[string]any) Section {
 		return p.checkTable(path, m, p.benchKeys())
@@ -324,7 +344,7 @@ func (p *parser) subtable(doc map[string]any, parent []string, key string, f fun
 
 func (p *parser) host(path []string, m map[string]any, defaults, bench Section) Host {
 	h := Host{Line: p.lines.line(path...)}
-	own := p.checkTable(path, m, hostKeys(), "settings", "database", "bench")
+	own := p.checkTable(path, m, hostKeys(p.accessKeys()), "settings", "database", "bench")
 	if _, ok := m["name"]; !ok {
 		p.errorf(path, "host has no name")
 	}

@@ -158,8 +158,6 @@ func TestErrors(t *testing.T) {
 			`2: defaults.port: 0 is out of range 1-65535`},
 		{"empty host list", "[defaults]\nuser = \"pi\"\n",
 			`no hosts: add at least one [[host]]`},
-		{"bad preset", "[[host]]\nname = \"a\"\naddress = \"x\"\npreset = \"turbo\"\n",
-			`4: host.preset: unknown value "turbo": want one of "seed", "balanced", "fast"`},
 		{"bad storage", "[[host]]\nname = \"a\"\naddress = \"x\"\nstorage = \"ssd\"\n",
 			`4: host.storage: unknown value "ssd"`},
 		{"bad via in host bench", "[[host]]\nname = \"a\"\naddress = \"x\"\n[host.bench]\nvia = \"carrier-pigeon\"\n",

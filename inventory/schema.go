@@ -11,9 +11,6 @@ import (
 // "mysql": the family, whose flavour comes from the host's facts.
 var Engines = []string{"postgres", "mysql"}
 
-// Presets are the tuning presets an inventory may name (see `pidb tune presets`).
-var Presets = []string{"seed", "balanced", "fast"}
-
 // StorageKinds are the storage kinds an inventory may set to override detection.
 var StorageKinds = []string{"sd", "usb", "nvme"}
 
@@ -194,7 +191,7 @@ var (
 		"identity_file": nonEmptyString,
 		"known_hosts":   nonEmptyString,
 		"engine":        engineName,
-		"preset":        oneOf(Presets...),
+		"preset":        nonEmptyString, // the names: the Presets option
 		"allow_from":    isCIDRList,
 		"storage":       oneOf(StorageKinds...),
 	}
@@ -234,12 +231,14 @@ func isZeroOrDuration(v any) error {
 	return isDuration(v)
 }
 
-func hostKeys() table {
+// hostKeys is the schema of a [[host]]: its name and address, and the keys
+// it shares with [defaults].
+func hostKeys(access table) table {
 	t := table{
 		"name":    matching(hostName, "host name", "use letters, digits, '.', '_' and '-'"),
 		"address": matching(address, "address", "want an IP address or a DNS name"),
 	}
-	for k, c := range accessKeys {
+	for k, c := range access {
 		t[k] = c
 	}
 	return t

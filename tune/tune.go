@@ -6,6 +6,7 @@ package tune
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,8 +55,8 @@ type Preset struct {
 	Description string
 }
 
-// Presets lists the presets, the default first after seed. Their names are
-// the inventory's (inventory.Presets).
+// Presets lists the presets, the default first after seed. The inventory's
+// schema and the flags read their names from here (PresetNames).
 var Presets = []Preset{
 	{"seed", "exactly what the two write-ups used: shared_buffers / innodb_buffer_pool_size at 25% of RAM, no parallel query on PostgreSQL, the binary log off and the adaptive hash index on for MySQL/MariaDB; everything else at the server's defaults"},
 	{"balanced", "the default: seed plus a sound small-machine configuration (memory by RAM, connections within RAM, I/O by storage, parallel workers by cores, JIT and performance_schema off where they cost a Pi more than they give)"},
@@ -121,10 +122,8 @@ func Recommend(in Input, preset string, overrides map[string]string) (Settings, 
 		return nil, err
 	}
 	var s Settings
-	switch preset {
-	case "seed", "balanced", "fast":
-	default:
-		return nil, fmt.Errorf("unknown preset %q: want one of %s", preset, presetNames())
+	if !slices.Contains(PresetNames(), preset) {
+		return nil, fmt.Errorf("unknown preset %q: want one of %s", preset, strings.Join(PresetNames(), ", "))
 	}
 	if in.Flavor == "postgres" {
 		s = postgres(in, preset)
@@ -189,12 +188,14 @@ func negate(v string) string {
 	return v
 }
 
-func presetNames() string {
+// PresetNames are the presets' names, in Presets' order: what the
+// inventory and the flags may name.
+func PresetNames() []string {
 	var n []string
 	for _, p := range Presets {
 		n = append(n, p.Name)
 	}
-	return strings.Join(n, ", ")
+	return n
 }
 
 func flavorName(f string) string {

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"pidb/inventory"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -365,14 +363,10 @@ func TestParseFileReadsRender(t *testing.T) {
 	}
 }
 
-// TestPresetNamesMatchTheInventory keeps the inventory's list of preset
-// names (which it checks with a line number) the tuner's.
-func TestPresetNamesMatchTheInventory(t *testing.T) {
-	var names []string
-	for _, p := range Presets {
-		names = append(names, p.Name)
-	}
-	if strings.Join(names, ",") != strings.Join(inventory.Presets, ",") {
-		t.Errorf("tune presets %v, inventory presets %v", names, inventory.Presets)
+// TestPresetNames: the names the inventory and the flags accept are the
+// presets', in order.
+func TestPresetNames(t *testing.T) {
+	if got := strings.Join(PresetNames(), ","); got != "seed,balanced,fast" {
+		t.Errorf("preset names %s", got)
 	}
 }

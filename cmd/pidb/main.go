@@ -18,6 +18,7 @@ import (
 	"pidb/bench/workloads"
 	"pidb/inventory"
 	"pidb/job"
+	"pidb/tune"
 )
 
 func main() {
@@ -148,7 +149,7 @@ func loadHosts(c *cli.Context) (*inventory.Inventory, []inventory.Host, error) {
 	if c.Args().Present() {
 		return nil, nil, usagef("unexpected argument %q (flags go before arguments)", c.Args().First())
 	}
-	inv, err := inventory.Load(path, inventory.Workloads(workloads.Names()...))
+	inv, err := inventory.Load(path, inventory.Workloads(workloads.Names()...), inventory.Presets(tune.PresetNames()...))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -22,7 +23,7 @@ func provisionCommand() *cli.Command {
 		Usage:     "install, tune and turn the desktop off, on every selected Pi; safe to run again",
 		UsageText: "pidb provision -i FILE [--limit NAMES] [--preset P] [--dry-run] [--now] [--json]",
 		Flags: append(fleetFlags(),
-			&cli.StringFlag{Name: "preset", Usage: "override the inventory's preset for this run: seed, balanced or fast"},
+			&cli.StringFlag{Name: "preset", Usage: "override the inventory's preset for this run: " + strings.Join(tune.PresetNames(), ", ")},
 			&cli.BoolFlag{Name: "dry-run", Usage: "show what would change (diffs, commands) and change nothing"},
 			&cli.BoolFlag{Name: "now", Usage: "also stop the display manager now, not only from the next boot"},
 		),
@@ -52,14 +53,8 @@ func runSteps(c *cli.Context, mode string) error {
 		return err
 	}
 	preset := c.String("preset")
-	if preset != "" {
-		ok := false
-		for _, p := range tune.Presets {
-			ok = ok || p.Name == preset
-		}
-		if !ok {
-			return usagef("--preset %q: want one of seed, balanced, fast", preset)
-		}
+	if preset != "" && !slices.Contains(tune.PresetNames(), preset) {
+		return usagef("--preset %q: want one of %s", preset, strings.Join(tune.PresetNames(), ", "))
 	}
 	opt, done, err := fleetOptions(c, hosts)
 	if err != nil {

@@ -6,7 +6,21 @@ import (
 
 	"pidb/bench/workloads"
 	"pidb/inventory"
+	"pidb/tune"
 )
+
+// TestPresetNames: with the tuner's names, a host's preset is checked at its line.
+func TestPresetNames(t *testing.T) {
+	src := "[[host]]\nname = \"a\"\naddress = \"x\"\npreset = \"turbo\"\n"
+	_, err := inventory.Parse("inv.toml", "/tmp", src, inventory.Presets(tune.PresetNames()...))
+	if err == nil || !strings.Contains(err.Error(), `4: host.preset: unknown value "turbo": want one of "seed", "balanced", "fast"`) {
+		t.Errorf("bad preset: %v", err)
+	}
+	def := "[defaults]\npreset = \"turbo\"\n[[host]]\nname = \"a\"\naddress = \"x\"\n"
+	if _, err := inventory.Parse("inv.toml", "/tmp", def, inventory.Presets(tune.PresetNames()...)); err == nil || !strings.Contains(err.Error(), `2: defaults.preset: unknown value "turbo"`) {
+		t.Errorf("bad default preset: %v", err)
+	}
+}
 
 // TestWorkloadNames: with the registry's names, [bench] and [host.bench]
 // refuse a workload pidb does not have, at its line; without them any name
