@@ -131,8 +131,30 @@ func Judge(in Input) results.Verdict {
 		}
 	}
 
+	// a sag is the heat's only when the firmware slowed the cores: a
+	// throttling flag, or an Arm clock that fell during the run; where a
+	// host can tell neither, the sag alone warns. A busy controller or a
+	// slow card makes the same shape with the clock at full speed.
+	var topHz, lowHz int64
+	clockKnown := false
+	for _, r := range in.Readings {
+		if r.ArmHz <= 0 || r.At.Before(in.RunStart) || r.At.After(in.RunEnd) {
+			continue
+		}
+		if !clockKnown || r.ArmHz > topHz {
+			topHz = r.ArmHz
+		}
+		if !clockKnown || r.ArmHz < lowHz {
+			lowHz = r.ArmHz
+		}
+		clockKnown = true
+	}
+	slowed := v.Throttled || during&thermal.SoftTempLimit != 0 || appeared&thermal.SoftTempLimitSinceBoot != 0 ||
+		(clockKnown && float64(lowHz) < 0.95*float64(topHz))
+	heatUnknown := !haveFlags && !clockKnown
+
 	v.TPSFirstQuarter, v.TPSLastQuarter = Quarters(in.Series)
-	if v.TPSFirstQuarter > 0 && v.TPSLastQuarter < sagRatio*v.TPSFirstQuarter {
+	if v.TPSFirstQuarter > 0 && v.TPSLastQuarter < sagRatio*v.TPSFirstQuarter && (slowed || heatUnknown) {
 		add(false, ThermalSag, "throughput fell from %.1f TPS in the first quarter of the run to %.1f in the last (%.0f%% less): the shape of a Pi that heats up",
 			v.TPSFirstQuarter, v.TPSLastQuarter, 100*(1-v.TPSLastQuarter/v.TPSFirstQuarter))
 	}

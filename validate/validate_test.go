@@ -103,6 +103,27 @@ func TestJudge(t *testing.T) {
 		{"a sag of 15% is not one", func(in *Input) {
 			in.Series = series(func(t float64) float64 { return 700 - 2.6*math.Max(0, t) })
 		}, Pass, nil},
+		// the shape of a busy controller: the same sag with the firmware
+		// at full speed all along is not the heat's
+		{"a sag at full clock, unthrottled", func(in *Input) {
+			for i := range in.Readings {
+				in.Readings[i].ArmHz = 1_500_000_000
+			}
+			in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
+		}, Pass, nil},
+		{"a sag with the clock falling", func(in *Input) {
+			for i := range in.Readings {
+				in.Readings[i].ArmHz = 1_500_000_000
+			}
+			in.Readings[7].ArmHz = 1_000_000_000 // 25 s into the run
+			in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
+		}, Warn, []string{ThermalSag}},
+		{"a sag where the host cannot tell", func(in *Input) {
+			for i := range in.Readings {
+				in.Readings[i].ThrottledKnown = false
+			}
+			in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
+		}, Warn, []string{ThermalSag}},
 	} {
 		in := healthy()
 		tc.change(&in)
