@@ -8,6 +8,7 @@ import (
 
 	"pidb/engine"
 	"pidb/facts"
+	"pidb/internal/fakerun"
 	"pidb/secrets"
 )
 
@@ -38,20 +39,20 @@ func TestDropBenchDatabase(t *testing.T) {
 		{"postgres", "pidb|SCRAM\ndb:pidb|created by pidb for pidb\n", "DROP DATABASE pidb WITH (FORCE)"},
 		{"mariadb", "pidb@localhost|*AB\ndb:pidb|created by pidb\n", "DROP DATABASE `pidb`"},
 	} {
-		r := &fakeRunner{answers: map[string]string{}, files: map[string]string{}}
+		r := &fakerun.Runner{Files: map[string]string{}}
 		tg := target(tc.flavor, facts.EngineState{Flavor: tc.flavor, Version: "15.4", Running: true}, r)
 		// the listing answers the first query; the drop prints nothing
-		r.answers[strings.Fields(tg2client(tc.flavor))[0]] = tc.listing
+		r.Prefix(strings.Fields(tg2client(tc.flavor))[0], fakerun.Reply{Stdout: tc.listing})
 		dropped, err := DropBenchDatabase(context.Background(), tg)
-		if err != nil || !dropped || len(r.ran) != 2 || !strings.Contains(r.ran[1], tc.drop) {
-			t.Errorf("%s: dropped %v, err %v, ran %q", tc.flavor, dropped, err, r.ran)
+		if err != nil || !dropped || len(r.Ran()) != 2 || !strings.Contains(r.Ran()[1], tc.drop) {
+			t.Errorf("%s: dropped %v, err %v, ran %q", tc.flavor, dropped, err, r.Ran())
 		}
 
-		r = &fakeRunner{answers: map[string]string{strings.Fields(tg2client(tc.flavor))[0]: "db:pidb|\n"}, files: map[string]string{}}
+		r = (&fakerun.Runner{Files: map[string]string{}}).Prefix(strings.Fields(tg2client(tc.flavor))[0], fakerun.Reply{Stdout: "db:pidb|\n"})
 		tg = target(tc.flavor, facts.EngineState{Flavor: tc.flavor, Version: "15.4", Running: true}, r)
 		var fe *ForeignDatabaseError
-		if dropped, err := DropBenchDatabase(context.Background(), tg); dropped || !errors.As(err, &fe) || len(r.ran) != 1 {
-			t.Errorf("%s: someone else's database: dropped %v, err %v, ran %q", tc.flavor, dropped, err, r.ran)
+		if dropped, err := DropBenchDatabase(context.Background(), tg); dropped || !errors.As(err, &fe) || len(r.Ran()) != 1 {
+			t.Errorf("%s: someone else's database: dropped %v, err %v, ran %q", tc.flavor, dropped, err, r.Ran())
 		}
 	}
 }
@@ -59,7 +60,7 @@ func TestDropBenchDatabase(t *testing.T) {
 func tg2client(flavor string) string { return engine.Engine{Flavor: flavor}.Client("") }
 
 func TestMySQLBenchDatabaseIsMarked(t *testing.T) {
-	tg := target("mysql", facts.EngineState{Flavor: "mariadb", Version: "10.11.4", Running: true}, &fakeRunner{})
+	tg := target("mysql", facts.EngineState{Flavor: "mariadb", Version: "10.11.4", Running: true}, &fakerun.Runner{})
 	sql := mysqlAccountsSQL(tg, secretsFor("pw"), map[string]string{}, []string{"localhost"}, map[string]bool{})
 	if !strings.Contains(sql, "CREATE TABLE `pidb`.`pidb_owner`") || !strings.Contains(sql, "'created by pidb for pidb'") {
 		t.Errorf("a new pidb database gets no mark:\n%s", sql)

@@ -2,54 +2,16 @@ package provision
 
 import (
 	"context"
-	"fmt"
-	"io/fs"
 	"strings"
 	"testing"
 
 	"pidb/facts"
+	"pidb/internal/fakerun"
 	"pidb/inventory"
-	"pidb/remote"
 	"pidb/tune"
 )
 
-// fakeRunner answers commands by prefix and records them. It is for the
-// command strings only; the steps run for real in the lab tests.
-type fakeRunner struct {
-	answers map[string]string // command prefix -> stdout
-	files   map[string]string
-	ran     []string
-}
-
-func (f *fakeRunner) Run(_ context.Context, cmd string) (remote.Result, error) {
-	f.ran = append(f.ran, cmd)
-	for prefix, out := range f.answers {
-		if strings.HasPrefix(cmd, prefix) {
-			return remote.Result{Stdout: []byte(out)}, nil
-		}
-	}
-	return remote.Result{}, nil
-}
-
-func (f *fakeRunner) RunInput(ctx context.Context, cmd string, _ []byte) (remote.Result, error) {
-	return f.Run(ctx, cmd)
-}
-
-func (f *fakeRunner) Upload(_ context.Context, path string, data []byte, _ fs.FileMode) error {
-	f.files[path] = string(data)
-	return nil
-}
-
-func (f *fakeRunner) ReadFile(_ context.Context, path string) ([]byte, error) {
-	if d, ok := f.files[path]; ok {
-		return []byte(d), nil
-	}
-	return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
-}
-
-func (f *fakeRunner) Host() string { return "pi4" }
-
-func target(engine string, have facts.EngineState, r *fakeRunner) *Target {
+func target(engine string, have facts.EngineState, r *fakerun.Runner) *Target {
 	return &Target{
 		Host:   inventory.Host{Name: "pi4", Engine: engine, Storage: "sd"},
 		Root:   r,
@@ -62,7 +24,7 @@ func target(engine string, have facts.EngineState, r *fakeRunner) *Target {
 func TestInstallCheck(t *testing.T) {
 	ctx := context.Background()
 	// fresh: install from the distribution, MariaDB on Debian
-	r := &fakeRunner{answers: map[string]string{}, files: map[string]string{}}
+	r := &fakerun.Runner{Files: map[string]string{}}
 	ch, err := installStep{}.Check(ctx, target("mysql", facts.EngineState{}, r))
 	if err != nil || !ch.Needed || !strings.Contains(strings.Join(ch.Commands, "\n"), "install -y mariadb-server") {
 		t.Errorf("fresh mysql host: %+v %v", ch, err)
@@ -83,7 +45,7 @@ func TestInstallCheck(t *testing.T) {
 		t.Errorf("other engine: %v", err)
 	}
 	// data with no server: refused
-	r.answers["ls -A /var/lib/postgresql"] = "15\n"
+	r.Prefix("ls -A /var/lib/postgresql", fakerun.Reply{Stdout: "15\n"})
 	_, err = installStep{}.Check(ctx, target("postgres", facts.EngineState{}, r))
 	if err == nil || !strings.Contains(err.Error(), "holds data pidb did not create") {
 		t.Errorf("leftover data: %v", err)
@@ -92,7 +54,7 @@ func TestInstallCheck(t *testing.T) {
 
 func TestConfigureCheck(t *testing.T) {
 	ctx := context.Background()
-	r := &fakeRunner{answers: map[string]string{}, files: map[string]string{}}
+	r := &fakerun.Runner{Files: map[string]string{}}
 	tg := target("postgres", facts.EngineState{Flavor: "postgres", Version: "15.8", Running: true}, r)
 	ch, err := configureStep{}.Check(ctx, tg)
 	if err != nil || !ch.Needed || !strings.Contains(ch.Diff, "+shared_buffers = 1GB") || !strings.HasPrefix(ch.Diff, "--- /etc/postgresql/15/main/conf.d/90-pidb.conf") {
@@ -101,7 +63,7 @@ func TestConfigureCheck(t *testing.T) {
 	// the same file already there: nothing to do, no restart
 	in, _ := tune.Normalize(tune.Input{Flavor: "postgres", Version: "15", RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"})
 	s, _ := tune.Recommend(in, "seed", nil)
-	r.files["/etc/postgresql/15/main/conf.d/90-pidb.conf"] = tune.Render(in, "seed", s)
+	r.Files["/etc/postgresql/15/main/conf.d/90-pidb.conf"] = tune.Render(in, "seed", s)
 	if ch, err := (configureStep{}).Check(ctx, tg); err != nil || ch.Needed {
 		t.Errorf("file up to date: %+v %v", ch, err)
 	}
@@ -116,7 +78,7 @@ func TestConfigureCheck(t *testing.T) {
 
 func TestDesktopCheck(t *testing.T) {
 	ctx := context.Background()
-	r := &fakeRunner{answers: map[string]string{"systemctl is-active display-manager": "active\n"}, files: map[string]string{}}
+	r := (&fakerun.Runner{Files: map[string]string{}}).Prefix("systemctl is-active display-manager", fakerun.Reply{Stdout: "active\n"})
 	tg := target("postgres", facts.EngineState{}, r)
 	ch, _ := desktopStep{}.Check(ctx, tg)
 	if !ch.Needed || strings.Join(ch.Commands, ";") != "systemctl set-default multi-user.target" || !strings.Contains(ch.Note, "next boot") {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"pidb/internal/labtest"
@@ -23,6 +24,9 @@ func TestValidateOnTheLab(t *testing.T) {
 	inv := labtest.Inventory(t)
 	dir := filepath.Dir(inv.Path)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	// as `sudo pidb validate` run by the user 4321: the saved runs are theirs
+	t.Setenv("SUDO_UID", "4321")
+	t.Setenv("SUDO_GID", "4322")
 	needSimulator(t, dir)
 	cooling := func(c string, speed string) {
 		labUp(t, dir, "--hosts", "pi4", "--cooling", c, "--thermal-speed", speed)
@@ -79,6 +83,15 @@ func TestValidateOnTheLab(t *testing.T) {
 	}
 	if run.PidbVersion == "" || run.Preset != "balanced" || run.Facts == nil || run.Facts.Host != "pi4" {
 		t.Errorf("saved run: pidb version %q, preset %q, facts %+v", run.PidbVersion, run.Preset, run.Facts)
+	}
+	for _, p := range []string{filepath.Dir(hot.RunDir), hot.RunDir, filepath.Join(hot.RunDir, "run.json"), filepath.Join(hot.RunDir, "thermal.csv")} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sys := st.Sys().(*syscall.Stat_t); sys.Uid != 4321 || sys.Gid != 4322 || st.Mode().Perm()&0o044 != 0o044 {
+			t.Errorf("%s: owner %d:%d, mode %v; want the sudo user's 4321:4322, readable by all", p, sys.Uid, sys.Gid, st.Mode())
+		}
 	}
 	// thermal.csv: a header line, then a line per reading in the write-up's format
 	csv, err := os.ReadFile(filepath.Join(hot.RunDir, "thermal.csv"))
