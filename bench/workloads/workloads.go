@@ -36,22 +36,25 @@ type Spec struct {
 	Protocols []string
 	// Defaults of its parameters; a zero one means it has no such parameter.
 	Defaults Params
-	New      func(db sqldb.DB, p Params) bench.Workload
+	// Means says what each of its parameters is, by inventory key (scale,
+	// tables, table_size), for the help.
+	Means map[string]string
+	New   func(db sqldb.DB, p Params) bench.Workload
 }
 
 // All are the workloads, in the order the help lists them.
 func All() []Spec {
 	return []Spec{
 		{Name: tpcb.Name, Engines: []string{"postgres"}, DefaultOn: []string{"postgres"}, Protocols: []string{"simple", "prepared"},
-			Defaults: Params{Scale: 10}, New: func(db sqldb.DB, p Params) bench.Workload {
+			Defaults: Params{Scale: 10}, Means: map[string]string{"scale": "pgbench's scale"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &tpcb.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Log: p.Log}
 			}},
 		{Name: oltp.Name, Engines: []string{"postgres", "mysql"}, DefaultOn: []string{"mysql"}, Protocols: []string{"prepared"},
-			Defaults: Params{Tables: 1, TableSize: 10000}, New: func(db sqldb.DB, p Params) bench.Workload {
+			Defaults: Params{Tables: 1, TableSize: 10000}, Means: map[string]string{"tables": "sbtest tables", "table_size": "rows per table"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &oltp.Workload{DB: db, Tables: p.Tables, TableSize: p.TableSize, Log: p.Log}
 			}},
 		{Name: quiz.Name, Engines: []string{"postgres", "mysql"}, Protocols: []string{"prepared"},
-			Defaults: Params{Scale: 1000}, New: func(db sqldb.DB, p Params) bench.Workload {
+			Defaults: Params{Scale: 1000}, Means: map[string]string{"scale": "users"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &quiz.Workload{DB: db, Scale: p.Scale, Log: p.Log}
 			}},
 	}
@@ -127,4 +130,17 @@ func Help() string {
 		parts = append(parts, s.Name+" ("+where+")")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ParamHelp is the help of one parameter (scale, tables, table_size):
+// each workload that has it, what it means there and its default.
+func ParamHelp(key string) string {
+	var parts []string
+	for _, s := range All() {
+		def := map[string]int{"scale": s.Defaults.Scale, "tables": s.Defaults.Tables, "table_size": s.Defaults.TableSize}[key]
+		if def != 0 {
+			parts = append(parts, fmt.Sprintf("%s: %s (default %d)", s.Name, s.Means[key], def))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -28,8 +28,8 @@ func benchCommand() *cli.Command {
 		Usage:     "run a workload on each Pi from this machine, and save the run",
 		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--via auto|direct|ssh] [--out DIR] [--json]",
 		Flags: append(append(fleetFlags(), workloadFlags()...),
-			&cli.IntFlag{Name: "tables", Usage: "oltp-read-only: sbtest tables (default 1)"},
-			&cli.IntFlag{Name: "table-size", Usage: "oltp-read-only: rows per table (default 10000)"},
+			&cli.IntFlag{Name: "tables", Usage: workloads.ParamHelp("tables")},
+			&cli.IntFlag{Name: "table-size", Usage: workloads.ParamHelp("table_size")},
 			&cli.DurationFlag{Name: "interval", Usage: fmt.Sprintf("one point of the series per `D` (default: the inventory's [bench], else %s)", d.Interval)},
 			&cli.StringFlag{Name: "protocol", Usage: "tpcb: simple (pgbench's default) or prepared (pgbench -M prepared); the other workloads always prepare, as sysbench does"},
 			&cli.IntFlag{Name: "threads", Usage: "tpcb: threads the clients share, each waiting on its clients' sockets at once, as pgbench -j (default: this machine's cores); 0: a thread per client"},
@@ -62,7 +62,7 @@ func workloadFlags() []cli.Flag {
 		&cli.StringFlag{Name: "workload", Usage: workloads.Help()},
 		&cli.IntFlag{Name: "clients", Usage: fmt.Sprintf("client connections (default: the inventory's [bench], else %d)", d.Clients)},
 		&cli.DurationFlag{Name: "duration", Usage: fmt.Sprintf("measured time (default: the inventory's [bench], else %s)", d.Duration)},
-		&cli.IntFlag{Name: "scale", Usage: "tpcb: pgbench's scale (default 10); quiz: users (default 1000)"},
+		&cli.IntFlag{Name: "scale", Usage: workloads.ParamHelp("scale")},
 		&cli.DurationFlag{Name: "warmup", Usage: fmt.Sprintf("time before measuring (default: the inventory's [bench], else %s)", d.Warmup)},
 	}
 }

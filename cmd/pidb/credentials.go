@@ -2,15 +2,11 @@ package main
 
 import (
 	"fmt"
-	"net"
-	"net/url"
-	"strconv"
 
 	"github.com/urfave/cli/v2"
 
-	"pidb/engine"
 	"pidb/inventory"
-	"pidb/secrets"
+	"pidb/job"
 )
 
 func credentialsCommand() *cli.Command {
@@ -38,32 +34,11 @@ func credentialsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			h := hosts[0]
-			sec, err := secrets.Load(inv.Path, h.Name)
+			u, err := job.Credentials(inv, hosts[0], c.String("database"))
 			if err != nil {
 				return err
 			}
-			user, pw, db := "pidb", sec.Pidb, "pidb"
-			if d := c.String("database"); d != "" {
-				found := false
-				for _, x := range h.Databases {
-					found = found || x.Name == d
-				}
-				if !found {
-					return usagef("host %s has no database %q in the inventory", h.Name, d)
-				}
-				s := sec.Databases[d]
-				user, pw, db = s.Owner, s.Password, d
-			}
-			if pw == "" {
-				return fmt.Errorf("%s: no password for %s yet: run pidb provision first", h.Name, user)
-			}
-			scheme, port := "postgres", engine.Port(h.Engine)
-			if h.Engine != "postgres" {
-				scheme = "mysql"
-			}
-			u := url.URL{Scheme: scheme, User: url.UserPassword(user, pw), Host: net.JoinHostPort(h.Address, strconv.Itoa(port)), Path: "/" + db}
-			_, err = fmt.Fprintln(c.App.Writer, u.String())
+			_, err = fmt.Fprintln(c.App.Writer, u)
 			return err
 		},
 	}

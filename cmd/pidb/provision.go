@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pidb/facts"
 	"pidb/fleet"
 	"pidb/inventory"
+	"pidb/job"
 	"pidb/output"
 	"pidb/provision"
 	"pidb/remote"
@@ -61,34 +61,16 @@ func runSteps(c *cli.Context, mode string) error {
 		return err
 	}
 	defer done()
-	dry := c.Bool("dry-run")
-	steps := provision.Steps()
-	if mode == "apply" {
-		steps = provision.ConfigureOnly()
-	}
+	o := job.ProvisionOptions{Steps: map[string]job.Steps{"provision": job.AllSteps, "apply": job.Configure, "rollback": job.Rollback}[mode],
+		Preset: preset, Now: c.Bool("now"), DryRun: c.Bool("dry-run")}
+	dry := o.DryRun
+	env := job.Env{Inventory: inv}
 	results := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (provision.Report, error) {
-		step("gathering facts")
-		f, err := facts.Collect(ctx, r, h)
-		if err != nil {
-			return provision.Report{}, err
-		}
-		p := h.Preset
-		if preset != "" {
-			p = preset
-		}
-		t := provision.NewTarget(h, inv.Path, r.AsRoot(), f, p, step)
-		t.Now = c.Bool("now")
-		if mode == "rollback" {
-			return provision.Rollback(ctx, t)
-		}
-		return provision.Run(ctx, t, steps, dry)
+		return env.Provision(ctx, h, job.Over(r), o, step)
 	})
 	out := make([]provisionResult, 0, len(results))
 	for _, r := range results {
-		p := r.Host.Preset
-		if preset != "" {
-			p = preset
-		}
+		p := o.PresetFor(r.Host)
 		pr := provisionResult{Host: r.Host.Name, OK: r.Err == nil, Changed: r.Value.Changed, DurationS: r.Duration.Seconds(),
 			Engine: r.Value.Engine, EngineVersion: r.Value.Version, Preset: p, Notes: r.Value.Notes, Plan: r.Value.Plan}
 		if pr.Changed == nil {

@@ -1,0 +1,38 @@
+package job
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pidb/inventory"
+	"pidb/secrets"
+)
+
+func TestCredentials(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "inv.toml")
+	inv, err := inventory.Parse(path, dir, "[[host]]\nname = \"pi3\"\naddress = \"10.213.41.30\"\nengine = \"mysql\"\n[[host.database]]\nname = \"shop\"\nowner = \"app\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := inv.Hosts[0]
+	if _, err := Credentials(inv, h, ""); err == nil || !strings.Contains(err.Error(), "pi3: no password for pidb yet: run pidb provision first") {
+		t.Errorf("before provision: %v", err)
+	}
+	if err := secrets.Save(path, "pi3", secrets.Host{Pidb: "p@ss word", Databases: map[string]secrets.Database{"shop": {Owner: "app", Password: "s3cret"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := Credentials(inv, h, ""); err != nil || u != "mysql://pidb:p%40ss%20word@10.213.41.30:3306/pidb" {
+		t.Errorf("pidb's: %s %v", u, err)
+	}
+	if u, err := Credentials(inv, h, "shop"); err != nil || u != "mysql://app:s3cret@10.213.41.30:3306/shop" {
+		t.Errorf("shop's: %s %v", u, err)
+	}
+	var ue UsageError
+	if _, err := Credentials(inv, h, "nope"); !errors.As(err, &ue) || !strings.Contains(err.Error(), `host pi3 has no database "nope"`) {
+		t.Errorf("unknown database: %v", err)
+	}
+}

@@ -1,0 +1,53 @@
+package job
+
+import (
+	"context"
+
+	"pidb/facts"
+	"pidb/inventory"
+	"pidb/provision"
+)
+
+// Steps is which of provisioning's steps Provision runs.
+type Steps int
+
+// What Provision can run.
+const (
+	AllSteps  Steps = iota // pidb provision
+	Configure              // pidb tune apply: the configure step alone
+	Rollback               // pidb tune rollback: the previous drop-in back
+)
+
+// ProvisionOptions are a provisioning run's choices.
+type ProvisionOptions struct {
+	Steps  Steps
+	Preset string // overrides the host's preset when set
+	Now    bool   // stop the display manager now, not only at the next boot
+	DryRun bool   // check every step and change nothing
+}
+
+// PresetFor is the preset a host is provisioned with.
+func (o ProvisionOptions) PresetFor(h inventory.Host) string {
+	if o.Preset != "" {
+		return o.Preset
+	}
+	return h.Preset
+}
+
+// Provision gathers a host's facts and runs provisioning's steps on it.
+func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o ProvisionOptions, step func(string)) (provision.Report, error) {
+	step("gathering facts")
+	f, err := facts.Collect(ctx, c.User, h)
+	if err != nil {
+		return provision.Report{}, err
+	}
+	t := provision.NewTarget(h, e.Inventory.Path, c.Root, f, o.PresetFor(h), step)
+	t.Now = o.Now
+	switch o.Steps {
+	case Rollback:
+		return provision.Rollback(ctx, t)
+	case Configure:
+		return provision.Run(ctx, t, provision.ConfigureOnly(), o.DryRun)
+	}
+	return provision.Run(ctx, t, provision.Steps(), o.DryRun)
+}
