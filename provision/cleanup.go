@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"fmt"
+
 	"pidb/engine"
 )
 

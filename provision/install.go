@@ -3,9 +3,10 @@ package provision
 import (
 	"context"
 	"fmt"
-	"pidb/engine"
 	"strings"
 	"time"
+
+	"pidb/engine"
 )
 
 // installStep installs the engine from the distribution and leaves it

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"pidb/bench/wire/mywire"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"pidb/bench/wire/mywire"
 )
 
 // DB is where a workload connects (every workload takes one): pidb's

@@ -1,9 +1,10 @@
 package workloads
 
 import (
-	"pidb/bench/sqldb"
 	"strings"
 	"testing"
+
+	"pidb/bench/sqldb"
 )
 
 func TestRegistry(t *testing.T) {

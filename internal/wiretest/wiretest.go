@@ -4,6 +4,7 @@ package wiretest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net"
 	"time"
 )
@@ -38,3 +39,11 @@ func (t *Trickle) RemoteAddr() net.Addr             { return nil }
 func (t *Trickle) SetDeadline(time.Time) error      { return nil }
 func (t *Trickle) SetReadDeadline(time.Time) error  { return nil }
 func (t *Trickle) SetWriteDeadline(time.Time) error { return nil }
+
+// PGMessage is one PostgreSQL protocol message as the server sends it: a
+// type byte, the length, the body.
+func PGMessage(typ byte, body string) []byte {
+	b := []byte{typ, 0, 0, 0, 0}
+	binary.BigEndian.PutUint32(b[1:], uint32(4+len(body)))
+	return append(b, body...)
+}

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"pidb/internal/wiretest"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+
+	"pidb/internal/wiretest"
 )
 
 // packets frames payloads as the server does, with sequence numbers from 1.

@@ -2,20 +2,14 @@ package pgwire
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"io"
-	"pidb/internal/wiretest"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
-)
 
-func msg(typ byte, body string) []byte {
-	b := []byte{typ, 0, 0, 0, 0}
-	binary.BigEndian.PutUint32(b[1:], uint32(4+len(body)))
-	return append(b, body...)
-}
+	"pidb/internal/wiretest"
+)
 
 func TestWireReceive(t *testing.T) {
 	errResp := "SERROR\x00VERROR\x00C40001\x00Mcould not serialize access\x00\x00"
@@ -26,11 +20,11 @@ func TestWireReceive(t *testing.T) {
 		code   string // the error's SQLSTATE, "" for none
 		tx     byte
 	}{
-		{"update", [][]byte{msg('C', "UPDATE 1\x00"), msg('Z', "T")}, "", 'T'},
-		{"select", [][]byte{msg('T', "\x00\x01abalance\x00"), msg('D', "\x00\x01\x00\x00\x00\x011"), msg('C', "SELECT 1\x00"), msg('Z', "T")}, "", 'T'},
-		{"big row", [][]byte{msg('D', big), msg('C', "SELECT 1\x00"), msg('Z', "I")}, "", 'I'},
-		{"serialization failure", [][]byte{msg('E', errResp), msg('Z', "E")}, "40001", 'E'},
-		{"notice first", [][]byte{msg('N', "SNOTICE\x00Mhello\x00\x00"), msg('C', "BEGIN\x00"), msg('Z', "T")}, "", 'T'},
+		{"update", [][]byte{wiretest.PGMessage('C', "UPDATE 1\x00"), wiretest.PGMessage('Z', "T")}, "", 'T'},
+		{"select", [][]byte{wiretest.PGMessage('T', "\x00\x01abalance\x00"), wiretest.PGMessage('D', "\x00\x01\x00\x00\x00\x011"), wiretest.PGMessage('C', "SELECT 1\x00"), wiretest.PGMessage('Z', "T")}, "", 'T'},
+		{"big row", [][]byte{wiretest.PGMessage('D', big), wiretest.PGMessage('C', "SELECT 1\x00"), wiretest.PGMessage('Z', "I")}, "", 'I'},
+		{"serialization failure", [][]byte{wiretest.PGMessage('E', errResp), wiretest.PGMessage('Z', "E")}, "40001", 'E'},
+		{"notice first", [][]byte{wiretest.PGMessage('N', "SNOTICE\x00Mhello\x00\x00"), wiretest.PGMessage('C', "BEGIN\x00"), wiretest.PGMessage('Z', "T")}, "", 'T'},
 	} {
 		for _, n := range []int{1, 3, 7, 8192} {
 			conn := wiretest.NewTrickle(bytes.Join(tc.server, nil), n)
@@ -50,7 +44,7 @@ func TestWireReceive(t *testing.T) {
 			case w.tx != tc.tx || w.broken:
 				t.Errorf("%s, reads of %d: tx %q broken %v", tc.name, n, w.tx, w.broken)
 			}
-			if got := conn.Sent.String(); got != string(msg('Q', "SELECT 1\x00")) {
+			if got := conn.Sent.String(); got != string(wiretest.PGMessage('Q', "SELECT 1\x00")) {
 				t.Errorf("%s: sent %q", tc.name, got)
 			}
 		}
@@ -59,7 +53,7 @@ func TestWireReceive(t *testing.T) {
 
 func TestWireFatalThenClose(t *testing.T) {
 	fatal := "SFATAL\x00VFATAL\x00C57P01\x00Mterminating connection due to administrator command\x00\x00"
-	w := New(wiretest.NewTrickle(msg('E', fatal), 8192), 'I')
+	w := New(wiretest.NewTrickle(wiretest.PGMessage('E', fatal), 8192), 'I')
 	w.SetQuery([]byte("END"))
 	_ = w.Send()
 	var err error
@@ -85,10 +79,10 @@ func TestWireExecPrepared(t *testing.T) {
 	w := New(wiretest.NewTrickle(nil, 0), 'I')
 	w.SetExecPrepared("P0_1", [][]byte{[]byte("-42"), []byte("7")})
 	want := bytes.Join([][]byte{
-		msg('B', "\x00P0_1\x00\x00\x00\x00\x02\x00\x00\x00\x03-42\x00\x00\x00\x017\x00\x00"),
-		msg('D', "P\x00"),
-		msg('E', "\x00\x00\x00\x00\x00"),
-		msg('S', ""),
+		wiretest.PGMessage('B', "\x00P0_1\x00\x00\x00\x00\x02\x00\x00\x00\x03-42\x00\x00\x00\x017\x00\x00"),
+		wiretest.PGMessage('D', "P\x00"),
+		wiretest.PGMessage('E', "\x00\x00\x00\x00\x00"),
+		wiretest.PGMessage('S', ""),
 	}, nil)
 	if !bytes.Equal(w.out, want) {
 		t.Errorf("request\n%q\nwant\n%q", w.out, want)

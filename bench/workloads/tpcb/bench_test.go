@@ -2,19 +2,12 @@ package tpcb
 
 import (
 	"context"
-	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 
 	"pidb/bench/wire/pgwire"
 	"pidb/internal/wiretest"
 )
-
-func msg(typ byte, body string) []byte {
-	b := []byte{typ, 0, 0, 0, 0}
-	binary.BigEndian.PutUint32(b[1:], uint32(4+len(body)))
-	return append(b, body...)
-}
 
 // canned answers every read with the same reply and forgets what is written.
 type canned struct {
@@ -31,7 +24,7 @@ func (c *canned) Write(b []byte) (int, error) { return len(b), nil }
 func BenchmarkTransaction(b *testing.B) {
 	for _, proto := range []string{"simple", "prepared"} {
 		b.Run(proto, func(b *testing.B) {
-			reply := append(msg('C', "UPDATE 1\x00"), msg('Z', "T")...)
+			reply := append(wiretest.PGMessage('C', "UPDATE 1\x00"), wiretest.PGMessage('Z', "T")...)
 			wk := &worker{w: pgwire.New(&canned{reply: reply}, 'I'), prepared: proto == "prepared", rnd: newRand(1),
 				nb: 10, nt: 100, na: 1000000, maxTry: 10, buf: make([]byte, 0, 256)}
 			b.ReportAllocs()
