@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	"pidb/bench"
@@ -218,7 +217,7 @@ func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	}
 	defer pw.close()
 
-	var mu sync.Mutex
+	// only the sampler appends; the readings are read after it ended
 	var readings []thermal.Reading
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	sampled := make(chan struct{})
@@ -230,9 +229,7 @@ func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 				step("thermal reading failed: " + err.Error())
 				return
 			}
-			mu.Lock()
 			readings = append(readings, rd)
-			mu.Unlock()
 		})
 	}()
 	stop := func() []thermal.Reading {
@@ -283,7 +280,7 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 	wl := results.Workload{Name: p.Spec.Name, Engine: f.Engine.Flavor, Clients: b.Clients, DurationS: b.Duration.Seconds(), WarmupS: b.Warmup.Seconds(),
 		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: b.Via}
 	m.Run = results.Run{ID: results.NewID(start, id), Kind: kind, Host: h.Name, PidbVersion: e.Version, Preset: p.Preset,
-		Started: start, Finished: m.End, Facts: &f, Settings: pw.settings, Workload: wl, Summary: sum, Series: series}
+		Started: start, Facts: &f, Settings: pw.settings, Workload: wl, Summary: sum, Series: series}
 	return m, nil
 }
 

@@ -46,15 +46,15 @@ type Spec struct {
 func All() []Spec {
 	return []Spec{
 		{Name: tpcb.Name, Engines: []string{"postgres"}, DefaultOn: []string{"postgres"}, Protocols: []string{"simple", "prepared"},
-			Defaults: Params{Scale: 10}, Means: map[string]string{"scale": "pgbench's scale"}, New: func(db sqldb.DB, p Params) bench.Workload {
+			Defaults: Params{Scale: tpcb.DefaultScale}, Means: map[string]string{"scale": "pgbench's scale"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &tpcb.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Log: p.Log}
 			}},
 		{Name: oltp.Name, Engines: []string{"postgres", "mysql"}, DefaultOn: []string{"mysql"}, Protocols: []string{"prepared"},
-			Defaults: Params{Tables: 1, TableSize: 10000}, Means: map[string]string{"tables": "sbtest tables", "table_size": "rows per table"}, New: func(db sqldb.DB, p Params) bench.Workload {
+			Defaults: Params{Tables: oltp.DefaultTables, TableSize: oltp.DefaultTableSize}, Means: map[string]string{"tables": "sbtest tables", "table_size": "rows per table"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &oltp.Workload{DB: db, Tables: p.Tables, TableSize: p.TableSize, Log: p.Log}
 			}},
 		{Name: quiz.Name, Engines: []string{"postgres", "mysql"}, Protocols: []string{"prepared"},
-			Defaults: Params{Scale: 1000}, Means: map[string]string{"scale": "users"}, New: func(db sqldb.DB, p Params) bench.Workload {
+			Defaults: Params{Scale: quiz.DefaultScale}, Means: map[string]string{"scale": "users"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &quiz.Workload{DB: db, Scale: p.Scale, Log: p.Log}
 			}},
 	}

@@ -78,14 +78,8 @@ var thermalKeys = map[string]string{"thermal-interval": "interval", "idle-before
 func setFlags(c *cli.Context, keys []string, renamed map[string]string) config.Values {
 	v := config.Values{}
 	add := func(flag, key string) {
-		if !c.IsSet(flag) {
-			return
-		}
-		switch x := c.Value(flag).(type) {
-		case cli.StringSlice:
-			v[key] = x.Value()
-		default:
-			v[key] = x
+		if c.IsSet(flag) {
+			v[key] = c.Value(flag) // int, string, bool or time.Duration, as config reads them
 		}
 	}
 	for _, k := range keys {

@@ -20,8 +20,8 @@ import (
 // Workload is oltp_read_only.
 type Workload struct {
 	DB        sqldb.DB // pidb's database
-	Tables    int      // sbtest1..N; default 1
-	TableSize int      // rows per table; default 10000
+	Tables    int      // sbtest1..N; default DefaultTables
+	TableSize int      // rows per table; default DefaultTableSize
 	Log       func(string)
 }
 
@@ -36,12 +36,19 @@ func (w *Workload) Name() string { return Name }
 // Name is the workload's name, as the command line and the inventory give it.
 const Name = "oltp-read-only"
 
+// The defaults, as sysbench's oltp_read_only has them at --tables=1 and
+// pidb's small-board table size.
+const (
+	DefaultTables    = 1
+	DefaultTableSize = 10000
+)
+
 func (w *Workload) defaults() {
 	if w.Tables < 1 {
-		w.Tables = 1
+		w.Tables = DefaultTables
 	}
 	if w.TableSize < 1 {
-		w.TableSize = 10000
+		w.TableSize = DefaultTableSize
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 // Workload is the quiz benchmark.
 type Workload struct {
 	DB    sqldb.DB // pidb's database
-	Scale int      // users; default 1000, as in the write-up
+	Scale int      // users; default DefaultScale
 	Seed  uint64   // for the synthetic text; default 42
 	Log   func(string)
 }
@@ -98,9 +98,12 @@ func (w *Workload) Name() string { return Name }
 // Name is the workload's name, as the command line and the inventory give it.
 const Name = "quiz"
 
+// DefaultScale is the users the write-up's populate script made.
+const DefaultScale = 1000
+
 func (w *Workload) defaults() {
 	if w.Scale < 1 {
-		w.Scale = 1000
+		w.Scale = DefaultScale
 	}
 	if w.Seed == 0 {
 		w.Seed = 42

@@ -48,6 +48,11 @@ func (w *Workload) Name() string { return Name }
 // Name is the workload's name, as the command line and the inventory give it.
 const Name = "tpcb"
 
+// DefaultScale is pidb's default scale: 10 branches, so that the default 8
+// clients do not queue on one branch row (pgbench advises no fewer
+// branches than clients); pgbench's own default is 1.
+const DefaultScale = 10
+
 // Rows is what `pgbench -i -s scale` loads.
 func Rows(scale int) (branches, tellers, accounts int64) {
 	return int64(scale), int64(scale * tellersPerBranch), int64(scale) * accountsPerBranch
