@@ -58,7 +58,7 @@ type account struct {
 }
 
 func accountsOf(t *Target) []account {
-	out := []account{{"pidb", engine.BenchDatabase}}
+	out := []account{{engine.BenchUser, engine.BenchDatabase}}
 	for _, d := range t.Host.Databases {
 		out = append(out, account{d.Owner, d.Name})
 	}
@@ -156,7 +156,7 @@ func plan(ctx context.Context, t *Target, e engine.Engine, sec secrets.Host) ([]
 }
 
 func password(sec secrets.Host, a account) string {
-	if a.user == "pidb" && a.database == engine.BenchDatabase {
+	if a.user == engine.BenchUser && a.database == engine.BenchDatabase {
 		return sec.Pidb
 	}
 	if d, ok := sec.Databases[a.database]; ok && d.Owner == a.user {
@@ -210,7 +210,7 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 			continue
 		}
 		fresh[a.user] = true
-		if a.user == "pidb" && a.database == engine.BenchDatabase {
+		if a.user == engine.BenchUser && a.database == engine.BenchDatabase {
 			sec.Pidb = secrets.Generate()
 		} else {
 			sec.Databases[a.database] = secrets.Database{Owner: a.user, Password: secrets.Generate()}
