@@ -16,7 +16,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -61,7 +60,8 @@ type Value struct {
 	Line int
 }
 
-// Section is a table of raw values by key, already checked by type.
+// Section is a table of raw values by key, already checked by type; package
+// config decodes [bench], [thermal] and [validate] into typed structs.
 type Section map[string]Value
 
 // Keys returns the section's keys in sorted order.
@@ -80,50 +80,6 @@ func (s Section) String(key, def string) string {
 		return v
 	}
 	return def
-}
-
-// Int returns the integer at key, or def when it is not set.
-func (s Section) Int(key string, def int) int {
-	if v, ok := s[key].Raw.(int64); ok {
-		return int(v)
-	}
-	return def
-}
-
-// Float returns the number at key, or def when it is not set.
-func (s Section) Float(key string, def float64) float64 {
-	switch v := s[key].Raw.(type) {
-	case int64:
-		return float64(v)
-	case float64:
-		return v
-	}
-	return def
-}
-
-// Bool returns the boolean at key, or def when it is not set.
-func (s Section) Bool(key string, def bool) bool {
-	if v, ok := s[key].Raw.(bool); ok {
-		return v
-	}
-	return def
-}
-
-// Duration returns the duration at key, or def when it is not set. "0" and
-// "0s" are zero.
-func (s Section) Duration(key string, def time.Duration) time.Duration {
-	v, ok := s[key].Raw.(string)
-	if !ok {
-		return def
-	}
-	if v == "0" || v == "0s" {
-		return 0
-	}
-	d, err := ParseDuration(v)
-	if err != nil {
-		return def
-	}
-	return d
 }
 
 // Error is one problem in an inventory, at a line of its file (0: the whole file).

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestLoadFull(t *testing.T) {
@@ -45,10 +44,10 @@ func TestLoadFull(t *testing.T) {
 	if pi4.Line != 11 {
 		t.Errorf("pi4 line = %d, want 11", pi4.Line)
 	}
-	if got := pi4.Bench.Int("clients", 0); got != 8 {
+	if got := pi4.Bench["clients"].Raw; got != int64(8) {
 		t.Errorf("pi4 bench clients = %d, want 8 from [bench]", got)
 	}
-	if got := pi4.Bench.Duration("duration", 0); got != 5*time.Minute {
+	if got := pi4.Bench["duration"].Raw; got != "5m" {
 		t.Errorf("pi4 bench duration = %v", got)
 	}
 
@@ -62,13 +61,13 @@ func TestLoadFull(t *testing.T) {
 	if v, ok := pi3.Settings["skip_log_bin"]; !ok || v.Raw != true {
 		t.Errorf("pi3 skip-log-bin not read as skip_log_bin: %+v", pi3.Settings)
 	}
-	if pi3.Settings.Int("max_connections", 0) != 40 {
+	if pi3.Settings["max_connections"].Raw != int64(40) {
 		t.Errorf("pi3 max_connections = %v", pi3.Settings["max_connections"])
 	}
 	if len(pi3.Databases) != 2 || pi3.Databases[1] != (Database{Name: "quiz", Owner: "quiz_owner", Line: 28}) {
 		t.Errorf("pi3 databases = %+v", pi3.Databases)
 	}
-	if pi3.Bench.String("workload", "") != "oltp-read-only" || pi3.Bench.Int("clients", 0) != 16 || pi3.Bench.String("duration", "") != "5m" {
+	if pi3.Bench["workload"].Raw != "oltp-read-only" || pi3.Bench["clients"].Raw != int64(16) || pi3.Bench["duration"].Raw != "5m" {
 		t.Errorf("pi3 bench = %+v, want its own workload and clients over [bench]", pi3.Bench)
 	}
 
@@ -80,10 +79,10 @@ func TestLoadFull(t *testing.T) {
 		t.Errorf("pi4 picked up pi3's settings or databases")
 	}
 
-	if inv.Thermal.Float("max_temp_c", 0) != 80 || inv.Thermal.Duration("idle_after", time.Hour) != 0 {
+	if inv.Thermal["max_temp_c"].Raw != int64(80) || inv.Thermal["idle_after"].Raw != "0" {
 		t.Errorf("thermal = %+v", inv.Thermal)
 	}
-	if inv.Validate.Bool("strict", true) != false {
+	if inv.Validate["strict"].Raw != false {
 		t.Errorf("validate = %+v", inv.Validate)
 	}
 }
