@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -365,7 +366,9 @@ func interval(all []*stats, d time.Duration) results.Interval {
 	}
 	iv.TPS = float64(iv.Transactions) / d.Seconds()
 	iv.QPS = float64(queries) / d.Seconds()
+	iv.P50Ms = float64(h.ValueAtQuantile(50)) / 1000
 	iv.P95Ms = float64(h.ValueAtQuantile(95)) / 1000
+	iv.P99Ms = float64(h.ValueAtQuantile(99)) / 1000
 	return iv
 }
 
@@ -379,6 +382,35 @@ func latency(h *hdrhistogram.Histogram) results.Latency {
 		P50: ms(h.ValueAtQuantile(50)), P95: ms(h.ValueAtQuantile(95)), P99: ms(h.ValueAtQuantile(99)),
 		Max: ms(h.Max()), Count: h.TotalCount(),
 	}
+}
+
+// bucketsPerDecade is how finely a run's saved histogram divides latency.
+const bucketsPerDecade = 10
+
+// buckets is the histogram's counts in buckets ten to a decade of
+// milliseconds (bounds 10^(k/10) ms), the empty ones left out. A value
+// goes to the first bucket whose bound is at least the value's.
+func buckets(h *hdrhistogram.Histogram) []results.Bucket {
+	counts := map[int]int64{}
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		ms := float64(bar.To) / 1000
+		k := int(math.Ceil(bucketsPerDecade*math.Log10(ms) - 1e-9))
+		counts[k] += bar.Count
+	}
+	keys := make([]int, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	out := make([]results.Bucket, 0, len(keys))
+	for _, k := range keys {
+		up := math.Pow(10, float64(k)/bucketsPerDecade)
+		out = append(out, results.Bucket{UpToMs: math.Round(up*1000) / 1000, Count: counts[k]})
+	}
+	return out
 }
 
 // summarize merges the clients' measured counts.
@@ -413,6 +445,7 @@ func summarize(all []*stats, connect *lockedHist, measured time.Duration) result
 		sum.Ops[op] = latency(ops[op])
 	}
 	sum.Latency = latency(total)
+	sum.Histogram = buckets(total)
 	connect.mu.Lock()
 	sum.ConnectMs = latency(connect.h)
 	connect.mu.Unlock()

@@ -99,6 +99,16 @@ func TestRun(t *testing.T) {
 		if iv.T > 0 {
 			inRun += iv.Transactions
 		}
+		if iv.Transactions > 0 && (iv.P50Ms < 1 || iv.P95Ms < iv.P50Ms || iv.P99Ms < iv.P95Ms) {
+			t.Errorf("interval %+v: want 1 ms <= p50 <= p95 <= p99", iv)
+		}
+	}
+	var inHist int64
+	for _, b := range sum.Histogram {
+		inHist += b.Count
+	}
+	if inHist != sum.Transactions {
+		t.Errorf("the histogram holds %d transactions, the summary %d", inHist, sum.Transactions)
 	}
 	if inRun < sum.Transactions*8/10 {
 		t.Errorf("the series' measured points hold %d transactions, the summary %d", inRun, sum.Transactions)
@@ -122,5 +132,26 @@ func BenchmarkRecord(b *testing.B) {
 		_ = s.ivHist.RecordValue(int64(i%100000 + 1))
 		_ = s.total.RecordValue(int64(i%100000 + 1))
 		s.mu.Unlock()
+	}
+}
+
+// TestBuckets: latencies go to the first bucket of ten a decade whose
+// bound is at least theirs (1, 1.259, 1.585 ... 50.119 ms).
+func TestBuckets(t *testing.T) {
+	h := newHist()
+	for _, us := range []int64{1000, 1000, 1000, 1100, 50_000, 900} {
+		_ = h.RecordValue(us)
+	}
+	got := buckets(h)
+	// 0.9 ms is above the bucket before 1 ms (10^-0.1 = 0.794 ms), so it
+	// is counted with the three of 1 ms
+	want := []results.Bucket{{UpToMs: 1, Count: 4}, {UpToMs: 1.259, Count: 1}, {UpToMs: 50.119, Count: 1}}
+	if len(got) != len(want) {
+		t.Fatalf("buckets %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("bucket %d: %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }

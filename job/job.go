@@ -201,10 +201,27 @@ func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 		pw.close()
 		return nil, fmt.Errorf("%s: read the live settings: %w", h.Name, err)
 	}
-	for _, kv := range live {
-		pw.settings = append(pw.settings, results.Setting{Name: kv[0], Value: kv[1]})
-	}
+	pw.settings = withReasons(live, f, h, e.Inventory.Path, p.Preset)
 	return pw, nil
+}
+
+// withReasons are the live settings with what the tuner wants for each and
+// why, for the report; where the tuner cannot tell (an engine it does not
+// know), they go without.
+func withReasons(live [][2]string, f facts.Facts, h inventory.Host, invPath, preset string) []results.Setting {
+	var want tune.Settings
+	if eng, err := engine.Of(f); err == nil {
+		_, want, _ = engine.Desired(eng, f, h, invPath, preset)
+	}
+	out := make([]results.Setting, 0, len(live))
+	for _, kv := range live {
+		s := results.Setting{Name: kv[0], Value: kv[1]}
+		if w, ok := want.Get(kv[0]); ok {
+			s.Tuned, s.Why = w.Value.Render(f.Engine.Flavor), w.Why
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // Measure runs the plan's workload on a host whose facts are f, with the

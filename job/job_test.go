@@ -156,7 +156,7 @@ func TestBenchSavesTheRun(t *testing.T) {
 		if db.Postgres == nil || db.Postgres.Host != "127.0.0.1" || db.Postgres.Port != 40000 || db.Postgres.User != "pidb" || db.Postgres.Password != "s3cret" {
 			t.Errorf("the workload's connection: %+v", db.Postgres)
 		}
-		return [][2]string{{"shared_buffers", "1GB"}}, nil
+		return [][2]string{{"shared_buffers", "1GB"}, {"fsync", "on"}}, nil
 	}
 	r.plan.Thermal.IdleAfter = 100 * time.Millisecond
 	res, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, func(string) {})
@@ -172,9 +172,16 @@ func TestBenchSavesTheRun(t *testing.T) {
 	}
 	run := l[0].Run
 	if run.Kind != results.KindBench || run.Host != "pi4" || run.PidbVersion != "v1.2.3" || run.Preset != "fast" || run.Facts == nil ||
-		run.Facts.Engine.Version != "15.8" || run.Workload.Name != "fake" || run.Workload.Via != "ssh" || len(run.Settings) != 1 ||
+		run.Facts.Engine.Version != "15.8" || run.Workload.Name != "fake" || run.Workload.Via != "ssh" || len(run.Settings) != 2 ||
 		run.Summary.Transactions == 0 || run.Summary.Queries != 2*run.Summary.Transactions || res.Transactions != run.Summary.Transactions {
 		t.Errorf("saved run %+v", run)
+	}
+	// each live setting with the tuner's value and reason, where it has one
+	if s := run.Settings[0]; s.Tuned != "1GB" || !strings.Contains(s.Why, "25% of RAM") {
+		t.Errorf("shared_buffers saved as %+v: want the tuner's 1GB and its reason", s)
+	}
+	if s := run.Settings[1]; s.Tuned != "" || s.Why != "" {
+		t.Errorf("fsync, which the tuner leaves alone, saved as %+v", s)
 	}
 	// readings from the start of the load to the end of the idle time after it
 	if len(run.Thermal) < 3 || run.Thermal[0].TempC == nil || *run.Thermal[0].TempC != 48.5 || run.Thermal[len(run.Thermal)-1].T <= 0.3 {

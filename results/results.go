@@ -15,8 +15,11 @@ import (
 )
 
 // Schema is the version of the format this package writes. A reader
-// refuses documents from a newer schema rather than misreading them.
-const Schema = 1
+// refuses documents from a newer schema rather than misreading them, and
+// reads older ones: schema 2 added each interval's p50 and p99, the run's
+// latency histogram and each setting's tuned value and reason, which a
+// schema 1 run has not (they load as zero values).
+const Schema = 2
 
 // The kinds of run.
 const (
@@ -50,10 +53,13 @@ type Run struct {
 	Verdict     *Verdict     `json:"verdict,omitempty"` // validate's
 }
 
-// Setting is a server setting as it was live.
+// Setting is a server setting as it was live, with what the tuner wanted
+// for it and why (empty for a setting the tuner leaves alone).
 type Setting struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+	Tuned string `json:"tuned,omitempty"`
+	Why   string `json:"why,omitempty"`
 }
 
 // Workload is what ran and how.
@@ -95,6 +101,17 @@ type Summary struct {
 	ConnectMs    Latency            `json:"connect_ms"`      // connection set-up, apart from the transactions
 	MeasuredS    float64            `json:"measured_s"`      // the time TPS is over
 	Extra        map[string]float64 `json:"extra,omitempty"` // workload-specific figures
+	// Histogram is the measured transactions' latency distribution: how
+	// many took up to each bucket's bound, in buckets ten to a decade
+	// (1, 1.26, 1.58 ... ms), empty buckets left out.
+	Histogram []Bucket `json:"histogram,omitempty"`
+}
+
+// Bucket is one bar of a latency histogram: Count transactions took more
+// than the bucket before's bound and at most UpToMs.
+type Bucket struct {
+	UpToMs float64 `json:"up_to_ms"`
+	Count  int64   `json:"count"`
 }
 
 // Interval is one point of the series, at T seconds after the measured
@@ -104,7 +121,9 @@ type Interval struct {
 	Transactions int64   `json:"transactions"`
 	TPS          float64 `json:"tps"`
 	QPS          float64 `json:"qps"`
+	P50Ms        float64 `json:"p50_ms"`
 	P95Ms        float64 `json:"p95_ms"`
+	P99Ms        float64 `json:"p99_ms"`
 	Errors       int64   `json:"errors"`
 }
 

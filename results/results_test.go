@@ -17,7 +17,7 @@ func TestSaveLoad(t *testing.T) {
 	start := time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC)
 	r := Run{ID: NewID(start, "tpcb"), Kind: "bench", Host: "pi4", Started: start, Finished: start.Add(20 * time.Second),
 		Facts:    &facts.Facts{Model: "Raspberry Pi 4 Model B Rev 1.4", RAMBytes: 4 << 30},
-		Settings: []Setting{{"shared_buffers", "1GB"}},
+		Settings: []Setting{{Name: "shared_buffers", Value: "1GB"}},
 		Workload: Workload{Name: "tpcb", Engine: "postgres", Clients: 8, DurationS: 20, Scale: 10},
 		Summary:  Summary{Transactions: 1000, TPS: 50, Latency: Latency{P95: 12.5}, Errors: map[string]int64{}},
 		Series:   []Interval{{T: 1, Transactions: 50, TPS: 50, P95Ms: 12}, {T: 2, Transactions: 48, TPS: 48, P95Ms: 13.25}},
@@ -37,7 +37,7 @@ func TestSaveLoad(t *testing.T) {
 		t.Errorf("loaded %+v", got)
 	}
 	csv, _ := os.ReadFile(filepath.Join(runDir, "series.csv"))
-	if want := "t_s,transactions,tps,qps,p95_ms,errors\n1,50,50,0,12,0\n2,48,48,0,13.25,0\n"; string(csv) != want {
+	if want := "t_s,transactions,tps,qps,p50_ms,p95_ms,p99_ms,errors\n1,50,50,0,0,12,0,0\n2,48,48,0,0,13.25,0,0\n"; string(csv) != want {
 		t.Errorf("series.csv:\n%s\nwant:\n%s", csv, want)
 	}
 	// a newer schema is refused, not misread
@@ -59,13 +59,15 @@ func goldenRun() Run {
 			OS: facts.OSRelease{ID: "debian", VersionID: "12", Codename: "bookworm"}, MemBytes: 3977601024, RAMBytes: 4 << 30, CPUs: 4,
 			Storage: "sd", BootTarget: "multi-user.target", Thermal: true, Vcgencmd: true,
 			Engine: facts.EngineState{Flavor: "postgres", Version: "15.18", Running: true}},
-		Settings: []Setting{{"shared_buffers", "1GB"}, {"max_parallel_workers_per_gather", "0"}},
+		Settings: []Setting{{Name: "shared_buffers", Value: "1GB", Tuned: "1GB", Why: "25% of RAM"}, {Name: "max_parallel_workers_per_gather", Value: "0"}},
 		Workload: Workload{Name: "tpcb", Engine: "postgres", Clients: 8, DurationS: 60, WarmupS: 10, Scale: 10, Protocol: "simple", Via: "direct"},
 		Summary: Summary{Transactions: 120000, Queries: 840000, TPS: 2000, QPS: 14000,
 			Latency: Latency{Avg: 4, Stddev: 1.5, P50: 3.75, P95: 6.5, P99: 9.25, Max: 31, Count: 120000},
 			Ops:     map[string]Latency{"tpcb": {Avg: 4, P50: 3.75, P95: 6.5, P99: 9.25, Max: 31, Count: 120000}},
-			Errors:  map[string]int64{"serialization": 3}, Retries: 3, Reconnects: 1, ConnectMs: Latency{Avg: 2, Max: 3, Count: 9}, MeasuredS: 60},
-		Series: []Interval{{T: -1, Transactions: 1900, TPS: 1900, QPS: 13300, P95Ms: 7}, {T: 1, Transactions: 2000, TPS: 2000, QPS: 14000, P95Ms: 6.5, Errors: 1}},
+			Errors:  map[string]int64{"serialization": 3}, Retries: 3, Reconnects: 1, ConnectMs: Latency{Avg: 2, Max: 3, Count: 9}, MeasuredS: 60,
+			Histogram: []Bucket{{UpToMs: 3.981, Count: 70000}, {UpToMs: 6.31, Count: 44000}, {UpToMs: 10, Count: 5990}, {UpToMs: 31.623, Count: 10}}},
+		Series: []Interval{{T: -1, Transactions: 1900, TPS: 1900, QPS: 13300, P50Ms: 4, P95Ms: 7, P99Ms: 9.5},
+			{T: 1, Transactions: 2000, TPS: 2000, QPS: 14000, P50Ms: 3.75, P95Ms: 6.5, P99Ms: 9.25, Errors: 1}},
 		Thermal: []Reading{{T: -5, At: start.Add(5 * time.Second), TempC: &temp, ArmHz: &hz, Throttled: &zero},
 			{T: 30, At: start.Add(40 * time.Second), TempC: &hot, Throttled: &capped}, {T: 31, At: start.Add(41 * time.Second)}},
 		Verdict: &Verdict{Verdict: Fail, Reasons: []Reason{{Code: "max_temp", Message: "the CPU reached 81.2 C", Fail: true}},

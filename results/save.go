@@ -79,9 +79,10 @@ func (r Run) files() (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := [][]string{{"t_s", "transactions", "tps", "qps", "p95_ms", "errors"}}
+	rows := [][]string{{"t_s", "transactions", "tps", "qps", "p50_ms", "p95_ms", "p99_ms", "errors"}}
 	for _, i := range r.Series {
-		rows = append(rows, []string{num(i.T), strconv.FormatInt(i.Transactions, 10), num(i.TPS), num(i.QPS), num(i.P95Ms), strconv.FormatInt(i.Errors, 10)})
+		rows = append(rows, []string{num(i.T), strconv.FormatInt(i.Transactions, 10), num(i.TPS), num(i.QPS),
+			num(i.P50Ms), num(i.P95Ms), num(i.P99Ms), strconv.FormatInt(i.Errors, 10)})
 	}
 	var series bytes.Buffer
 	if err := csv.NewWriter(&series).WriteAll(rows); err != nil {
