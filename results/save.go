@@ -90,14 +90,15 @@ func (r Run) files() (map[string][]byte, error) {
 	}
 	var therm bytes.Buffer
 	therm.WriteString(thermal.CSVHeader)
-	if err := thermal.WriteCSV(&therm, r.thermalReadings()...); err != nil {
+	if err := thermal.WriteCSV(&therm, r.ThermalReadings()...); err != nil {
 		return nil, err
 	}
 	return map[string][]byte{"run.json": append(data, '\n'), "series.csv": series.Bytes(), "thermal.csv": therm.Bytes()}, nil
 }
 
-// thermalReadings are the run's readings as the thermal package writes them.
-func (r Run) thermalReadings() []thermal.Reading {
+// ThermalReadings are the run's readings as package thermal has them
+// (NaN where the temperature is unknown), for its CSV and the verdict.
+func (r Run) ThermalReadings() []thermal.Reading {
 	out := make([]thermal.Reading, 0, len(r.Thermal))
 	for _, x := range r.Thermal {
 		rd := thermal.Reading{Host: r.Host, At: x.At, TempC: math.NaN()}

@@ -8,7 +8,7 @@ fi
 if ! command -v go >/dev/null; then
   for d in /usr/local/go/bin /usr/lib/go/bin; do [ -x "$d/go" ] && PATH="$d:$PATH"; done
 fi
-command -v go >/dev/null || { echo "${0##*/}: needs Go 1.26 (see go.mod)" >&2; exit 2; }
+command -v go >/dev/null || { echo "${0##*/}: needs Go 1.26 (see go.mod and the README's Quick start)" >&2; exit 2; }
 
 # the lab: nspawn, debootstrap, nft, its package cache; and the ssh client
 need=()

@@ -11,6 +11,13 @@ log() { printf '== %s\n' "$*" >&2; }
 
 . scripts/deps.sh
 
+# the report's browser test: Debian's chromium, headless
+if ! command -v chromium >/dev/null; then
+  log "installing chromium"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
 log "go mod download"
 go mod download
 

@@ -85,35 +85,22 @@ func Judge(in Input) results.Verdict {
 	}
 
 	// thermal
-	var first, last thermal.Flags
-	var haveFlags, underVoltage bool
-	var during thermal.Flags // now-flags seen during the run
+	fl := Throttling(in.Readings, in.RunStart, in.RunEnd)
+	during, appeared, haveFlags := fl.During, fl.Appeared, fl.Known
+	underVoltage := false
 	maxC := math.Inf(-1)
 	for _, r := range in.Readings {
 		if !math.IsNaN(r.TempC) && r.TempC > maxC {
 			maxC = r.TempC
 		}
-		if !r.ThrottledKnown {
-			continue
-		}
-		if !haveFlags {
-			first, haveFlags = r.Throttled, true
-		}
-		last = r.Throttled
-		if r.UnderVoltageKnown && r.Throttled&(thermal.UnderVoltage|thermal.UnderVoltageSinceBoot) != 0 {
+		if r.ThrottledKnown && r.UnderVoltageKnown && r.Throttled&(thermal.UnderVoltage|thermal.UnderVoltageSinceBoot) != 0 {
 			underVoltage = true
 		}
-		if !r.At.Before(in.RunStart) && !r.At.After(in.RunEnd) {
-			during |= r.Throttled
-		}
 	}
-	// a since-boot flag that appeared between the first reading and the
-	// last happened in between, even if no reading caught it
-	appeared := last &^ first
 	if underVoltage {
-		add(true, UnderVoltage, "under-voltage: the power supply cannot hold 5 V under load (get_throttled %s)", last)
+		add(true, UnderVoltage, "under-voltage: the power supply cannot hold 5 V under load (get_throttled %s)", fl.Last)
 	}
-	if during&(thermal.Throttled|thermal.FreqCapped) != 0 || appeared&(thermal.ThrottledSinceBoot|thermal.FreqCappedSinceBoot) != 0 {
+	if fl.ArmThrottled() {
 		v.Throttled = true
 		add(true, Throttled, "the firmware throttled the Arm cores during the run (get_throttled %s): the numbers are the cooling's, not the board's", (during | appeared))
 	}
@@ -168,6 +155,42 @@ func Judge(in Input) results.Verdict {
 		v.Verdict = Warn
 	}
 	return v
+}
+
+// Flags is what get_throttled said of a run.
+type Flags struct {
+	During   thermal.Flags // the "now" flags seen at readings during the run
+	Appeared thermal.Flags // flags set at the last reading that the first had not: since-boot flags that appeared in between
+	Last     thermal.Flags // the last reading's value
+	Known    bool          // some reading had get_throttled's value
+}
+
+// Throttling reads the flags of the readings, the run being from start to
+// end. A since-boot flag that appeared between the first reading and the
+// last happened in between, even if no reading caught it.
+func Throttling(rs []thermal.Reading, start, end time.Time) Flags {
+	var f Flags
+	var first thermal.Flags
+	for _, r := range rs {
+		if !r.ThrottledKnown {
+			continue
+		}
+		if !f.Known {
+			first, f.Known = r.Throttled, true
+		}
+		f.Last = r.Throttled
+		if !r.At.Before(start) && !r.At.After(end) {
+			f.During |= r.Throttled
+		}
+	}
+	f.Appeared = f.Last &^ first
+	return f
+}
+
+// ArmThrottled reports whether the firmware throttled or capped the Arm
+// cores during the run.
+func (f Flags) ArmThrottled() bool {
+	return f.During&(thermal.Throttled|thermal.FreqCapped) != 0 || f.Appeared&(thermal.ThrottledSinceBoot|thermal.FreqCappedSinceBoot) != 0
 }
 
 // Quarters returns the mean TPS of the measured series' first and last

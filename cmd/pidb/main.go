@@ -89,8 +89,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			benchCommand(),
 			thermalCommand(),
 			validateCommand(),
+			runsCommand(),
+			reportCommand(),
+			compareCommand(),
 			tuneCommand(),
 			labCommand(),
+			demoCommand(),
 		},
 	}
 	app.Action = groupAction

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"pidb/demo"
+	"pidb/output"
+)
+
+func demoCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "demo",
+		Usage: "the whole job on three simulated Pis: lab up, provision, validate, the Pi 4 in a case against with a fan, the report (Linux, root)",
+		UsageText: "pidb demo [--keep] [--duration D] [--thermal-speed N] [--idle D] [--out DIR]\n" +
+			"   a few minutes once the lab's base image is cached (the first run builds it and installs the databases)",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "keep", Usage: "leave the lab up at the end, to explore it (a lab that was up before the demo is always left up)"},
+			&cli.DurationFlag{Name: "duration", Usage: "each validation's measured time", Value: demo.DefaultDuration},
+			&cli.DurationFlag{Name: "warmup", Usage: "each validation's warm-up", Value: demo.DefaultWarmup},
+			&cli.DurationFlag{Name: "idle", Usage: "the idle readings before and after each load", Value: demo.DefaultIdle},
+			&cli.Float64Flag{Name: "thermal-speed", Usage: "simulated seconds per real second: 1 is real time (a Pi 4 in a case takes minutes to pass 80 C)", Value: demo.DefaultThermalSpeed},
+			&cli.StringFlag{Name: "out", Usage: "the runs and the report go into `DIR`", Value: demo.DefaultOut},
+			labDirFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("unexpected argument %q", c.Args().First())
+			}
+			if c.Duration("duration") <= 0 || c.Duration("warmup") < 0 || c.Duration("idle") < 0 {
+				return usagef("--duration must be more than zero, --warmup and --idle not negative")
+			}
+			if s := c.Float64("thermal-speed"); s <= 0 || s > 1000 {
+				return usagef("--thermal-speed %g: want more than 0, at most 1000", s)
+			}
+			res, err := demo.Run(c.Context, demo.Options{LabDir: c.String("dir"), Out: c.String("out"), Duration: c.Duration("duration"), Warmup: c.Duration("warmup"),
+				Idle: c.Duration("idle"), ThermalSpeed: c.Float64("thermal-speed"), Keep: c.Bool("keep"), Log: c.App.ErrWriter, Version: version()})
+			w := c.App.Writer
+			if len(res.Validations) > 0 {
+				rows := make([][]string, 0, len(res.Validations))
+				for _, v := range res.Validations {
+					var codes []string
+					for _, x := range v.Reasons {
+						codes = append(codes, x.Code)
+					}
+					rows = append(rows, []string{v.Host, v.Cooling, v.Verdict, fmt.Sprintf("%.1f", v.TPS), fmt.Sprintf("%.2f", v.P95Ms), numOr(v.MaxTempC, "%.1f"),
+						fmt.Sprint(v.Throttled), strings.Join(codes, ",")})
+				}
+				fmt.Fprintln(w)
+				if err := output.Table(w, []string{"HOST", "COOLING", "VERDICT", "TPS", "P95_MS", "MAX_C", "THROTTLED", "REASONS"}, rows); err != nil {
+					return err
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if res.Comparison != nil {
+				fmt.Fprintln(w, "\nThe Pi 4 in a case (base) against the Pi 4 with a fan:")
+				header, rows := res.Comparison.Table()
+				if err := output.Table(w, header, rows); err != nil {
+					return err
+				}
+			}
+			abs, _ := filepath.Abs(res.Report)
+			fmt.Fprintf(w, "\nThe report: %s\n", abs)
+			if res.KeptUp {
+				fmt.Fprintf(w, "The lab is up (pidb lab down takes it away). Log in to the simulated Pi 4 the way pidb does:\n  %s\nIts inventory: %s\n", res.SSH, res.Inventory)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"pidb/internal/labtest"
+)
+
+// TestDemoOnTheLab runs `pidb demo` end to end on the running lab, with
+// short durations and simulated time twenty times faster: every host
+// validated, the Pi 4 FAILs in its case and PASSes with its fan, and the
+// report has the three hosts in its fleet table and the case against the
+// fan in its comparison, with the change in throughput as a percentage.
+// The lab was up before, so the demo leaves it up.
+func TestDemoOnTheLab(t *testing.T) {
+	inv := labtest.Inventory(t)
+	dir := filepath.Dir(inv.Path)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	needSimulator(t, dir)
+	defer labUp(t, dir, "--hosts", "pi4", "--cooling", "fan", "--thermal-speed", "1")
+	out := filepath.Join(t.TempDir(), "demo")
+	code, stdout, errOut := runPidb(t, "demo", "--dir", dir, "--out", out, "--duration", "30s", "--warmup", "2s", "--idle", "4s", "--thermal-speed", "20")
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	// the story's steps, in order, on stderr
+	last := -1
+	for i := 1; i <= 6; i++ {
+		at := strings.Index(errOut, "== "+string(rune('0'+i))+"/6 ")
+		if at < 0 || at < last {
+			t.Errorf("step %d/6 missing or out of order in the progress", i)
+		}
+		last = at
+	}
+	// every validation: host, cooling, verdict
+	want := []string{`pi4\s+fan\s+PASS`, `pi3\s+fan\s+PASS`, `zero\s+fan\s+PASS`, `pi4\s+case\s+FAIL\s.*throttled`, `pi4\s+fan\s+PASS`}
+	for _, w := range want {
+		if !regexp.MustCompile(`(?m)^` + w).MatchString(stdout) {
+			t.Errorf("no validation line %q in:\n%s", w, stdout)
+		}
+	}
+	tps := regexp.MustCompile(`(?m)^TPS\s+[\d.]+\s+[\d.]+\s+(\+[\d.]+%)$`).FindStringSubmatch(stdout)
+	if tps == nil {
+		t.Errorf("no TPS change, as a rise in percent, in the comparison:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "The lab is up") || !strings.Contains(stdout, "ssh -o StrictHostKeyChecking=yes") {
+		t.Errorf("the demo did not say the lab is up and how to log in:\n%s", stdout)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	for _, h := range []string{"pi4", "pi3", "zero"} {
+		row := regexp.MustCompile(`(?s)<tr data-host="` + h + `">(.*?)</tr>`).FindStringSubmatch(html)
+		if row == nil || !strings.Contains(row[1], `data-col="verdict">PASS<`) || !regexp.MustCompile(`data-col="tps">[1-9][\d.]*<`).MatchString(row[1]) ||
+			!regexp.MustCompile(`data-col="p95">[\d.]+<`).MatchString(row[1]) || !regexp.MustCompile(`data-col="max_temp">[\d.]+<`).MatchString(row[1]) {
+			t.Errorf("fleet row of %s: %v", h, row)
+		}
+	}
+	for _, id := range []string{"throughput", "temperature", "thermal-pi4", "thermal-pi3", "thermal-zero", "compare-throughput"} {
+		if !strings.Contains(html, `<figure id="chart-`+id+`"`) {
+			t.Errorf("the report has no chart %s", id)
+		}
+	}
+	if tps != nil && !strings.Contains(html, ">"+tps[1]+"</td>") {
+		t.Errorf("the report's comparison has not the TPS change %s", tps[1])
+	}
+	runs, _ := filepath.Glob(filepath.Join(out, "runs", "*", "*", "run.json"))
+	if len(runs) != 5 {
+		t.Errorf("%d runs saved, want 5 (three hosts, then the Pi 4 twice)", len(runs))
+	}
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunsCommand lists the recorded demo runs and a broken folder.
+func TestRunsCommand(t *testing.T) {
+	dir := t.TempDir()
+	copyRuns(t, "../../report/testdata/demo", dir)
+	os.MkdirAll(filepath.Join(dir, "pi4", "20991231T000000Z-broken"), 0o755)
+	code, out, errOut := runPidb(t, "runs", dir)
+	if code != 0 || !strings.HasPrefix(out, "RUN ") || strings.Count(out, "\n") != 1+7 || !strings.Contains(out, "UNREADABLE") || !strings.Contains(errOut, "cannot be read") {
+		t.Errorf("runs: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = runPidb(t, "runs", "--host", "pi3", "--json", dir)
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 1 || rows[0]["workload"] != "oltp-read-only" || rows[0]["verdict"] != "PASS" {
+		t.Errorf("runs --host pi3 --json: exit %d, %v\n%s", code, err, out)
+	}
+	if code, _, errOut := runPidb(t, "runs", "--last", "-1", dir); code != 2 {
+		t.Errorf("--last -1: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestReportCommand writes the page of a results folder, and compares two
+// runs named by id.
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	copyRuns(t, "../../report/testdata/demo", dir)
+	page := filepath.Join(t.TempDir(), "r.html")
+	code, out, errOut := runPidb(t, "report", "-o", page, dir)
+	if code != 0 || strings.TrimSpace(out) != page {
+		t.Fatalf("report: exit %d\n%s\n%s", code, out, errOut)
+	}
+	data, err := os.ReadFile(page)
+	if err != nil || strings.Count(string(data), "<tr data-host=") != 3 {
+		t.Errorf("report: %v, %d fleet rows", err, strings.Count(string(data), "<tr data-host="))
+	}
+	ids, _ := filepath.Glob(filepath.Join(dir, "pi4", "*"))
+	code, out, errOut = runPidb(t, "compare", "-o", page, "--dir", dir, filepath.Base(ids[1]), filepath.Base(ids[2]))
+	if code != 0 || !strings.Contains(out, "METRIC") || !strings.Contains(out, "TPS") {
+		t.Errorf("compare by id: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, errOut := runPidb(t, "report", "--compare", "-o", page, ids[0]); code != 2 || !strings.Contains(errOut, "two runs") {
+		t.Errorf("compare with one run: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := runPidb(t, "report", "-o", page, "--dir", dir, "no-such-run"); code != 2 || !strings.Contains(errOut, "no-such-run") {
+		t.Errorf("an unknown run: exit %d\n%s", code, errOut)
+	}
+}
+
+func copyRuns(t *testing.T, from, to string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(from, "*", "*", "run.json"))
+	if len(files) == 0 {
+		t.Fatalf("no runs in %s", from)
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(from, f)
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(to, rel)), 0o755)
+		if err := os.WriteFile(filepath.Join(to, rel), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

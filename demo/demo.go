@@ -1,0 +1,297 @@
+// Package demo is `pidb demo`: the whole job on the simulated Pi lab, as
+// the first write-up told it. The lab comes up with three boards (a Pi 4B,
+// a Pi 3B and a Pi Zero W, with fans); pidb provisions and validates all
+// three; the Pi 4 goes into a case without a fan and is validated alone:
+// it throttles, sags and FAILs; it gets its fan back and is validated
+// again (PASS); the two runs are compared; and the report of it all is
+// written. It calls the same pipeline as the
+// commands (package job, over package fleet).
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"pidb/bench/workloads"
+	"pidb/config"
+	"pidb/fleet"
+	"pidb/inventory"
+	"pidb/job"
+	"pidb/lab"
+	"pidb/provision"
+	"pidb/remote"
+	"pidb/report"
+	"pidb/tune"
+)
+
+// Options are the demo's settings; the zero value of each is its default.
+type Options struct {
+	LabDir       string        // the lab's state; default lab.DefaultDir
+	Out          string        // the runs and the report go here; default "pidb-demo"
+	Duration     time.Duration // each validation's measured time; default 1m
+	Warmup       time.Duration // default 5s
+	Idle         time.Duration // the idle readings before and after each load; default 15s
+	ThermalSpeed float64       // simulated seconds per real second; default 10
+	Keep         bool          // leave the lab up at the end
+	Log          io.Writer     // progress: the story's steps and each host's lines
+	Version      string        // pidb's, saved with the runs
+}
+
+// Defaults of the demo: a few minutes on a 2-core machine once the lab's
+// base image and packages are cached.
+const (
+	DefaultOut          = "pidb-demo"
+	DefaultDuration     = time.Minute
+	DefaultWarmup       = 5 * time.Second
+	DefaultIdle         = 15 * time.Second
+	DefaultThermalSpeed = 10
+)
+
+// The lab's Pi 4, the one that goes into a case and then gets a fan.
+const pi4 = "pi4"
+
+// Result is what the demo found.
+type Result struct {
+	Report      string             // the page's path
+	Rows        []report.Row       // the report's fleet table: the newest run of each host
+	Comparison  *report.Comparison // the Pi 4 in a case (base) against with a fan
+	Validations []Validation       // every validation, in the story's order
+	Inventory   string             // the lab's inventory
+	KeptUp      bool               // the lab is still up
+	SSH         string             // how to log in to a simulated Pi, when it is
+}
+
+// Validation is one host's validation in the story, and how it was cooled.
+type Validation struct {
+	job.ValidateResult
+	Cooling string // "case" or "fan"
+}
+
+// Run tells the story. The lab comes down at the end unless Keep is set or
+// it was up before the demo started.
+func Run(ctx context.Context, o Options) (Result, error) {
+	o = o.withDefaults()
+	var res Result
+	l := lab.New(o.LabDir, o.Log)
+	wasUp := false
+	for _, s := range l.Status() {
+		wasUp = wasUp || s.State == "up"
+	}
+	st := story{log: o.Log, total: 6}
+
+	st.step("the lab: three simulated Pis, the first write-up's desk (a Pi 4B 4 GB, a Pi 3B and a Pi Zero W, with fans), simulated time %gx", o.ThermalSpeed)
+	if err := l.SetThermal("fan", "", o.ThermalSpeed); err != nil {
+		return res, err
+	}
+	invPath, err := l.Up(ctx, nil)
+	if err != nil {
+		return res, fmt.Errorf("lab up: %w", err)
+	}
+	res.Inventory = invPath
+	keep := o.Keep || wasUp
+	if !keep {
+		defer func() {
+			st.note("taking the lab down (--keep leaves it up)")
+			if err := l.Down(context.WithoutCancel(ctx)); err != nil {
+				st.note("lab down: " + err.Error())
+			}
+		}()
+	}
+	inv, err := inventory.Load(invPath, inventory.Workloads(workloads.Names()...), inventory.Presets(tune.PresetNames()...))
+	if err != nil {
+		return res, err
+	}
+	hosts, err := inv.Select("")
+	if err != nil {
+		return res, err
+	}
+	auth, err := remote.NewAuth([]string{l.KeyPath()}, "", nil)
+	if err != nil {
+		return res, err
+	}
+	defer auth.Close()
+	fo := fleet.Options{Progress: o.Log, Auth: auth, ConnectTimeout: 20 * time.Second}
+	env := job.Env{Inventory: inv, Out: filepath.Join(o.Out, "runs"), Version: o.Version}
+
+	st.step("provision: install the database (PostgreSQL on the Pi 4 and the Zero, MariaDB on the Pi 3), tune it to the board's RAM, turn the desktop off, open the port to the lab's subnet only")
+	prov := fleet.Run(ctx, hosts, fo, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (provision.Report, error) {
+		return env.Provision(ctx, h, job.Over(r), job.ProvisionOptions{Steps: job.AllSteps}, step)
+	})
+	if err := fleet.Err(prov); err != nil {
+		return res, fmt.Errorf("provision: %w", err)
+	}
+
+	plans := map[string]job.Plan{}
+	therm := config.DefaultThermal(config.ForValidate)
+	therm.IdleBefore, therm.IdleAfter = o.Idle, o.Idle
+	// a reading every 15 simulated seconds, as the write-up logged, but no
+	// more than one a second
+	therm.Interval = max(time.Second, time.Duration(float64(15*time.Second)/o.ThermalSpeed).Round(100*time.Millisecond))
+	for _, h := range hosts {
+		b, err := config.BenchFor(h, config.Values{"duration": o.Duration, "warmup": o.Warmup})
+		if err != nil {
+			return res, err
+		}
+		if plans[h.Name], err = job.Resolve(h, b, therm); err != nil {
+			return res, err
+		}
+	}
+	validateAll := func(hs []inventory.Host, pi4Cooling string) ([]job.ValidateResult, error) {
+		out := fleet.Run(ctx, hs, fo, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (job.ValidateResult, error) {
+			return env.Validate(ctx, h, job.Over(r), plans[h.Name], config.Validate{}, step)
+		})
+		var vs []job.ValidateResult
+		for _, r := range out {
+			v := Validation{ValidateResult: r.Value, Cooling: "fan"}
+			if r.Host.Name == pi4 {
+				v.Cooling = pi4Cooling
+			}
+			if r.Err != nil {
+				v.Verdict, v.Error = "ERROR", r.Err.Error()
+			}
+			vs = append(vs, r.Value)
+			res.Validations = append(res.Validations, v)
+		}
+		return vs, fleet.Err(out)
+	}
+
+	st.step("validate all three, with fans: each one's baseline workload for %s with the temperature read every %s, %s idle before and after", o.Duration, therm.Interval, o.Idle)
+	first, err := validateAll(hosts, "fan")
+	if err != nil {
+		return res, fmt.Errorf("validate: %w", err)
+	}
+	for _, v := range first {
+		st.note(fmt.Sprintf("%s: %s, %.1f TPS", v.Host, v.Verdict, v.TPS))
+	}
+	pi4Hosts, err := inv.Select(pi4)
+	if err != nil {
+		return res, err
+	}
+	cooled := func(cooling string) error {
+		if err := l.SetThermal(pi4+"="+cooling, "", o.ThermalSpeed); err != nil {
+			return err
+		}
+		if _, err := l.Up(ctx, []string{pi4}); err != nil {
+			return fmt.Errorf("lab up: %w", err)
+		}
+		return nil
+	}
+
+	st.step("the first write-up's finding: the Pi 4 goes into a case without a fan, and is validated alone")
+	if err := cooled("case"); err != nil {
+		return res, err
+	}
+	inCase, err := validateAll(pi4Hosts, "case")
+	if err != nil {
+		return res, fmt.Errorf("validate: %w", err)
+	}
+	st.note(fmt.Sprintf("%s in a case: %s, %.1f TPS", pi4, inCase[0].Verdict, inCase[0].TPS))
+
+	st.step("the Pi 4 gets its fan back, and is validated again")
+	if err := cooled("fan"); err != nil {
+		return res, err
+	}
+	withFan, err := validateAll(pi4Hosts, "fan")
+	if err != nil {
+		return res, fmt.Errorf("validate: %w", err)
+	}
+	st.note(fmt.Sprintf("%s with a fan: %s, %.1f TPS", pi4, withFan[0].Verdict, withFan[0].TPS))
+	caseRun, fanRun := runDir(inCase, pi4), runDir(withFan, pi4)
+	if caseRun == "" || fanRun == "" {
+		return res, errors.New("the Pi 4's runs were not saved")
+	}
+
+	st.step("the report: the fleet, and the Pi 4 in a case compared with the Pi 4 with a fan")
+	pair, err := report.Open([]string{caseRun, fanRun})
+	if err != nil {
+		return res, err
+	}
+	var newest []string
+	for _, v := range first {
+		if v.Host != pi4 {
+			newest = append(newest, v.RunDir)
+		}
+	}
+	fleetRuns, err := report.Open(append([]string{fanRun}, newest...))
+	if err != nil {
+		return res, err
+	}
+	rep, err := report.Build(report.Input{Runs: report.NewestPerHost(fleetRuns), Compare: pair, Source: "pidb demo", Version: o.Version, Now: time.Now()})
+	if err != nil {
+		return res, err
+	}
+	res.Report = filepath.Join(o.Out, "report.html")
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return res, err
+	}
+	if err := rep.WriteFile(res.Report); err != nil {
+		return res, err
+	}
+	res.Rows, res.Comparison = rep.Rows, rep.Comparison
+	if keep {
+		res.KeptUp = true
+		res.SSH = fmt.Sprintf("ssh -o StrictHostKeyChecking=yes -o UserKnownHostsFile=%s -i %s pi@%s", l.KnownHostsPath(), l.KeyPath(), hostAddress(hosts, pi4))
+	}
+	return res, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.LabDir == "" {
+		o.LabDir = lab.DefaultDir
+	}
+	if o.Out == "" {
+		o.Out = DefaultOut
+	}
+	if o.Duration == 0 {
+		o.Duration = DefaultDuration
+	}
+	if o.Warmup == 0 {
+		o.Warmup = DefaultWarmup
+	}
+	if o.Idle == 0 {
+		o.Idle = DefaultIdle
+	}
+	if o.ThermalSpeed == 0 {
+		o.ThermalSpeed = DefaultThermalSpeed
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o
+}
+
+func runDir(vs []job.ValidateResult, host string) string {
+	for _, v := range vs {
+		if v.Host == host {
+			return v.RunDir
+		}
+	}
+	return ""
+}
+
+func hostAddress(hs []inventory.Host, name string) string {
+	for _, h := range hs {
+		if h.Name == name {
+			return h.Address
+		}
+	}
+	return ""
+}
+
+// story prints where the demo is: "== 3/6 validate all three ...".
+type story struct {
+	log      io.Writer
+	n, total int
+}
+
+func (s *story) step(format string, args ...any) {
+	s.n++
+	fmt.Fprintf(s.log, "\n== %d/%d %s\n", s.n, s.total, fmt.Sprintf(format, args...))
+}
+
+func (s *story) note(msg string) { fmt.Fprintf(s.log, "   %s\n", msg) }

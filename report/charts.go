@@ -1,0 +1,273 @@
+package report
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"pidb/results"
+	"pidb/thermal"
+)
+
+// labelled is a run as the charts name and colour it.
+type labelled struct {
+	run    results.Run
+	label  string
+	colour int
+}
+
+const timeAxis = "seconds from the start of the measured run"
+
+// throughputFigure is TPS per interval, one line per run, on one time axis
+// (the warm-up before 0).
+func throughputFigure(id, title string, runs []labelled) *Figure {
+	pn := panel{title: title, x: timeAxis, y: "transactions per second", yFromZero: true}
+	f := &Figure{ID: id, Title: title, Caption: "Each point is one interval of the driver (" + intervalOf(runs) + "); the points before 0 are the warm-up, which the totals leave out."}
+	for _, r := range runs {
+		xy := make(plotter.XYs, 0, len(r.run.Series))
+		for _, iv := range whole(r.run.Series) {
+			xy = append(xy, plotter.XY{X: iv.T, Y: iv.TPS})
+		}
+		pn.lines = append(pn.lines, line{name: r.label, xy: xy, color: colour(r.colour)})
+		f.Series = append(f.Series, r.label)
+	}
+	f.panels = []panel{pn}
+	return f
+}
+
+func intervalOf(runs []labelled) string {
+	for _, r := range runs {
+		if s := r.run.Series; len(s) > 2 {
+			return seconds(s[1].T-s[0].T) + " each"
+		}
+	}
+	return "one a second"
+}
+
+// whole is the series without its last point when that covers less than
+// half an interval: the moment between the last full interval and the end
+// of the run, whose rate is mostly chance.
+func whole(s []results.Interval) []results.Interval {
+	if n := len(s); n > 2 && s[n-1].T-s[n-2].T < (s[1].T-s[0].T)/2 {
+		return s[:n-1]
+	}
+	return s
+}
+
+// window is how long the coarse throughput chart's points are: a minute,
+// as in the write-up, unless the runs are too short to have several.
+func window(runs []labelled) float64 {
+	longest := 0.0
+	for _, r := range runs {
+		longest = math.Max(longest, r.run.Workload.DurationS)
+	}
+	if longest >= 300 {
+		return 60
+	}
+	return 10
+}
+
+// windowFigure is the mean TPS per minute (or per 10 s for short runs) of
+// the measured time, one line per run.
+func windowFigure(id string, runs []labelled) *Figure {
+	w := window(runs)
+	what := "minute"
+	if w != 60 {
+		what = "10 seconds (the runs are shorter than 5 minutes)"
+	}
+	title := "Throughput per " + map[bool]string{true: "minute", false: "10 seconds"}[w == 60]
+	pn := panel{title: title, x: timeAxis, y: "transactions per second", yFromZero: true}
+	f := &Figure{ID: id, Title: title, Caption: "The mean TPS of each " + what + " of the measured run, drawn at the window's end."}
+	for _, r := range runs {
+		sums, counts := map[int]float64{}, map[int]int{}
+		last, end := 0, max(1, int(math.Ceil(r.run.Workload.DurationS/w-1e-9)))
+		for _, iv := range r.run.Series {
+			if iv.T <= 0 {
+				continue
+			}
+			k := min(int(math.Ceil(iv.T/w-1e-9)), end) // the last point ends a moment after the duration
+			sums[k] += iv.TPS
+			counts[k]++
+			last = max(last, k)
+		}
+		var xy plotter.XYs
+		for k := 1; k <= last; k++ {
+			if counts[k] > 0 {
+				xy = append(xy, plotter.XY{X: float64(k) * w, Y: sums[k] / float64(counts[k])})
+			}
+		}
+		pn.lines = append(pn.lines, line{name: r.label, xy: xy, color: colour(r.colour)})
+		f.Series = append(f.Series, r.label)
+	}
+	f.panels = []panel{pn}
+	return f
+}
+
+// temperatureFigure is every run's temperature on one time axis, with the
+// limit and the first run's idle time around the load.
+func temperatureFigure(id, title string, runs []labelled) *Figure {
+	pn := panel{title: title, x: timeAxis, y: "CPU temperature (C)", limit: ptr(float64(limitC)), limitLabel: fmt.Sprintf("%d C: the firmware throttles", limitC)}
+	f := &Figure{ID: id, Title: title, Caption: "One reading per thermal interval, from the idle time before the load (grey) to the cool-down after it (grey)."}
+	for _, r := range runs {
+		var xy plotter.XYs
+		for _, rd := range r.run.Thermal {
+			if rd.TempC != nil {
+				xy = append(xy, plotter.XY{X: rd.T, Y: *rd.TempC})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		pn.lines = append(pn.lines, line{name: r.label, xy: xy, color: colour(r.colour)})
+		f.Series = append(f.Series, r.label)
+	}
+	if len(f.Series) == 0 {
+		return nil
+	}
+	if len(runs) > 0 {
+		pn.bands = idleBands(runs[0].run)
+	}
+	f.panels = []panel{pn}
+	return f
+}
+
+// idleBands are the idle time before the load and the cool-down after it.
+func idleBands(r results.Run) []band {
+	if len(r.Thermal) == 0 {
+		return nil
+	}
+	first, last := r.Thermal[0].T, r.Thermal[len(r.Thermal)-1].T
+	start := -r.Workload.WarmupS
+	end := r.Summary.MeasuredS
+	if end == 0 {
+		end = r.Workload.DurationS
+	}
+	var out []band
+	if first < start {
+		out = append(out, band{from: first, to: start, color: idleColour, label: "idle before and after the load"})
+	}
+	if last > end {
+		out = append(out, band{from: end, to: last, color: idleColour, label: "idle before and after the load"})
+	}
+	return out
+}
+
+// throttledBands are the spans in which get_throttled said the cores were
+// throttled or capped now: from such a reading to the next.
+func throttledBands(r results.Run) []band {
+	var out []band
+	for i, rd := range r.Thermal {
+		if rd.Throttled == nil || thermal.Flags(*rd.Throttled)&(thermal.Throttled|thermal.FreqCapped) == 0 {
+			continue
+		}
+		to := rd.T
+		if i+1 < len(r.Thermal) {
+			to = r.Thermal[i+1].T
+		}
+		if n := len(out); n > 0 && out[n-1].to == rd.T {
+			out[n-1].to = to
+			continue
+		}
+		out = append(out, band{from: rd.T, to: to, color: throttledColour, label: "throttled"})
+	}
+	return out
+}
+
+// thermalFigure is one run's temperature over its clock, on one time axis:
+// the idle time and the throttled spans shaded, the limit drawn.
+func thermalFigure(r labelled) *Figure {
+	var temp, clock plotter.XYs
+	for _, rd := range r.run.Thermal {
+		if rd.TempC != nil {
+			temp = append(temp, plotter.XY{X: rd.T, Y: *rd.TempC})
+		}
+		if rd.ArmHz != nil {
+			clock = append(clock, plotter.XY{X: rd.T, Y: float64(*rd.ArmHz) / 1e6})
+		}
+	}
+	if len(temp) == 0 && len(clock) == 0 {
+		return nil
+	}
+	bands := append(idleBands(r.run), throttledBands(r.run)...)
+	f := &Figure{ID: "thermal-" + r.run.Host, Title: r.label + ": temperature and Arm clock", height: 6 * vg.Centimeter,
+		Caption: "Grey: the idle time before and after the load. Red: get_throttled said the cores were throttled or capped."}
+	if len(temp) > 0 {
+		f.panels = append(f.panels, panel{title: f.Title, y: "CPU temperature (C)", lines: []line{{name: "temperature", xy: temp, color: colour(r.colour)}},
+			bands: bands, limit: ptr(float64(limitC)), limitLabel: fmt.Sprintf("%d C", limitC)})
+		f.Series = append(f.Series, "temperature")
+	}
+	if len(clock) > 0 {
+		f.panels = append(f.panels, panel{x: timeAxis, y: "Arm clock (MHz)", lines: []line{{name: "Arm clock", xy: clock, color: colour(r.colour), steps: true}},
+			bands: bands, yFromZero: true})
+		f.Series = append(f.Series, "Arm clock")
+	} else {
+		f.panels[0].x = timeAxis
+		f.Caption += " The host's clock is not known (no vcgencmd)."
+	}
+	return f
+}
+
+// latencyFigure is one run's p50, p95 and p99 per interval.
+func latencyFigure(r labelled) *Figure {
+	var p50, p95, p99 plotter.XYs
+	for _, iv := range whole(r.run.Series) {
+		if iv.Transactions == 0 {
+			continue
+		}
+		p95 = append(p95, plotter.XY{X: iv.T, Y: iv.P95Ms})
+		if iv.P50Ms > 0 {
+			p50 = append(p50, plotter.XY{X: iv.T, Y: iv.P50Ms})
+			p99 = append(p99, plotter.XY{X: iv.T, Y: iv.P99Ms})
+		}
+	}
+	if len(p95) == 0 {
+		return nil
+	}
+	f := &Figure{ID: "latency-" + r.run.Host, Title: r.label + ": latency over time", Caption: "Each interval's percentiles of the transactions that ended in it."}
+	pn := panel{title: f.Title, x: timeAxis, y: "milliseconds", yFromZero: true}
+	for i, l := range []struct {
+		name string
+		xy   plotter.XYs
+	}{{"p50", p50}, {"p95", p95}, {"p99", p99}} {
+		if len(l.xy) > 0 {
+			pn.lines = append(pn.lines, line{name: l.name, xy: l.xy, color: colour(i), dashed: i == 1})
+			f.Series = append(f.Series, l.name)
+		}
+	}
+	if len(p50) == 0 {
+		f.Caption += " This run was saved by a pidb that kept only the p95 per interval."
+	}
+	f.panels = []panel{pn}
+	return f
+}
+
+// histogramFigure is the latency distribution of the whole measured run,
+// from its saved histogram, on a log scale.
+func histogramFigure(r labelled) *Figure {
+	h := r.run.Summary.Histogram
+	if len(h) == 0 {
+		return nil
+	}
+	f := &Figure{ID: "histogram-" + r.run.Host, Title: r.label + ": latency distribution", Series: []string{"transactions"},
+		Caption: fmt.Sprintf("How many transactions took each latency, in buckets ten to a decade; p50 %.2f ms, p95 %.2f ms, p99 %.2f ms, max %.2f ms.",
+			r.run.Summary.Latency.P50, r.run.Summary.Latency.P95, r.run.Summary.Latency.P99, r.run.Summary.Latency.Max)}
+	// each bucket as a step from the bound before it to its own, the
+	// empty ones (left out of the saved run) as zero
+	bucket := func(ms float64) int { return int(math.Round(10 * math.Log10(ms))) }
+	counts := map[int]int64{}
+	for _, b := range h {
+		counts[bucket(b.UpToMs)] += b.Count
+	}
+	lo, hi := bucket(h[0].UpToMs), bucket(h[len(h)-1].UpToMs)
+	xy := plotter.XYs{{X: math.Pow(10, float64(lo-1)/10), Y: 0}}
+	for k := lo; k <= hi; k++ {
+		xy = append(xy, plotter.XY{X: math.Pow(10, float64(k)/10), Y: float64(counts[k])})
+	}
+	f.panels = []panel{{title: f.Title, x: "latency (ms, log scale)", y: "transactions", logX: true, yFromZero: true,
+		lines: []line{{name: "transactions", xy: xy, color: colour(r.colour), steps: true}}}}
+	return f
+}
+
+func ptr[T any](v T) *T { return &v }

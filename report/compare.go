@@ -1,0 +1,312 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"pidb/results"
+)
+
+// Comparison is runs side by side, the first one the base every other is
+// compared with.
+type Comparison struct {
+	Runs     []Row
+	Labels   []string // each run's name in the table and the charts
+	Cautions []string // what makes the runs not alike (workload, scale, clients), said first
+	Metrics  []Metric
+	Settings []SettingDiff // every live setting that differs between the runs
+	Figures  []*Figure
+}
+
+// Metric is one figure of every run, and its change from the base.
+type Metric struct {
+	Name    string
+	Unit    string
+	Higher  bool       // a higher value is better (TPS); else a lower one (latency)
+	Values  []*float64 // per run; nil where the run does not tell
+	Changes []Change   // per run after the base
+}
+
+// Change is a run's metric against the base's.
+type Change struct {
+	Pct         float64 // (run - base) / base, in percent
+	Delta       float64 // run - base, in the metric's unit
+	NoisePct    float64 // the bigger of the two runs' own noise, in percent; a change within it is none
+	Significant bool
+	Known       bool // both runs tell the metric
+	Better      bool // significant, and for the better
+	Text        string
+}
+
+// SettingDiff is a setting whose live value differs between the runs.
+type SettingDiff struct {
+	Name   string
+	Values []string // per run; "" where the run did not record it
+}
+
+// Noise thresholds for what has no interval series: a temperature is
+// read to a tenth of a degree, but a run's highest moves by degrees with
+// the room and with the load the run happened to get (two runs of one
+// state on the lab, one after the other: 59.1 and 55.9 C); the
+// firmware's clock steps are far apart.
+const (
+	tempNoiseC     = 5.0
+	clockNoisePct  = 5.0
+	minNoisePct    = 1.0 // no two runs are closer than this
+	noiseWindowSec = 10.0
+)
+
+// Compare puts runs side by side, the first as the base.
+func Compare(runs []results.Listed) (*Comparison, error) {
+	if len(runs) < 2 {
+		return nil, fmt.Errorf("compare: want two runs or more, have %d", len(runs))
+	}
+	c := &Comparison{}
+	rs := make([]results.Run, len(runs))
+	for i, l := range runs {
+		if l.Err != nil {
+			return nil, fmt.Errorf("compare: %s: %w", l.Dir, l.Err)
+		}
+		rs[i] = l.Run
+		c.Runs = append(c.Runs, Overview(l))
+	}
+	c.Labels = labels(rs)
+	c.Cautions = cautions(rs)
+
+	base := rs[0]
+	tpsNoise := func(r results.Run) float64 {
+		return seriesNoise(r, func(iv results.Interval) float64 { return iv.TPS })
+	}
+	qpsNoise := func(r results.Run) float64 {
+		return seriesNoise(r, func(iv results.Interval) float64 { return iv.QPS })
+	}
+	p95Noise := func(r results.Run) float64 {
+		return seriesNoise(r, func(iv results.Interval) float64 { return iv.P95Ms })
+	}
+	p99Noise := func(r results.Run) float64 {
+		return seriesNoise(r, func(iv results.Interval) float64 { return math.Max(iv.P99Ms, iv.P95Ms) })
+	}
+	rel := func(noise func(results.Run) float64) func(a, b results.Run, va, vb float64) float64 {
+		return func(a, b results.Run, _, _ float64) float64 { return math.Max(noise(a), noise(b)) }
+	}
+	metrics := []struct {
+		name, unit string
+		higher     bool
+		value      func(Row) *float64
+		noisePct   func(a, b results.Run, va, vb float64) float64
+	}{
+		{"TPS", "", true, func(r Row) *float64 { return ptr(r.TPS) }, rel(tpsNoise)},
+		{"QPS", "", true, func(r Row) *float64 { return ptr(r.QPS) }, rel(qpsNoise)},
+		{"p95 latency", "ms", false, func(r Row) *float64 { return ptr(r.P95Ms) }, rel(p95Noise)},
+		{"p99 latency", "ms", false, func(r Row) *float64 { return ptr(r.P99Ms) }, rel(p99Noise)},
+		{"highest temperature", "C", false, func(r Row) *float64 { return r.MaxTempC },
+			func(_, _ results.Run, va, _ float64) float64 { return 100 * tempNoiseC / math.Abs(va) }},
+		{"lowest Arm clock", "MHz", true, func(r Row) *float64 { return r.MinArmMHz },
+			func(results.Run, results.Run, float64, float64) float64 { return clockNoisePct }},
+	}
+	for _, m := range metrics {
+		mt := Metric{Name: m.name, Unit: m.unit, Higher: m.higher}
+		for _, row := range c.Runs {
+			mt.Values = append(mt.Values, m.value(row))
+		}
+		for i := 1; i < len(rs); i++ {
+			ch := Change{}
+			if a, b := mt.Values[0], mt.Values[i]; a != nil && b != nil && *a != 0 {
+				ch.Known = true
+				ch.Pct, ch.Delta = pct(*a, *b), *b-*a
+				ch.NoisePct = math.Max(m.noisePct(base, rs[i], *a, *b), minNoisePct)
+				ch.Significant = math.Abs(ch.Pct) > ch.NoisePct
+				ch.Better = ch.Significant && (ch.Pct > 0) == m.higher
+			}
+			ch.Text = changeText(ch, m.unit)
+			mt.Changes = append(mt.Changes, ch)
+		}
+		c.Metrics = append(c.Metrics, mt)
+	}
+	c.Settings = settingDiffs(rs)
+	lr := make([]labelled, len(rs))
+	for i, r := range rs {
+		lr[i] = labelled{run: r, label: c.Labels[i], colour: i}
+	}
+	c.Figures = []*Figure{throughputFigure("compare-throughput", "Throughput per interval, overlaid", lr), windowFigure("compare-window", lr)}
+	if f := temperatureFigure("compare-temperature", "Temperature, overlaid", lr); f != nil {
+		c.Figures = append(c.Figures, f)
+	}
+	return c, nil
+}
+
+// changeText says a change as people read it: "+76%", or that it is none.
+func changeText(ch Change, unit string) string {
+	if !ch.Known {
+		return "not known"
+	}
+	sign := func(x float64) string {
+		if x >= 0 {
+			return "+"
+		}
+		return ""
+	}
+	text := fmt.Sprintf("%s%.1f%%", sign(ch.Pct), ch.Pct)
+	if unit == "C" {
+		text = fmt.Sprintf("%s%.1f C (%s)", sign(ch.Delta), ch.Delta, text)
+	}
+	if !ch.Significant {
+		return fmt.Sprintf("no change: %s is within the runs' own noise (±%.1f%%)", text, ch.NoisePct)
+	}
+	return text
+}
+
+// seriesNoise is how much a run's figure moves by itself, in percent of its
+// mean: the spread (standard deviation) of the means of its 10-second
+// windows of the measured time. One window, or none, tells nothing: 0.
+func seriesNoise(r results.Run, v func(results.Interval) float64) float64 {
+	sums, counts := map[int]float64{}, map[int]int{}
+	for _, iv := range r.Series {
+		if iv.T <= 0 || iv.Transactions == 0 {
+			continue
+		}
+		k := int(math.Ceil(iv.T/noiseWindowSec - 1e-9))
+		sums[k] += v(iv)
+		counts[k]++
+	}
+	var means []float64
+	for k, s := range sums {
+		means = append(means, s/float64(counts[k]))
+	}
+	if len(means) < 2 {
+		return 0
+	}
+	var mean, ss float64
+	for _, m := range means {
+		mean += m
+	}
+	mean /= float64(len(means))
+	for _, m := range means {
+		ss += (m - mean) * (m - mean)
+	}
+	if mean == 0 {
+		return 0
+	}
+	return 100 * math.Sqrt(ss/float64(len(means)-1)) / math.Abs(mean)
+}
+
+// labels name each run: its host where the hosts differ, else the host
+// and the run's start.
+func labels(rs []results.Run) []string {
+	hosts := map[string]int{}
+	for _, r := range rs {
+		hosts[r.Host]++
+	}
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Host
+		if hosts[r.Host] > 1 {
+			out[i] = r.Host + " " + r.Started.UTC().Format("01-02 15:04:05")
+		}
+	}
+	return out
+}
+
+// cautions are what makes the runs not alike.
+func cautions(rs []results.Run) []string {
+	var out []string
+	base := rs[0]
+	for i, r := range rs[1:] {
+		var diffs []string
+		a, b := base.Workload, r.Workload
+		if a.Name != b.Name {
+			diffs = append(diffs, fmt.Sprintf("workload %s against %s", a.Name, b.Name))
+		}
+		if a.Engine != b.Engine {
+			diffs = append(diffs, fmt.Sprintf("engine %s against %s", a.Engine, b.Engine))
+		}
+		if a.Scale != b.Scale || a.Tables != b.Tables || a.TableSize != b.TableSize {
+			diffs = append(diffs, fmt.Sprintf("data size (scale %d, %d tables of %d rows) against (scale %d, %d tables of %d rows)", a.Scale, a.Tables, a.TableSize, b.Scale, b.Tables, b.TableSize))
+		}
+		if a.Clients != b.Clients {
+			diffs = append(diffs, fmt.Sprintf("%d clients against %d", a.Clients, b.Clients))
+		}
+		if a.DurationS != b.DurationS {
+			diffs = append(diffs, fmt.Sprintf("a %s run against %s", seconds(a.DurationS), seconds(b.DurationS)))
+		}
+		if base.Host != r.Host {
+			diffs = append(diffs, fmt.Sprintf("host %s against %s", base.Host, r.Host))
+		}
+		if len(diffs) > 0 {
+			out = append(out, fmt.Sprintf("Run %d is not like the base: %s; the changes below are not the settings' or the cooling's alone.", i+2, strings.Join(diffs, ", ")))
+		}
+	}
+	return out
+}
+
+// settingDiffs are the live settings whose values differ between runs.
+func settingDiffs(rs []results.Run) []SettingDiff {
+	values := map[string][]string{}
+	for i, r := range rs {
+		for _, s := range r.Settings {
+			if values[s.Name] == nil {
+				values[s.Name] = make([]string, len(rs))
+			}
+			values[s.Name][i] = s.Value
+		}
+	}
+	var out []SettingDiff
+	for name, v := range values {
+		for _, x := range v[1:] {
+			if x != v[0] {
+				out = append(out, SettingDiff{Name: name, Values: v})
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Table is the comparison as rows for the terminal: each metric's value
+// per run and each run's change from the base, then the settings that
+// differ.
+func (c *Comparison) Table() (header []string, rows [][]string) {
+	header = []string{"METRIC", c.Labels[0] + " (base)"}
+	for _, l := range c.Labels[1:] {
+		header = append(header, l, "CHANGE")
+	}
+	for _, m := range c.Metrics {
+		row := []string{m.Name, value(m.Values[0], m.Unit)}
+		for i, ch := range m.Changes {
+			row = append(row, value(m.Values[i+1], m.Unit), ch.Text)
+		}
+		rows = append(rows, row)
+	}
+	for _, s := range c.Settings {
+		row := []string{"setting " + s.Name, or(s.Values[0], "-")}
+		for _, v := range s.Values[1:] {
+			row = append(row, or(v, "-"), "changed")
+		}
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
+func value(v *float64, unit string) string {
+	if v == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%.1f", *v)
+	if unit == "ms" {
+		s = fmt.Sprintf("%.2f", *v)
+	}
+	if unit != "" {
+		s += " " + unit
+	}
+	return s
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

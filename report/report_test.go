@@ -1,0 +1,402 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"pidb/results"
+)
+
+var update = flag.Bool("update", false, "keep the browser test's screenshot as docs/report.png")
+
+// testdata/demo holds the runs one `pidb demo --keep` saved on the lab,
+// run.json only (the report reads nothing else), and one more validation
+// of the Pi 4 with its fan, for the comparison of two runs of one state:
+//
+//	pi3, zero: validated with fans
+//	pi4: validated with the fleet, then alone in a case (FAIL), then alone
+//	     with its fan (PASS), twice
+const demoDir = "testdata/demo"
+
+// demoRuns are the recorded runs by what they were: "pi3", "zero", "pi4
+// fleet", "pi4 case", "pi4 fan", "pi4 fan again".
+func demoRuns(t *testing.T) map[string]results.Listed {
+	t.Helper()
+	l, err := results.List(demoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]results.Listed{}
+	var pi4 []results.Listed // newest first
+	for _, x := range l {
+		if x.Err != nil {
+			t.Fatalf("%s: %v", x.Dir, x.Err)
+		}
+		if x.Run.Host == "pi4" {
+			pi4 = append(pi4, x)
+		} else {
+			out[x.Run.Host] = x
+		}
+	}
+	if len(pi4) != 4 || len(out) != 2 {
+		t.Fatalf("testdata/demo: %d runs of pi4, %d other hosts; want 4 and 2", len(pi4), len(out))
+	}
+	out["pi4 fan again"], out["pi4 fan"], out["pi4 case"], out["pi4 fleet"] = pi4[0], pi4[1], pi4[2], pi4[3]
+	return out
+}
+
+// demoReport is the report the demo writes: the newest run of each host,
+// and the Pi 4 in its case against with its fan.
+func demoReport(t *testing.T) *Report {
+	t.Helper()
+	d := demoRuns(t)
+	rep, err := Build(Input{Runs: []results.Listed{d["pi3"], d["pi4 fan"], d["zero"]}, Compare: []results.Listed{d["pi4 case"], d["pi4 fan"]},
+		Source: "testdata", Version: "test", Now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func pageOf(t *testing.T, rep *Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// raw reads a run.json without package results, so the expected values do
+// not pass through the code under test.
+func raw(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func field(m map[string]any, path ...string) any {
+	var v any = m
+	for _, p := range path {
+		v = v.(map[string]any)[p]
+	}
+	return v
+}
+
+// TestFleetTable: the fleet table has a row per host whose values are
+// those of the host's run.json.
+func TestFleetTable(t *testing.T) {
+	d := demoRuns(t)
+	page := pageOf(t, demoReport(t))
+	for _, key := range []string{"pi3", "pi4 fan", "zero"} {
+		m := raw(t, d[key].Dir)
+		host := m["host"].(string)
+		row := regexp.MustCompile(`(?s)<tr data-host="` + host + `">(.*?)</tr>`).FindStringSubmatch(page)
+		if row == nil {
+			t.Errorf("no fleet row for %s", host)
+			continue
+		}
+		cell := func(col string) string {
+			c := regexp.MustCompile(`data-col="` + col + `">([^<]*)<`).FindStringSubmatch(row[1])
+			if c == nil {
+				return ""
+			}
+			return c[1]
+		}
+		if want := fmt.Sprintf("%.1f", field(m, "summary", "tps").(float64)); cell("tps") != want {
+			t.Errorf("%s: TPS %q, run.json says %s", host, cell("tps"), want)
+		}
+		if want := fmt.Sprintf("%.2f", field(m, "summary", "latency_ms", "p95").(float64)); cell("p95") != want {
+			t.Errorf("%s: p95 %q, run.json says %s", host, cell("p95"), want)
+		}
+		if want := fmt.Sprintf("%.1f", field(m, "verdict", "max_temp_c").(float64)); cell("max_temp") != want {
+			t.Errorf("%s: highest temperature %q, run.json says %s", host, cell("max_temp"), want)
+		}
+		if want := field(m, "verdict", "verdict").(string); cell("verdict") != want {
+			t.Errorf("%s: verdict %q, run.json says %s", host, cell("verdict"), want)
+		}
+		if model := field(m, "facts", "model").(string); !strings.Contains(row[1], model) {
+			t.Errorf("%s: the row has not the board %q", host, model)
+		}
+	}
+}
+
+// TestChartsHaveTheirSeries: every chart is on the page with a line per
+// host (the fleet's), or its own series (a host's), drawn with paths.
+func TestChartsHaveTheirSeries(t *testing.T) {
+	rep := demoReport(t)
+	page := pageOf(t, rep)
+	hosts := []string{"pi3", "pi4", "zero"}
+	want := map[string][]string{
+		"throughput": hosts, "throughput-window": hosts, "temperature": hosts,
+		"compare-throughput": {"pi4 12-01", "pi4 12-01"}, "compare-window": {"pi4 12-01", "pi4 12-01"}, "compare-temperature": {"pi4 12-01", "pi4 12-01"},
+	}
+	for _, h := range hosts {
+		want["thermal-"+h] = []string{"temperature", "Arm clock"}
+		want["latency-"+h] = []string{"p50", "p95", "p99"}
+		want["histogram-"+h] = []string{"transactions"}
+	}
+	got := map[string]*Figure{}
+	for _, f := range rep.Figures() {
+		got[f.ID] = f
+	}
+	for id, series := range want {
+		f := got[id]
+		if f == nil {
+			t.Errorf("no chart %s", id)
+			continue
+		}
+		if len(f.Series) != len(series) {
+			t.Errorf("chart %s: series %q, want %q", id, f.Series, series)
+		}
+		for i, s := range series {
+			if i < len(f.Series) && !strings.HasPrefix(f.Series[i], s) {
+				t.Errorf("chart %s: series %d is %q, want %q", id, i, f.Series[i], s)
+			}
+			if !bytes.Contains(f.SVG, []byte(">"+f.Series[min(i, len(f.Series)-1)])) {
+				t.Errorf("chart %s: its legend has no %q", id, s)
+			}
+		}
+		if n := bytes.Count(f.SVG, []byte("<path")); n < 10 {
+			t.Errorf("chart %s: %d paths", id, n)
+		}
+		if !strings.Contains(page, `<figure id="chart-`+id+`"`) {
+			t.Errorf("chart %s is not on the page", id)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d charts, want %d", len(got), len(want))
+	}
+	// self-contained: nothing fetched, no script
+	for _, bad := range []string{"<script", "http://", "https://", "<link", "src="} {
+		if strings.Contains(strings.ReplaceAll(page, "http://www.w3.org/", ""), bad) {
+			t.Errorf("the page has %q", bad)
+		}
+	}
+}
+
+// TestThrottledSpansShaded: the Pi 4 in its case was throttled, and its
+// thermal chart shades the span and says so in its legend; with its fan it
+// was not.
+func TestThrottledSpansShaded(t *testing.T) {
+	d := demoRuns(t)
+	for key, throttled := range map[string]bool{"pi4 case": true, "pi4 fan": false} {
+		rep, err := Build(Input{Runs: []results.Listed{d[key]}, Now: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var thermal *Figure
+		for _, f := range rep.Figures() {
+			if f.ID == "thermal-pi4" {
+				thermal = f
+			}
+		}
+		if thermal == nil {
+			t.Fatalf("%s: no thermal chart", key)
+		}
+		if got := bytes.Contains(thermal.SVG, []byte(">throttled<")); got != throttled {
+			t.Errorf("%s: throttled span shaded %v, want %v", key, got, throttled)
+		}
+		if row := rep.Rows[0]; row.Throttled == nil || *row.Throttled != throttled {
+			t.Errorf("%s: the row's throttled is %v, want %v", key, row.Throttled, throttled)
+		}
+	}
+}
+
+// TestSchema1StillReports: a run saved before schema 2 (no p50/p99 per
+// interval, no histogram) reports, with what it has.
+func TestSchema1StillReports(t *testing.T) {
+	r, err := Open([]string{"../results/testdata/schema1-run.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(Input{Runs: r, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rep.Hosts[0]
+	if len(h.Notes) == 0 || !strings.Contains(strings.Join(h.Notes, " "), "older pidb") {
+		t.Errorf("notes %q: want one that says the histogram is missing", h.Notes)
+	}
+	for _, f := range h.Figures {
+		if strings.HasPrefix(f.ID, "histogram-") {
+			t.Errorf("a histogram chart for a run without one")
+		}
+		if strings.HasPrefix(f.ID, "latency-") && strings.Join(f.Series, ",") != "p95" {
+			t.Errorf("latency chart of a schema 1 run: %q, want p95 alone", f.Series)
+		}
+	}
+	if !strings.Contains(pageOf(t, rep), `data-host="pi4"`) {
+		t.Error("no fleet row")
+	}
+}
+
+// TestCompareCaseAgainstFan: the recorded case and fan runs of the Pi 4,
+// whose TPS and temperatures are in their run.json, give the change as a
+// percentage, and it is far beyond the noise.
+func TestCompareCaseAgainstFan(t *testing.T) {
+	d := demoRuns(t)
+	c, err := Compare([]results.Listed{d["pi4 case"], d["pi4 fan"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := raw(t, d["pi4 case"].Dir), raw(t, d["pi4 fan"].Dir)
+	tpsA, tpsB := field(a, "summary", "tps").(float64), field(b, "summary", "tps").(float64)
+	hotA, hotB := field(a, "verdict", "max_temp_c").(float64), field(b, "verdict", "max_temp_c").(float64)
+	metric := func(name string) Change {
+		for _, m := range c.Metrics {
+			if m.Name == name {
+				return m.Changes[0]
+			}
+		}
+		t.Fatalf("no metric %s", name)
+		return Change{}
+	}
+	tps := metric("TPS")
+	if want := fmt.Sprintf("+%.1f%%", (tpsB/tpsA-1)*100); tps.Text != want || !tps.Significant || !tps.Better {
+		t.Errorf("TPS %.1f -> %.1f: %+v, want %s, significant and better", tpsA, tpsB, tps, want)
+	}
+	temp := metric("highest temperature")
+	if !temp.Significant || !temp.Better || !strings.HasPrefix(temp.Text, fmt.Sprintf("%.1f C", hotB-hotA)) {
+		t.Errorf("temperature %.1f -> %.1f: %+v", hotA, hotB, temp)
+	}
+	if len(c.Cautions) != 0 {
+		t.Errorf("cautions %q for two runs of one workload on one host", c.Cautions)
+	}
+	header, rows := c.Table()
+	if len(header) != 4 || rows[0][0] != "TPS" || rows[0][3] != tps.Text {
+		t.Errorf("table %q %q", header, rows[0])
+	}
+}
+
+// TestCompareSameState: two runs of the Pi 4 with its fan, one after the
+// other, differ by less than their own noise: no change, in words.
+func TestCompareSameState(t *testing.T) {
+	d := demoRuns(t)
+	c, err := Compare([]results.Listed{d["pi4 fan"], d["pi4 fan again"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range c.Metrics {
+		if m.Name != "TPS" && m.Name != "highest temperature" {
+			continue
+		}
+		if ch := m.Changes[0]; ch.Significant || !strings.HasPrefix(ch.Text, "no change") {
+			t.Errorf("%s: %+v, want no change", m.Name, ch)
+		}
+	}
+}
+
+// TestCompareUnlike: runs of different workloads on different hosts say
+// so before anything else.
+func TestCompareUnlike(t *testing.T) {
+	d := demoRuns(t)
+	c, err := Compare([]results.Listed{d["pi4 fan"], d["pi3"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Cautions) != 1 || !strings.Contains(c.Cautions[0], "workload tpcb against oltp-read-only") || !strings.Contains(c.Cautions[0], "host pi4 against pi3") {
+		t.Errorf("cautions %q", c.Cautions)
+	}
+	if _, err := Compare([]results.Listed{d["pi3"]}); err == nil {
+		t.Error("a comparison of one run")
+	}
+}
+
+// TestReading: the case run's reading says what its verdict and charts
+// say: FAIL, the throughput fell as the CPU passed 80 C.
+func TestReading(t *testing.T) {
+	d := demoRuns(t)
+	hot := strings.Join(Reading(d["pi4 case"].Run), " ")
+	for _, want := range []string{"FAIL:", "Throughput fell", "as the CPU passed 80 C", "past the 80 C"} {
+		if !strings.Contains(hot, want) {
+			t.Errorf("the case run's reading has no %q:\n%s", want, hot)
+		}
+	}
+	cool := strings.Join(Reading(d["pi4 fan"].Run), " ")
+	for _, want := range []string{"PASS: every check passed.", "The CPU peaked at"} {
+		if !strings.Contains(cool, want) {
+			t.Errorf("the fan run's reading has no %q:\n%s", want, cool)
+		}
+	}
+}
+
+// TestRunsListing: `pidb runs`'s rows, newest first, with a broken folder
+// and one from a newer pidb listed as such; the filters.
+func TestRunsListing(t *testing.T) {
+	dir := t.TempDir()
+	d := demoRuns(t)
+	for _, l := range d {
+		to := filepath.Join(dir, l.Run.Host, filepath.Base(l.Dir))
+		os.MkdirAll(to, 0o755)
+		data, _ := os.ReadFile(filepath.Join(l.Dir, "run.json"))
+		os.WriteFile(filepath.Join(to, "run.json"), data, 0o644)
+	}
+	os.MkdirAll(filepath.Join(dir, "pi4", "20991231T000000Z-broken"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pi4", "20991231T000000Z-broken", "run.json"), []byte("{not json"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "pi3", "20991230T000000Z-future"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pi3", "20991230T000000Z-future", "run.json"), []byte(`{"schema": 99}`), 0o644)
+	l, err := results.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []Row
+	for _, x := range l {
+		rows = append(rows, Overview(x))
+	}
+	if len(rows) != 8 || rows[0].Error == "" || rows[1].Error == "" || !strings.Contains(rows[1].Error, "schema 99") {
+		t.Fatalf("%d rows; first %+v, second %+v", len(rows), rows[0], rows[1])
+	}
+	if c := rows[0].Cells(); len(c) != len(RowHeader) || c[len(c)-1] != "UNREADABLE" || c[1] != "pi4" {
+		t.Errorf("broken run's cells %q", c)
+	}
+	if c := rows[2].Cells(); len(c) != len(RowHeader) || c[2] != "validate" || c[len(c)-1] != "PASS" {
+		t.Errorf("newest readable run's cells %q", c)
+	}
+	pi4 := Select(rows, Filter{Host: "pi4"})
+	if len(pi4) != 5 {
+		t.Errorf("--host pi4: %d rows, want 4 runs and the broken one", len(pi4))
+	}
+	if got := Select(rows, Filter{Workload: "oltp-read-only"}); len(got) != 1 || got[0].Host != "pi3" {
+		t.Errorf("--workload oltp-read-only: %+v", got)
+	}
+	if got := Select(rows, Filter{Host: "pi4", Workload: "tpcb", Last: 2}); len(got) != 2 || got[0].RunID != filepath.Base(d["pi4 fan again"].Dir) {
+		t.Errorf("--host pi4 --workload tpcb --last 2: %+v", got)
+	}
+}
+
+// TestPNGs: --png writes every chart as a PNG that decodes.
+func TestPNGs(t *testing.T) {
+	rep := demoReport(t)
+	dir := t.TempDir()
+	files, err := rep.WritePNGs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(rep.Figures()) {
+		t.Errorf("%d PNGs for %d charts", len(files), len(rep.Figures()))
+	}
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil || img.Bounds().Dx() < 600 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
