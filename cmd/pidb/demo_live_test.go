@@ -1,6 +1,7 @@
 package main
 
 import (
+	stdhtml "html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,7 +55,7 @@ func TestDemoOnTheLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	html := string(page)
+	html := stdhtml.UnescapeString(string(page)) // html/template writes "+" as "&#43;"
 	for _, h := range []string{"pi4", "pi3", "zero"} {
 		row := regexp.MustCompile(`(?s)<tr data-host="` + h + `">(.*?)</tr>`).FindStringSubmatch(html)
 		if row == nil || !strings.Contains(row[1], `data-col="verdict">PASS<`) || !regexp.MustCompile(`data-col="tps">[1-9][\d.]*<`).MatchString(row[1]) ||
