@@ -241,10 +241,17 @@ func Gather(names []string, dir string) (runs []results.Listed, source string, e
 			runs = append(runs, r...)
 		default:
 			matches, _ := filepath.Glob(filepath.Join(dir, "*", n, "run.json"))
-			if len(matches) == 0 {
-				return nil, "", fmt.Errorf("%s: no such run folder, and no run of that id in %s", n, dir)
+			if exists(filepath.Join(dir, n, "run.json")) { // HOST/RUN-ID
+				matches = []string{filepath.Join(dir, n, "run.json")}
 			}
-			r, err := Open(matches[:1])
+			switch len(matches) {
+			case 0:
+				return nil, "", fmt.Errorf("%s: no such run folder, and no run of that id in %s", n, dir)
+			case 1:
+			default:
+				return nil, "", fmt.Errorf("%s: runs of %d hosts have that id in %s: name one as HOST/%s", n, len(matches), dir, n)
+			}
+			r, err := Open(matches)
 			if err != nil {
 				return nil, "", err
 			}

@@ -52,6 +52,14 @@ func TestReportCommand(t *testing.T) {
 	if code, _, errOut := runPidb(t, "report", "-o", page, "--dir", dir, "no-such-run"); code != 2 || !strings.Contains(errOut, "no-such-run") {
 		t.Errorf("an unknown run: exit %d\n%s", code, errOut)
 	}
+	// the demo validated its three hosts in the same second: the id alone is not enough
+	first := filepath.Base(ids[0])
+	if code, _, errOut := runPidb(t, "report", "-o", page, "--dir", dir, first); code != 2 || !strings.Contains(errOut, "name one as HOST/"+first) {
+		t.Errorf("an id that three hosts share: exit %d\n%s", code, errOut)
+	}
+	if code, out, errOut := runPidb(t, "compare", "-o", page, "--dir", dir, "pi4/"+first, "pi3/"+first); code != 0 || !strings.Contains(out, "not like the base") {
+		t.Errorf("compare HOST/ID: exit %d\n%s\n%s", code, out, errOut)
+	}
 }
 
 func copyRuns(t *testing.T, from, to string) {
