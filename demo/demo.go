@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"pidb/bench/workloads"
 	"pidb/config"
 	"pidb/fleet"
 	"pidb/inventory"
@@ -26,7 +25,6 @@ import (
 	"pidb/provision"
 	"pidb/remote"
 	"pidb/report"
-	"pidb/tune"
 )
 
 // Options are the demo's settings; the zero value of each is its default.
@@ -102,7 +100,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 		}()
 	}
-	inv, err := inventory.Load(invPath, inventory.Workloads(workloads.Names()...), inventory.Presets(tune.PresetNames()...))
+	inv, err := job.LoadInventory(invPath)
 	if err != nil {
 		return res, err
 	}

@@ -23,9 +23,10 @@ import (
 
 // BenchDatabase is pidb's own database, where the workloads keep their
 // data; BenchUser is the account that owns it and that the workloads log in as.
+// The inventory refuses both names for applications.
 const (
-	BenchDatabase = "pidb"
-	BenchUser     = "pidb"
+	BenchDatabase = inventory.Pidb
+	BenchUser     = inventory.Pidb
 )
 
 // Engine is an installed server (or, before the install, the one the

@@ -40,6 +40,7 @@ type Host struct {
 	Engine       string // family: "postgres" or "mysql"
 	Preset       string
 	AllowFrom    []netip.Prefix // empty: the database listens on localhost only
+	AllowPublic  bool           // allow_from may open the port to a prefix shorter than /8
 	Storage      string         // "" = detect; else sd, usb or nvme
 	Settings     Section        // [host.settings]: tuner overrides, checked by the tuner
 	Databases    []Database     // [[host.database]]
@@ -121,6 +122,15 @@ func Presets(names ...string) Option {
 	return func(p *parser) { p.presets = names }
 }
 
+// Settings checks each [host.settings] value against the tuner's catalogue
+// for the host's engine family (package tune, which this package does not
+// import): check returns why a setting is refused, and the inventory
+// reports it at the setting's line. Without it the tuner refuses a bad
+// one when it runs for the host.
+func Settings(check func(engine, name, value string) error) Option {
+	return func(p *parser) { p.settings = check }
+}
+
 // Load reads, checks and resolves the inventory at path.
 func Load(path string, opts ...Option) (*Inventory, error) {
 	src, err := os.ReadFile(path)
@@ -174,6 +184,7 @@ type parser struct {
 	errs      []*Error
 	workloads []string // the workloads [bench] may name; nil: any
 	presets   []string // the presets [defaults] and hosts may name; nil: any
+	settings  func(engine, name, value string) error
 }
 
 // accessKeys is the schema of the keys [defaults] and a host share.
@@ -350,6 +361,23 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 			h.AllowFrom = append(h.AllowFrom, pfx)
 		}
 	}
+	if v, ok := get("allow_public"); ok {
+		h.AllowPublic = v.(bool)
+	}
+	allowAt := appendPath(path, "allow_from")
+	if _, own := own["allow_from"]; !own {
+		allowAt = []string{"defaults", "allow_from"}
+	}
+	for _, pfx := range h.AllowFrom {
+		if what := wideOpen(pfx); what != "" && !h.AllowPublic {
+			p.errorf(allowAt, "host %q: allow_from %s; set allow_public = true on the host if that is meant", h.Name, what)
+		}
+		// refused here, before provisioning's access step opens the port
+		// for an account step that could not make the accounts
+		if h.Engine == "mysql" && !pfx.Addr().Is4() {
+			p.errorf(allowAt, "host %q: allow_from %s: MySQL and MariaDB accounts take IPv4 networks only", h.Name, pfx)
+		}
+	}
 
 	h.Settings = p.subtable(m, path, "settings", func(sp []string, sm map[string]any) Section {
 		sec := Section{}
@@ -362,6 +390,12 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 			if err := checkSettingValue(sm[k]); err != nil {
 				p.errorf(kp, "%s: %v", dotted(kp), err)
 				continue
+			}
+			if p.settings != nil {
+				if err := p.settings(h.Engine, k, fmt.Sprint(sm[k])); err != nil {
+					p.errorf(kp, "host %q: %v", h.Name, err)
+					continue
+				}
 			}
 			name := strings.ReplaceAll(k, "-", "_")
 			sec[name] = Value{Raw: sm[k], Line: p.lines.line(kp...)}
@@ -399,6 +433,16 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 			}
 			if seen[db.Name] {
 				p.errorf(appendPath(dp, "name"), "host %q: duplicate database %q", h.Name, db.Name)
+				continue
+			}
+			bad := false
+			for _, x := range []struct{ key, name string }{{"name", db.Name}, {"owner", db.Owner}} {
+				if why := reservedName(h.Engine, x.name); why != "" {
+					p.errorf(appendPath(dp, x.key), "host %q: database %s %q %s: choose another name", h.Name, x.key, x.name, why)
+					bad = true
+				}
+			}
+			if bad {
 				continue
 			}
 			seen[db.Name] = true

@@ -1,43 +1,94 @@
-package inventory_test
+package inventory
 
 import (
+	"fmt"
 	"strings"
 	"testing"
-
-	"pidb/bench/workloads"
-	"pidb/inventory"
-	"pidb/tune"
 )
 
-// TestPresetNames: with the tuner's names, a host's preset is checked at its line.
-func TestPresetNames(t *testing.T) {
-	src := "[[host]]\nname = \"a\"\naddress = \"x\"\npreset = \"turbo\"\n"
-	_, err := inventory.Parse("inv.toml", "/tmp", src, inventory.Presets(tune.PresetNames()...))
-	if err == nil || !strings.Contains(err.Error(), `4: host.preset: unknown value "turbo": want one of "seed", "balanced", "fast"`) {
-		t.Errorf("bad preset: %v", err)
+// TestReservedNamesRefused: every name a server reserves or gives a
+// meaning to is refused as an application's database and as its owner,
+// on its engine, with the file and line of the key, and the same name is
+// accepted on the other engine where it means nothing.
+func TestReservedNamesRefused(t *testing.T) {
+	cases := []struct {
+		engine, name string
+		elsewhere    bool // accepted on the other engine
+	}{
+		{"postgres", "postgres", true}, {"postgres", "template0", true}, {"postgres", "template1", true},
+		{"postgres", "all", true}, {"postgres", "sameuser", true}, {"postgres", "samerole", true},
+		{"postgres", "samegroup", true}, {"postgres", "replication", true}, {"postgres", "public", false},
+		{"postgres", "none", false}, {"postgres", "current_user", true}, {"postgres", "current_role", true},
+		{"postgres", "session_user", true}, {"postgres", "pg_monitor", true}, {"postgres", "pg_anything", true},
+		{"postgres", "pidb", false},
+		{"mysql", "root", true}, {"mysql", "mysql", true}, {"mysql", "information_schema", true},
+		{"mysql", "performance_schema", true}, {"mysql", "sys", true}, {"mysql", "public", false},
+		{"mysql", "none", false}, {"mysql", "pidb", false},
 	}
-	def := "[defaults]\npreset = \"turbo\"\n[[host]]\nname = \"a\"\naddress = \"x\"\n"
-	if _, err := inventory.Parse("inv.toml", "/tmp", def, inventory.Presets(tune.PresetNames()...)); err == nil || !strings.Contains(err.Error(), `2: defaults.preset: unknown value "turbo"`) {
-		t.Errorf("bad default preset: %v", err)
+	other := map[string]string{"postgres": "mysql", "mysql": "postgres"}
+	for _, c := range cases {
+		for _, key := range []string{"name", "owner"} {
+			name, owner := "app", "app"
+			if key == "name" {
+				name = c.name
+			} else {
+				owner = c.name
+			}
+			src := func(engine string) string {
+				return fmt.Sprintf("[[host]]\nname = \"pi\"\naddress = \"10.1.2.3\"\nengine = %q\n\n[[host.database]]\nname = %q\nowner = %q\n", engine, name, owner)
+			}
+			line := map[string]string{"name": "7", "owner": "8"}[key]
+			_, err := Parse("inv.toml", "/tmp", src(c.engine))
+			if err == nil || !strings.Contains(err.Error(), "inv.toml:"+line+":") || !strings.Contains(err.Error(), fmt.Sprintf("%s %q", key, c.name)) || !IsInputError(err) {
+				t.Errorf("%s %s %q: %v; want an input error at inv.toml:%s", c.engine, key, c.name, err, line)
+			}
+			_, err = Parse("inv.toml", "/tmp", src(other[c.engine]))
+			if c.elsewhere && err != nil {
+				t.Errorf("%s %s %q on %s, where it means nothing: %v", c.engine, key, c.name, other[c.engine], err)
+			}
+		}
+	}
+	// the list the README gives
+	if got := strings.Join(ReservedNames("postgres"), " "); !strings.Contains(got, "pidb") || !strings.Contains(got, "template1") {
+		t.Errorf("ReservedNames(postgres) = %s", got)
 	}
 }
 
-// TestWorkloadNames: with the registry's names, [bench] and [host.bench]
-// refuse a workload pidb does not have, at its line; without them any name
-// passes here (the pipeline refuses it).
-func TestWorkloadNames(t *testing.T) {
-	names := inventory.Workloads(workloads.Names()...)
-	src := "[[host]]\nname = \"a\"\naddress = \"x\"\n[bench]\nworkload = \"tpcc\"\n"
-	if _, err := inventory.Parse("inv.toml", "/tmp", src, names); err == nil || !strings.Contains(err.Error(), `5: bench.workload: unknown value "tpcc"`) {
-		t.Errorf("bad workload: %v", err)
-	}
-	host := "[[host]]\nname = \"a\"\naddress = \"x\"\n[host.bench]\nworkload = \"tpcc\"\n"
-	if _, err := inventory.Parse("inv.toml", "/tmp", host, names); err == nil || !strings.Contains(err.Error(), `5: host.bench.workload: unknown value "tpcc"`) {
-		t.Errorf("bad host workload: %v", err)
-	}
-	for _, w := range workloads.Names() {
-		if _, err := inventory.Parse("inv.toml", "/tmp", strings.Replace(src, "tpcc", w, 1), names); err != nil {
-			t.Errorf("%s: %v", w, err)
+// TestAllowFromPublic: a prefix shorter than /8 needs allow_public on the
+// host, and the error says what it would open.
+func TestAllowFromPublic(t *testing.T) {
+	for _, c := range []struct {
+		allow, public string
+		want          string // "" = accepted
+	}{
+		{`["0.0.0.0/0"]`, "", "0.0.0.0/0 opens the database port to every IPv4 address"},
+		{`["::/0"]`, "", "::/0 opens the database port to every IPv6 address"},
+		{`["10.0.0.0/7"]`, "", "10.0.0.0/7 opens the database port to 33554432 addresses (1/128 of all IPv4 addresses)"},
+		{`["192.168.1.0/24", "0.0.0.0/0"]`, "", "0.0.0.0/0"},
+		{`["10.0.0.0/8"]`, "", ""},
+		{`["0.0.0.0/0"]`, "allow_public = true\n", ""},
+		{`["0.0.0.0/0"]`, "allow_public = false\n", "set allow_public = true"},
+	} {
+		src := "[[host]]\nname = \"pi\"\naddress = \"10.1.2.3\"\n" + c.public + "allow_from = " + c.allow + "\n"
+		_, err := Parse("inv.toml", "/tmp", src)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s %s: %v", c.allow, c.public, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "inv.toml:")):
+			t.Errorf("%s %s: %v; want %q", c.allow, c.public, err, c.want)
 		}
+	}
+	// IPv6 on MySQL/MariaDB, whose accounts cannot name it
+	_, err := Parse("inv.toml", "/tmp", "[[host]]\nname = \"pi\"\naddress = \"10.1.2.3\"\nengine = \"mysql\"\nallow_from = [\"fd00::/64\"]\n")
+	if err == nil || !strings.Contains(err.Error(), "inv.toml:5:") || !strings.Contains(err.Error(), "IPv4 networks only") {
+		t.Errorf("IPv6 allow_from on mysql: %v", err)
+	}
+	if _, err := Parse("inv.toml", "/tmp", "[[host]]\nname = \"pi\"\naddress = \"10.1.2.3\"\nallow_from = [\"fd00::/64\"]\n"); err != nil {
+		t.Errorf("IPv6 allow_from on postgres: %v", err)
+	}
+	// from [defaults]: the error points there
+	_, err = Parse("inv.toml", "/tmp", "[defaults]\nallow_from = [\"0.0.0.0/0\"]\n\n[[host]]\nname = \"pi\"\naddress = \"10.1.2.3\"\n")
+	if err == nil || !strings.Contains(err.Error(), "inv.toml:2:") {
+		t.Errorf("allow_from from [defaults]: %v; want the error at its line", err)
 	}
 }

@@ -193,6 +193,7 @@ var (
 		"engine":        engineName,
 		"preset":        nonEmptyString, // the names: the Presets option
 		"allow_from":    isCIDRList,
+		"allow_public":  isBool,
 		"storage":       oneOf(StorageKinds...),
 	}
 	benchKeys = table{

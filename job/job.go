@@ -383,3 +383,10 @@ func (e Env) Cleanup(ctx context.Context, h inventory.Host, c Conn, step func(st
 	res.Dropped, err = provision.DropBenchDatabase(ctx, provision.NewTarget(h, e.Inventory.Path, c.Root, f, h.Preset, step))
 	return res, err
 }
+
+// LoadInventory reads an inventory with everything pidb can check before
+// it touches a host: the workloads' and presets' names, and each
+// [host.settings] against the tuner's catalogue for its engine.
+func LoadInventory(path string) (*inventory.Inventory, error) {
+	return inventory.Load(path, inventory.Workloads(workloads.Names()...), inventory.Presets(tune.PresetNames()...), inventory.Settings(tune.Check))
+}

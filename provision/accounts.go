@@ -239,6 +239,17 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 	return nil
 }
 
+// pgIdent quotes a name for PostgreSQL's SQL, so that a name that is also
+// a keyword ("order", "user") names the database or role. The inventory
+// allows lower case letters, digits and _ only, so nothing needs escaping.
+func pgIdent(name string) string { return `"` + name + `"` }
+
+// mysqlGrantDB quotes a database name for GRANT ... ON db.*, where _ and %
+// are wildcards: escaped, my_app grants my_app and not myXapp.
+func mysqlGrantDB(name string) string {
+	return "`" + strings.NewReplacer("_", `\_`, "%", `\%`).Replace(name) + "`"
+}
+
 // postgresAccountsSQL creates what is missing: roles that may log in and
 // nothing more, databases owned by them, closed to everyone else.
 func postgresAccountsSQL(t *Target, sec secrets.Host, have map[string]string, fresh map[string]bool) string {
@@ -247,17 +258,17 @@ func postgresAccountsSQL(t *Target, sec secrets.Host, have map[string]string, fr
 	for _, a := range accountsOf(t) {
 		_, exists := have[a.user]
 		if !exists {
-			fmt.Fprintf(&b, "CREATE ROLE %s LOGIN;\n", a.user)
+			fmt.Fprintf(&b, "CREATE ROLE %s LOGIN;\n", pgIdent(a.user))
 		}
-		fmt.Fprintf(&b, "ALTER ROLE %s WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;\n", a.user)
+		fmt.Fprintf(&b, "ALTER ROLE %s WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;\n", pgIdent(a.user))
 		if fresh[a.user] || !exists {
-			fmt.Fprintf(&b, "ALTER ROLE %s PASSWORD '%s';\n", a.user, password(sec, a))
+			fmt.Fprintf(&b, "ALTER ROLE %s PASSWORD '%s';\n", pgIdent(a.user), password(sec, a))
 		}
 		if _, ok := have["db:"+a.database]; !ok {
-			fmt.Fprintf(&b, "CREATE DATABASE %s OWNER %s;\n", a.database, a.user)
-			fmt.Fprintf(&b, "COMMENT ON DATABASE %s IS '%s for %s';\n", a.database, ownerMark, a.user)
+			fmt.Fprintf(&b, "CREATE DATABASE %s OWNER %s;\n", pgIdent(a.database), pgIdent(a.user))
+			fmt.Fprintf(&b, "COMMENT ON DATABASE %s IS '%s for %s';\n", pgIdent(a.database), ownerMark, a.user)
 		}
-		fmt.Fprintf(&b, "REVOKE ALL ON DATABASE %s FROM PUBLIC;\n", a.database)
+		fmt.Fprintf(&b, "REVOKE ALL ON DATABASE %s FROM PUBLIC;\n", pgIdent(a.database))
 	}
 	return b.String()
 }
@@ -284,7 +295,7 @@ func mysqlAccountsSQL(t *Target, sec secrets.Host, have map[string]string, hosts
 			} else if fresh[a.user] {
 				fmt.Fprintf(&b, "ALTER USER '%s'@'%s' IDENTIFIED BY '%s';\n", a.user, h, pw)
 			}
-			fmt.Fprintf(&b, "GRANT ALL PRIVILEGES ON `%s`.* TO '%s'@'%s';\n", a.database, a.user, h)
+			fmt.Fprintf(&b, "GRANT ALL PRIVILEGES ON %s.* TO '%s'@'%s';\n", mysqlGrantDB(a.database), a.user, h)
 		}
 		var stale []string
 		for k := range have {

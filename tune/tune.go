@@ -75,6 +75,9 @@ func Normalize(in Input) (Input, error) {
 	if in.Version == "" {
 		in.Version = DefaultVersions[in.Flavor]
 	}
+	if !version.Valid(in.Version) {
+		return in, fmt.Errorf("version %q: want the server's version in dotted numbers, like 15, 10.11.6 or 8.0.39", in.Version)
+	}
 	major := strings.SplitN(in.Version, ".", 2)[0]
 	switch {
 	case in.Flavor == "postgres" && (version.Less(major, "11") || version.Less("17", major)):
@@ -153,7 +156,7 @@ func Recommend(in Input, preset string, overrides map[string]string) (Settings, 
 		}
 		v, err := p.parse(raw)
 		if err != nil {
-			return nil, &OverrideError{Name: k, Value: raw, Msg: fmt.Sprintf("want a %s: %v", p.Kind, err)}
+			return nil, &OverrideError{Name: k, Value: raw, Msg: fmt.Sprintf("want %s: %v", p.Kind.Article(), err)}
 		}
 		set := Setting{Name: name, Value: v, Why: "override", Override: true}
 		replaced := false
@@ -176,6 +179,70 @@ func Recommend(in Input, preset string, overrides map[string]string) (Settings, 
 		}
 	}
 	return s, nil
+}
+
+// Check is an override as the inventory can check it before any host is
+// touched, when only the engine family is known (postgres, or mysql for
+// MySQL and MariaDB): the name must be one the tuner knows for some
+// version of the family's flavours, and the value must parse as that
+// setting's type, in its range. What needs the host's facts (its exact
+// version, the memory budget) waits for Recommend. Its error is an
+// *OverrideError.
+func Check(family, name, raw string) error {
+	flavors := []string{"postgres"}
+	if family == "mysql" || family == "mariadb" {
+		flavors = []string{"mysql", "mariadb"}
+	}
+	key := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(name), "-", "_"))
+	if family != "postgres" && key == "skip_log_bin" {
+		key, raw = "log_bin", negate(raw)
+	}
+	var known []string
+	var firstErr error
+	for _, p := range params {
+		if !slices.ContainsFunc(flavors, func(f string) bool { return slices.Contains(p.Flavors, f) }) {
+			continue
+		}
+		known = append(known, p.Name)
+		if p.Name != key {
+			continue
+		}
+		if _, err := p.parse(raw); err != nil {
+			firstErr = &OverrideError{Name: name, Value: raw, Msg: fmt.Sprintf("want %s: %v", p.Kind.Article(), err)}
+			continue
+		}
+		return nil
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	what := map[bool]string{true: "PostgreSQL", false: "MySQL or MariaDB"}[family == "postgres"]
+	msg := fmt.Sprintf("pidb does not set %s on %s", key, what)
+	if other := otherFamily(family, key); other != "" {
+		msg = fmt.Sprintf("%s has no %s (it is a %s setting)", what, key, other)
+	} else if sug := inventory.Closest(key, known); sug != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", sug)
+	} else {
+		msg += ": it sets only the settings of its catalogue (pidb tune show lists them); commands, libraries, includes and paths are never set from an inventory"
+	}
+	return &OverrideError{Name: name, Value: raw, Msg: msg}
+}
+
+// otherFamily names the other engine family when it has the setting.
+func otherFamily(family, name string) string {
+	for _, p := range params {
+		if p.Name != name {
+			continue
+		}
+		pgHas := slices.Contains(p.Flavors, "postgres")
+		if family == "postgres" && !pgHas {
+			return "MySQL/MariaDB"
+		}
+		if family != "postgres" && pgHas {
+			return "PostgreSQL"
+		}
+	}
+	return ""
 }
 
 func negate(v string) string {

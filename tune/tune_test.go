@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -368,5 +369,40 @@ func TestParseFileReadsRender(t *testing.T) {
 func TestPresetNames(t *testing.T) {
 	if got := strings.Join(PresetNames(), ","); got != "seed,balanced,fast" {
 		t.Errorf("preset names %s", got)
+	}
+}
+
+// TestCheck: an override checked with only the engine family known, as
+// `pidb inventory check` does: the catalogue's names of the family, the
+// value's type and range; what only a version has passes until the facts
+// are known.
+func TestCheck(t *testing.T) {
+	for _, c := range []struct {
+		family, name, value string
+		want                string // "" = accepted
+	}{
+		{"postgres", "shared_buffers", "1GB", ""},
+		{"postgres", "shared-buffers", "1GB", ""},
+		{"postgres", "shared_buffers", "1 lots", "want a size"},
+		{"postgres", "max_connections", "0", "want an integer"},
+		{"postgres", "shared_bufers", "1GB", `did you mean "shared_buffers"?`},
+		{"postgres", "shared_preload_libraries", "'$libdir/evil'", "commands, libraries, includes and paths are never set"},
+		{"postgres", "archive_command", "rm -rf /", "commands, libraries, includes and paths are never set"},
+		{"postgres", "innodb_buffer_pool_size", "1G", "it is a MySQL/MariaDB setting"},
+		{"mysql", "innodb_buffer_pool_size", "1G", ""},
+		{"mysql", "skip-log-bin", "true", ""},
+		{"mysql", "aria_pagecache_buffer_size", "16M", ""}, // MariaDB's: the family has it
+		{"mysql", "innodb_log_writer_threads", "ON", ""},   // MySQL 8.0.22 and later: the version waits for the facts
+		{"mysql", "shared_buffers", "1GB", "it is a PostgreSQL setting"},
+		{"mysql", "init_file", "/tmp/x.sql", "never set from an inventory"},
+	} {
+		err := Check(c.family, c.name, c.value)
+		var oe *OverrideError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s %s = %q: %v", c.family, c.name, c.value, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &oe)):
+			t.Errorf("%s %s = %q: %v; want an OverrideError with %q", c.family, c.name, c.value, err, c.want)
+		}
 	}
 }

@@ -183,3 +183,11 @@ func parsePGDuration(s string) (time.Duration, error) {
 	}
 	return time.Duration(n) * unit, nil
 }
+
+// Article is the kind with its article, for sentences: "an integer".
+func (k Kind) Article() string {
+	if k == Int {
+		return "an " + k.String()
+	}
+	return "a " + k.String()
+}

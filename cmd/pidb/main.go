@@ -15,10 +15,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pidb/bench/workloads"
 	"pidb/inventory"
 	"pidb/job"
-	"pidb/tune"
 )
 
 func main() {
@@ -153,7 +151,7 @@ func loadHosts(c *cli.Context) (*inventory.Inventory, []inventory.Host, error) {
 	if c.Args().Present() {
 		return nil, nil, usagef("unexpected argument %q (flags go before arguments)", c.Args().First())
 	}
-	inv, err := inventory.Load(path, inventory.Workloads(workloads.Names()...), inventory.Presets(tune.PresetNames()...))
+	inv, err := job.LoadInventory(path)
 	if err != nil {
 		return nil, nil, err
 	}

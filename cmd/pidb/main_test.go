@@ -71,11 +71,17 @@ func TestInventoryCheckJSON(t *testing.T) {
 func TestExitCodes(t *testing.T) {
 	good := writeInventory(t, twoHosts)
 	bad := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"x\"\nengine = \"oracle\"\n")
+	// settings the tuner does not have, or of the wrong type, on the host's engine
+	badSettings := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n[host.settings]\nshared_preload_libraries = \"evil\"\n"+
+		"work_mem = \"lots\"\ninnodb_buffer_pool_size = \"1G\"\n\n[[host]]\nname = \"b\"\naddress = \"10.1.2.4\"\nengine = \"mysql\"\n[host.settings]\nskip-log-bin = true\ninnodb_buffer_pool_size = \"1G\"\n")
 	cases := []struct {
 		args    []string
 		code    int
 		errText string
 	}{
+		{[]string{"inventory", "check", "-i", badSettings}, 2, badSettings + ":5: host \"a\": setting shared_preload_libraries = \"evil\": pidb does not set shared_preload_libraries on PostgreSQL"},
+		{[]string{"inventory", "check", "-i", badSettings}, 2, badSettings + ":6: host \"a\": setting work_mem = \"lots\": want a size"},
+		{[]string{"inventory", "check", "-i", badSettings}, 2, badSettings + ":7: host \"a\": setting innodb_buffer_pool_size = \"1G\": PostgreSQL has no innodb_buffer_pool_size (it is a MySQL/MariaDB setting)"},
 		{[]string{"--version"}, 0, ""},
 		{[]string{"inventory", "check", "-i", good}, 0, ""},
 		{[]string{"inventory", "check", "-i", bad}, 2, bad + ":4: host.engine: unknown engine \"oracle\""},
@@ -90,6 +96,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"bench", "-i", good, "--workload", "tpcb"}, 2, "pi3: workload tpcb needs PostgreSQL"},
 		{[]string{"bench", "-i", good, "--limit", "pi3", "--protocol", "simple"}, 2, "--protocol simple is not for oltp-read-only"},
 		{[]string{"validate", "-i", good, "--workload", "tpcc"}, 2, `unknown workload "tpcc"`},
+		{[]string{"tune", "show", "--engine", "mysql", "--mem", "4GiB", "--cpus", "4", "--version", "8.0.39;evil"}, 2, `version "8.0.39;evil": want the server's version in dotted numbers`},
 	}
 	for _, c := range cases {
 		code, _, errOut := runPidb(t, c.args...)

@@ -171,26 +171,30 @@ func TestProvisionTheLab(t *testing.T) {
 			t.Errorf("pidb sees %s other databases on pi3", got)
 		}
 
-		// an application database and its owner; then allow_from removed: closed to the network
+		// an application database and its owner; then allow_from removed: closed to the network.
+		// Names that mean something unquoted: MySQL's GRANT reads _ as a
+		// wildcard (quiz_db would grant quizXdb too), and "order" is a
+		// keyword of PostgreSQL's SQL
 		src, _ := os.ReadFile(inv.Path)
 		p := filepath.Join(t.TempDir(), "app.toml")
 		app := strings.Replace(string(src), "name = \"pi3\"\naddress = \"10.213.41.30\"\nengine = \"mysql\"",
-			"name = \"pi3\"\naddress = \"10.213.41.30\"\nengine = \"mysql\"\n[[host.database]]\nname = \"quiz\"\nowner = \"quizapp\"", 1)
+			"name = \"pi3\"\naddress = \"10.213.41.30\"\nengine = \"mysql\"\n[[host.database]]\nname = \"quiz_db\"\nowner = \"quizapp\"", 1)
 		app = strings.Replace(app, "name = \"pi4\"\naddress = \"10.213.41.40\"\nengine = \"postgres\"",
-			"name = \"pi4\"\naddress = \"10.213.41.40\"\nengine = \"postgres\"\n[[host.database]]\nname = \"inventory\"\nowner = \"app\"", 1)
+			"name = \"pi4\"\naddress = \"10.213.41.40\"\nengine = \"postgres\"\n[[host.database]]\nname = \"order\"\nowner = \"app\"", 1)
+		labtest.MustSSH(t, root("pi3"), `mariadb -e 'CREATE DATABASE IF NOT EXISTS quizXdb'`)
 		os.WriteFile(p, []byte(app), 0o644)
 		if code, res, errOut := provisionLab(t, "-i", p, "--limit", "pi4,pi3"); code != 0 || !contains(res["pi3"].Changed, "accounts") {
 			t.Fatalf("app databases: exit %d %+v\n%s", code, res, errOut)
 		}
-		quiz := credentials(t, p, "pi3", "quiz")
+		quiz := credentials(t, p, "pi3", "quiz_db")
 		myQuery(t, quiz, "CREATE TABLE IF NOT EXISTS q (id INT PRIMARY KEY)")
-		if got := myQuery(t, quiz, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'pidb'"); got != "0" {
-			t.Errorf("quizapp sees pidb's database")
+		if got := myQuery(t, quiz, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name IN ('pidb', 'quizXdb')"); got != "0" {
+			t.Errorf("quizapp sees %s of pidb's database and quizXdb, which its grant's _ would match as a wildcard", got)
 		}
-		appURL := credentials(t, p, "pi4", "inventory")
+		appURL := credentials(t, p, "pi4", "order")
 		pgQuery(t, appURL, "CREATE TABLE IF NOT EXISTS items (id int)")
-		if _, err := pgTry(strings.Replace(appURL, "/inventory", "/pidb", 1)); err == nil {
-			t.Errorf("the inventory owner reached pidb's database")
+		if _, err := pgTry(strings.Replace(appURL, "/order", "/pidb", 1)); err == nil {
+			t.Errorf("the order owner reached pidb's database")
 		}
 
 		closed := filepath.Join(t.TempDir(), "closed.toml")

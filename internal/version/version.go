@@ -34,3 +34,23 @@ func leadingInt(s string) int {
 	n, _ := strconv.Atoi(s[:i])
 	return n
 }
+
+// Valid reports whether s is a version as the tuner and the servers write
+// it: one to four dotted numbers ("15", "10.11.6").
+func Valid(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 6 {
+			return false
+		}
+		for _, c := range p {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+	}
+	return true
+}

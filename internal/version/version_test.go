@@ -22,3 +22,12 @@ func TestLess(t *testing.T) {
 		}
 	}
 }
+
+func TestValid(t *testing.T) {
+	for s, want := range map[string]bool{"15": true, "10.11.6": true, "8.0.39": true, "1.2.3.4": true,
+		"": false, "x;y": false, "15.abc": false, "8.0.39-evil": false, "15.": false, ".15": false, "1.2.3.4.5": false, "1234567": false} {
+		if Valid(s) != want {
+			t.Errorf("Valid(%q) = %v", s, !want)
+		}
+	}
+}
