@@ -254,7 +254,9 @@ func mysqlGrantDB(name string) string {
 // nothing more, databases owned by them, closed to everyone else.
 func postgresAccountsSQL(t *Target, sec secrets.Host, have map[string]string, fresh map[string]bool) string {
 	var b strings.Builder
-	b.WriteString("SET log_statement = 'none';\n")
+	// the passwords go as verifiers (newScramVerifier); the statements
+	// are kept out of the logs all the same, for this session only
+	b.WriteString(pgQuietSession)
 	for _, a := range accountsOf(t) {
 		_, exists := have[a.user]
 		if !exists {
@@ -262,7 +264,7 @@ func postgresAccountsSQL(t *Target, sec secrets.Host, have map[string]string, fr
 		}
 		fmt.Fprintf(&b, "ALTER ROLE %s WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;\n", pgIdent(a.user))
 		if fresh[a.user] || !exists {
-			fmt.Fprintf(&b, "ALTER ROLE %s PASSWORD '%s';\n", pgIdent(a.user), password(sec, a))
+			fmt.Fprintf(&b, "ALTER ROLE %s PASSWORD '%s';\n", pgIdent(a.user), newScramVerifier(password(sec, a)))
 		}
 		if _, ok := have["db:"+a.database]; !ok {
 			fmt.Fprintf(&b, "CREATE DATABASE %s OWNER %s;\n", pgIdent(a.database), pgIdent(a.user))
@@ -273,13 +275,37 @@ func postgresAccountsSQL(t *Target, sec secrets.Host, have map[string]string, fr
 	return b.String()
 }
 
+// pgQuietSession keeps the session's statements out of PostgreSQL's logs,
+// whatever the server's settings (log_statement, log_min_duration_statement,
+// log_min_error_statement, which logs a failed statement's text), and makes
+// any password hashed as SCRAM, as pg_hba requires (the default from 14 on).
+const pgQuietSession = "SET log_statement = 'none';\nSET log_min_duration_statement = -1;\nSET log_duration = off;\n" +
+	"SET log_min_error_statement = panic;\nSET password_encryption = 'scram-sha-256';\n"
+
+// mysqlQuietSession keeps the session's statements out of the general log,
+// the slow log and the binary log, whatever the server's settings.
+const mysqlQuietSession = "SET SESSION sql_log_off = ON;\nSET SESSION long_query_time = 31536000;\nSET SESSION sql_log_bin = OFF;\n"
+
+// identifiedBy is how an account's password is given: to MariaDB its
+// mysql_native_password hash (IDENTIFIED BY PASSWORD), so the password
+// never leaves the controller; to MySQL the password itself, which MySQL
+// rewrites out of every log it writes (its caching_sha2_password hash
+// cannot be made here).
+func identifiedBy(flavor, password string) string {
+	if flavor == "mariadb" {
+		return "IDENTIFIED BY PASSWORD '" + nativeHash(password) + "'"
+	}
+	return "IDENTIFIED BY '" + password + "'"
+}
+
 // mysqlAccountsSQL creates each user at localhost and at every allowed
 // network, drops its accounts at networks no longer allowed, and grants it
 // its own database only.
 func mysqlAccountsSQL(t *Target, sec secrets.Host, have map[string]string, hosts []string, fresh map[string]bool) string {
 	var b strings.Builder
+	b.WriteString(mysqlQuietSession)
 	for _, a := range accountsOf(t) {
-		pw := password(sec, a)
+		pw := identifiedBy(t.Facts.Engine.Flavor, password(sec, a))
 		if _, ok := have["db:"+a.database]; !ok {
 			fmt.Fprintf(&b, "CREATE DATABASE `%s`;\n", a.database)
 			if a.database == engine.BenchDatabase {
@@ -291,9 +317,9 @@ func mysqlAccountsSQL(t *Target, sec secrets.Host, have map[string]string, hosts
 		for _, h := range hosts {
 			want[a.user+"@"+h] = true
 			if _, ok := have[a.user+"@"+h]; !ok {
-				fmt.Fprintf(&b, "CREATE USER '%s'@'%s' IDENTIFIED BY '%s';\n", a.user, h, pw)
+				fmt.Fprintf(&b, "CREATE USER '%s'@'%s' %s;\n", a.user, h, pw)
 			} else if fresh[a.user] {
-				fmt.Fprintf(&b, "ALTER USER '%s'@'%s' IDENTIFIED BY '%s';\n", a.user, h, pw)
+				fmt.Fprintf(&b, "ALTER USER '%s'@'%s' %s;\n", a.user, h, pw)
 			}
 			fmt.Fprintf(&b, "GRANT ALL PRIVILEGES ON %s.* TO '%s'@'%s';\n", mysqlGrantDB(a.database), a.user, h)
 		}

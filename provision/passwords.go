@@ -3,6 +3,7 @@ package provision
 import (
 	"crypto/hmac"
 	"crypto/pbkdf2"
+	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -56,4 +57,50 @@ func scramMatches(stored, password string) bool {
 	mac.Write([]byte("Client Key"))
 	clientKey := sha256.Sum256(mac.Sum(nil))
 	return subtle.ConstantTimeCompare(clientKey[:], storedKey) == 1
+}
+
+// What is sent instead of a password: the server stores a hash, and the
+// accounts step sends it that hash, made here, so the password never
+// leaves the controller and cannot reach a server log, whatever the
+// server logs.
+
+// scramIterations is PostgreSQL's own default (scram_iterations).
+const scramIterations = 4096
+
+// scramVerifier is PostgreSQL's stored form of a SCRAM-SHA-256 password
+// (RFC 5802/7677), as CREATE ROLE ... PASSWORD makes it:
+// "SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>". A role
+// given it as its password stores it as it is.
+func scramVerifier(password string, salt []byte, iterations int) string {
+	salted, err := pbkdf2.Key(sha256.New, password, salt, iterations, sha256.Size)
+	if err != nil {
+		panic("pbkdf2: " + err.Error()) // only for parameters no caller passes
+	}
+	hm := func(msg string) []byte {
+		mac := hmac.New(sha256.New, salted)
+		mac.Write([]byte(msg))
+		return mac.Sum(nil)
+	}
+	clientKey := hm("Client Key")
+	storedKey := sha256.Sum256(clientKey)
+	b64 := base64.StdEncoding.EncodeToString
+	return "SCRAM-SHA-256$" + strconv.Itoa(iterations) + ":" + b64(salt) + "$" + b64(storedKey[:]) + ":" + b64(hm("Server Key"))
+}
+
+// newScramVerifier is a verifier with a fresh random salt of 16 bytes, as
+// PostgreSQL makes them.
+func newScramVerifier(password string) string {
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		panic("crypto/rand: " + err.Error())
+	}
+	return scramVerifier(password, salt, scramIterations)
+}
+
+// nativeHash is the mysql_native_password hash MariaDB stores, "*" and
+// hex(SHA1(SHA1(password))) in upper case, for IDENTIFIED BY PASSWORD.
+func nativeHash(password string) string {
+	h1 := sha1.Sum([]byte(password))
+	h2 := sha1.Sum(h1[:])
+	return "*" + strings.ToUpper(hex.EncodeToString(h2[:]))
 }

@@ -4,9 +4,11 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -125,7 +127,25 @@ func knownAlgorithms(db ssh.HostKeyCallback, address string) []string {
 			add(t)
 		}
 	}
+	// in OpenSSH's order of preference, not the file's: with an Ed25519
+	// and an ECDSA key known, the server is asked for its Ed25519 key, so a
+	// changed Ed25519 key is refused as ssh refuses it, even while the
+	// ECDSA line still matches
+	rank := func(a string) int {
+		if i := slices.Index(opensshHostKeyOrder, a); i >= 0 {
+			return i
+		}
+		return len(opensshHostKeyOrder)
+	}
+	slices.SortStableFunc(algos, func(a, b string) int { return rank(a) - rank(b) })
 	return algos
+}
+
+// opensshHostKeyOrder is OpenSSH's default HostKeyAlgorithms (ssh_config(5),
+// OpenSSH 9), the certificate types left out: pidb checks plain keys.
+var opensshHostKeyOrder = []string{
+	ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521,
+	ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA,
 }
 
 // appendKnownHost records key for address in file, making the file (0600)
@@ -140,7 +160,11 @@ func appendKnownHost(file, address string, key ssh.PublicKey) error {
 		return fmt.Errorf("record host key: %w", err)
 	}
 	defer f.Close()
-	line := knownhosts.Line([]string{knownhosts.Normalize(address)}, key) + "\n"
+	host := knownhosts.Normalize(address)
+	if usesHashed(f) { // as ssh with HashKnownHosts: the file names no host in clear
+		host = knownhosts.HashHostname(host)
+	}
+	line := knownhosts.Line([]string{host}, key) + "\n"
 	// a file whose last line has no newline would swallow ours
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
 		last := make([]byte, 1)
@@ -152,4 +176,19 @@ func appendKnownHost(file, address string, key ssh.PublicKey) error {
 		return fmt.Errorf("record host key: %w", err)
 	}
 	return nil
+}
+
+// usesHashed reports whether a known_hosts file already has hashed entries
+// (ssh-keygen -H, HashKnownHosts yes).
+func usesHashed(f *os.File) bool {
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<24))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "|1|") {
+			return true
+		}
+	}
+	return false
 }

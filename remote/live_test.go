@@ -142,6 +142,24 @@ func TestUploadAndReadFile(t *testing.T) {
 	if got := run(t, c, "stat -c '%a %U' /etc/pidb-upload-test.conf; ls -a /etc /tmp | grep -c pidb- || true"); got != "644 root\n1" {
 		t.Errorf("mode, owner and leftover temp files: %q (want 644 root and only the file itself)", got)
 	}
+	// a file replaced keeps its owner and mode; a new one gets its
+	// folder's owner and the mode asked: through sudo, and logged in as root
+	asRoot := labtest.Host(t, inv, "zero")
+	asRoot.User = "root"
+	rootLogin := mustDial(t, asRoot, nil)
+	t.Cleanup(func() { root.Run(ctx, "rm -rf /etc/pidb-owned.conf /etc/pidb-dir") })
+	for name, r := range map[string]remote.Runner{"sudo": root, "root login": rootLogin} {
+		run(t, c, "sudo -n sh -c 'rm -rf /etc/pidb-owned.conf /etc/pidb-dir && install -o nobody -g nogroup -m 0640 /dev/null /etc/pidb-owned.conf && install -d -o nobody -g nogroup /etc/pidb-dir'")
+		if err := r.Upload(ctx, "/etc/pidb-owned.conf", []byte("x = 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Upload(ctx, "/etc/pidb-dir/new.conf", []byte("y = 2\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := run(t, c, "stat -c '%a %U:%G' /etc/pidb-owned.conf /etc/pidb-dir/new.conf; cat /etc/pidb-owned.conf"); got != "640 nobody:nogroup\n644 nobody:nogroup\nx = 1" {
+			t.Errorf("%s: replaced and new files: %q, want 640 nobody:nogroup (kept) and 644 nobody:nogroup (the folder's)", name, got)
+		}
+	}
 	// the user cannot write /etc: the error says so, nothing is left
 	if err := c.Upload(ctx, "/etc/pidb-nope.conf", []byte("x"), 0o644); err == nil {
 		t.Errorf("a user upload into /etc succeeded")
@@ -201,6 +219,50 @@ func TestHostKeysOnTheLab(t *testing.T) {
 	if after, _ := os.ReadFile(changed); string(after) != wrong.String() {
 		t.Errorf("a refused changed key altered known_hosts")
 	}
+
+	// only the Ed25519 key changed, the ECDSA line (first in the file)
+	// still right: OpenSSH asks for the Ed25519 key and refuses, so pidb does
+	var ecFirst strings.Builder
+	zeroEd := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == zero.Address && f[1] == "ssh-ed25519" {
+			zeroEd = f[2]
+		}
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != h.Address {
+			continue
+		}
+		if f[1] == "ssh-ed25519" {
+			f[2] = zeroEd
+		}
+		ecFirst.WriteString(strings.Join(f, " ") + "\n")
+	}
+	if !strings.HasPrefix(ecFirst.String(), h.Address+" ecdsa-sha2-nistp256 ") || zeroEd == "" {
+		t.Fatalf("the lab's known_hosts is not as this test expects:\n%s", ecFirst.String())
+	}
+	edChanged := filepath.Join(t.TempDir(), "known_hosts")
+	os.WriteFile(edChanged, []byte(ecFirst.String()), 0o600)
+	if _, err := dial(t, h, func(c *remote.Config) { c.KnownHosts = edChanged }); !errors.As(err, &hk) || !hk.Changed {
+		t.Errorf("a changed Ed25519 key behind a matching ECDSA line: %v; want it refused as changed", err)
+	}
+	ssh := exec.Command("ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile="+edChanged, "-i", h.IdentityFile, "pi@"+h.Address, "true")
+	if out, err := ssh.CombinedOutput(); err == nil || !strings.Contains(string(out), "HOST IDENTIFICATION HAS CHANGED") {
+		t.Errorf("OpenSSH with the same file: %v\n%s (want it to refuse, as pidb does)", err, out)
+	}
+
+	// accept-new into a hashed known_hosts writes a hashed entry
+	hashedOther := filepath.Join(t.TempDir(), "known_hosts")
+	os.WriteFile(hashedOther, []byte(wrong.String()), 0o600) // some host's lines, then hashed
+	if out, err := exec.Command("ssh-keygen", "-H", "-f", hashedOther).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen -H: %v\n%s", err, out)
+	}
+	mustDial(t, zero, func(c *remote.Config) { c.KnownHosts = hashedOther; c.AcceptNewHostKeys = true })
+	if after, _ := os.ReadFile(hashedOther); strings.Contains(string(after), zero.Address) || !strings.Contains(string(after), "|1|") {
+		t.Errorf("accept-new into a hashed file wrote a plain entry:\n%s", after)
+	}
+	mustDial(t, zero, func(c *remote.Config) { c.KnownHosts = hashedOther })
 }
 
 func TestWrongKeyAndSudoPassword(t *testing.T) {

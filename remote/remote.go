@@ -388,6 +388,10 @@ func (c *Client) Upload(ctx context.Context, p string, data []byte, mode fs.File
 			_ = s.Remove(tmp)
 			return fmt.Errorf("%s: upload %s: %w", c.cfg.Name, p, err)
 		}
+		if err := keepOwnerAndMode(s, tmp, p, dir); err != nil {
+			_ = s.Remove(tmp)
+			return fmt.Errorf("%s: upload %s: %w", c.cfg.Name, p, err)
+		}
 		if err := s.PosixRename(tmp, p); err != nil {
 			_ = s.Remove(tmp)
 			return fmt.Errorf("%s: upload %s: %w", c.cfg.Name, p, err)
@@ -400,12 +404,44 @@ func (c *Client) Upload(ctx context.Context, p string, data []byte, mode fs.File
 		return fmt.Errorf("%s: upload %s: %w", c.cfg.Name, p, err)
 	}
 	tmp := path.Join(dir, "."+base+".pidb-"+randomSuffix())
-	script := fmt.Sprintf("cp %[1]s %[2]s && chmod %04[3]o %[2]s && mv -f %[2]s %[4]s; rc=$?; rm -f %[1]s %[2]s; exit $rc",
-		Quote(staged), Quote(tmp), uint32(mode.Perm()), Quote(p))
+	// a file replaced keeps its owner and mode (pg_hba.conf stays
+	// postgres's, 0640); a new one belongs to the folder's owner, as the
+	// server's packaging makes its own files there, with the mode asked
+	script := fmt.Sprintf("cp %[1]s %[2]s && if [ -e %[4]s ]; then chown --reference=%[4]s %[2]s && chmod --reference=%[4]s %[2]s; "+
+		"else chown --reference=%[5]s %[2]s && chmod %04[3]o %[2]s; fi && mv -f %[2]s %[4]s; rc=$?; rm -f %[1]s %[2]s; exit $rc",
+		Quote(staged), Quote(tmp), uint32(mode.Perm()), Quote(p), Quote(path.Clean(dir)))
 	_, err = c.Run(ctx, script)
 	if err != nil {
 		_ = s.Remove(staged)
 		return fmt.Errorf("upload %s: %w", p, err)
+	}
+	return nil
+}
+
+// keepOwnerAndMode gives tmp, which will replace p, p's owner and mode, or
+// for a new file the owner of its folder (the mode is the one asked).
+// Changing the owner needs root; as anyone else it is the same owner.
+func keepOwnerAndMode(s *sftp.Client, tmp, p, dir string) error {
+	like, err := s.Stat(p)
+	replacing := err == nil
+	if replacing {
+		if err := s.Chmod(tmp, like.Mode().Perm()); err != nil {
+			return err
+		}
+	} else if like, err = s.Stat(dir); err != nil {
+		return err
+	}
+	st, ok := like.Sys().(*sftp.FileStat)
+	if !ok {
+		return nil
+	}
+	if have, err := s.Stat(tmp); err == nil {
+		if hs, ok := have.Sys().(*sftp.FileStat); ok && hs.UID == st.UID && hs.GID == st.GID {
+			return nil
+		}
+	}
+	if err := s.Chown(tmp, int(st.UID), int(st.GID)); err != nil && replacing {
+		return err // a new file in someone else's folder stays the writer's
 	}
 	return nil
 }

@@ -174,6 +174,15 @@ func TestHostKeys(t *testing.T) {
 		t.Errorf("ecdsa-only algorithms = %v", algos)
 	}
 
+	// ECDSA listed before Ed25519 (as the lab's known_hosts, and many
+	// others, have them): Ed25519 is asked for first all the same, as
+	// OpenSSH asks, so a changed Ed25519 key cannot hide behind the ECDSA line
+	both := filepath.Join(dir, "both")
+	os.WriteFile(both, []byte(knownhosts.Line([]string{"10.213.41.40"}, ecKey)+"\n"+knownhosts.Line([]string{"10.213.41.40"}, good)+"\n"), 0o600)
+	if _, algos, _ := hostKeyChecker("pi4", addr, both, false); len(algos) != 2 || algos[0] != ssh.KeyAlgoED25519 || algos[1] != ssh.KeyAlgoECDSA256 {
+		t.Errorf("ecdsa then ed25519 in the file: algorithms %v, want ed25519 first", algos)
+	}
+
 	// unknown host: refused with its fingerprint; the file is not touched
 	empty := filepath.Join(dir, "empty")
 	os.WriteFile(empty, nil, 0o600)
@@ -202,6 +211,23 @@ func TestHostKeys(t *testing.T) {
 	}
 	if st, _ := os.Stat(fresh); st.Mode().Perm() != 0o600 {
 		t.Errorf("known_hosts mode %v, want 0600", st.Mode().Perm())
+	}
+
+	// a file of hashed entries gets a hashed one: it names no host in clear
+	hashedNew := filepath.Join(dir, "hashed-new")
+	os.WriteFile(hashedNew, []byte(knownhosts.Line([]string{knownhosts.HashHostname("10.213.41.30")}, other)+"\n"), 0o600)
+	cb, _, _ = hostKeyChecker("pi4", addr, hashedNew, true)
+	if err := cb(addr, remote, good); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(hashedNew); strings.Contains(string(data), "10.213.41.40") || strings.Count(string(data), "|1|") != 2 {
+		t.Errorf("accept-new into a hashed file:\n%s", data)
+	}
+	if cb, _, _ = hostKeyChecker("pi4", addr, hashedNew, false); cb(addr, remote, good) != nil {
+		t.Errorf("the hashed entry written does not match")
+	}
+	if data, _ := os.ReadFile(fresh); !strings.Contains(string(data), "10.213.41.40") {
+		t.Errorf("accept-new into a plain file wrote no plain entry:\n%s", data)
 	}
 
 	// a file without a final newline is not corrupted by the append

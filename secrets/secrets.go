@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,9 +30,11 @@ type Database struct {
 }
 
 // Dir is where secrets live: $XDG_STATE_HOME/pidb/secrets, or
-// ~/.local/state/pidb/secrets.
+// ~/.local/state/pidb/secrets. A relative XDG_STATE_HOME is ignored, as
+// the XDG Base Directory specification says: it would put the passwords
+// wherever pidb happens to run, beside an inventory perhaps.
 func Dir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "pidb", "secrets"), nil
 	}
 	home, err := os.UserHomeDir()
@@ -112,16 +115,40 @@ func Save(inventoryPath, host string, h Host) error {
 	return os.Rename(tmp.Name(), p)
 }
 
-// Generate makes a password: 32 letters and digits from crypto/rand (190
-// bits), safe in SQL literals, URLs and shells without quoting.
+// alphabet is what passwords are made of: letters and digits without the
+// ones people misread (I, O, l, 0, 1), safe in SQL literals, URLs and
+// shells without quoting.
+const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
+
+// passwordLen is a password's length: 32 of 57 characters, 186 bits
+// (32 * log2(57)).
+const passwordLen = 32
+
+// Generate makes a password from crypto/rand.
 func Generate() string {
-	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
+	p, err := generate(rand.Reader)
+	if err != nil {
 		panic("crypto/rand: " + err.Error()) // the system has no entropy: nothing safe to do
 	}
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
+	return p
+}
+
+// generate draws each character uniformly: a random byte picks one only
+// when it is below the largest multiple of the alphabet's size that fits
+// in a byte (228 = 4 * 57), and the rest are drawn again, so no character
+// is likelier than another (a plain modulo would make the first 28 a
+// quarter likelier).
+func generate(r io.Reader) (string, error) {
+	limit := 256 - 256%len(alphabet)
+	out := make([]byte, 0, passwordLen)
+	var b [1]byte
+	for len(out) < passwordLen {
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return "", err
+		}
+		if int(b[0]) < limit {
+			out = append(out, alphabet[int(b[0])%len(alphabet)])
+		}
 	}
-	return string(b)
+	return string(out), nil
 }

@@ -43,3 +43,54 @@ func TestGenerate(t *testing.T) {
 		seen[p] = true
 	}
 }
+
+// cycle reads every byte value in turn, 0 to 255, again and again.
+type cycle struct{ next byte }
+
+func (c *cycle) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = c.next
+		c.next++
+	}
+	return len(p), nil
+}
+
+// TestGenerateUniform: fed every byte value equally often, the generator
+// makes every character of the alphabet equally often. A byte's plain
+// modulo 57 would give the first 28 characters five bytes each and the
+// others four.
+func TestGenerateUniform(t *testing.T) {
+	r := &cycle{}
+	counts := map[rune]int{}
+	// 57 passwords of 32 characters: 1824 characters, eight cycles of the 228 accepted bytes
+	for i := 0; i < 57; i++ {
+		p, err := generate(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range p {
+			counts[c]++
+		}
+	}
+	if len(counts) != len(alphabet) {
+		t.Fatalf("%d characters used, the alphabet has %d", len(counts), len(alphabet))
+	}
+	for c, n := range counts {
+		if n != 32 {
+			t.Errorf("%q drawn %d times of 1824, want 32 like every other", c, n)
+		}
+	}
+}
+
+// TestRelativeStateHomeIgnored: XDG_STATE_HOME must be absolute to count.
+func TestRelativeStateHomeIgnored(t *testing.T) {
+	t.Setenv("HOME", "/home/someone")
+	t.Setenv("XDG_STATE_HOME", "relative/state")
+	if d, err := Dir(); err != nil || d != "/home/someone/.local/state/pidb/secrets" {
+		t.Errorf("Dir() = %q, %v; want the default under HOME", d, err)
+	}
+	t.Setenv("XDG_STATE_HOME", "/var/state")
+	if d, _ := Dir(); d != "/var/state/pidb/secrets" {
+		t.Errorf("Dir() = %q with an absolute XDG_STATE_HOME", d)
+	}
+}

@@ -58,6 +58,7 @@ var params = []Param{
 	{Name: "checkpoint_completion_target", Kind: Float, Min: 0, Max: 1, Flavors: pg},
 	{Name: "checkpoint_timeout", Kind: Duration, Min: 30e3, Max: 86400e3, Flavors: pg},
 	{Name: "random_page_cost", Kind: Float, Min: 0, Max: 1.79769e308, Flavors: pg},
+	{Name: "log_min_duration_statement", Kind: Int, Min: -1, Max: 2147483647, Flavors: pg}, // milliseconds; -1 off
 	{Name: "seq_page_cost", Kind: Float, Min: 0, Max: 1.79769e308, Flavors: pg},
 	{Name: "effective_io_concurrency", Kind: Int, Min: 0, Max: 1000, Flavors: pg},
 	{Name: "default_statistics_target", Kind: Int, Min: 1, Max: 10000, Flavors: pg},

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"pidb/internal/labtest"
+	"pidb/secrets"
 )
 
 // TestDemoOnTheLab runs `pidb demo` end to end on the running lab, with
@@ -74,5 +75,27 @@ func TestDemoOnTheLab(t *testing.T) {
 	runs, _ := filepath.Glob(filepath.Join(out, "runs", "*", "*", "run.json"))
 	if len(runs) != 5 {
 		t.Errorf("%d runs saved, want 5 (three hosts, then the Pi 4 twice)", len(runs))
+	}
+
+	// no generated password in anything the whole job printed or wrote
+	var texts []string
+	texts = append(texts, stdout, errOut)
+	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			data, _ := os.ReadFile(p)
+			texts = append(texts, string(data))
+		}
+		return nil
+	})
+	for _, h := range []string{"pi4", "pi3", "zero"} {
+		sec, err := secrets.Load(inv.Path, h)
+		if err != nil || sec.Pidb == "" {
+			t.Fatalf("%s: no secrets after the demo: %+v, %v", h, sec, err)
+		}
+		for _, text := range texts {
+			if strings.Contains(text, sec.Pidb) {
+				t.Errorf("%s's pidb password is in the demo's output or files", h)
+			}
+		}
 	}
 }

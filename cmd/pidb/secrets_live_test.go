@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pidb/inventory"
+	"pidb/internal/labtest"
+	"pidb/secrets"
+)
+
+// TestPasswordsStayOffTheServersLogs provisions pi4 (PostgreSQL) and pi3
+// (MariaDB) with every statement logged (log_min_duration_statement = 0;
+// the slow log with long_query_time = 0), makes the accounts, changes
+// every password (new secrets: the accounts step sets them again), and
+// then searches the servers' logs, the journal and what pidb printed
+// (tables, --json, dry-run plans) for any of the passwords: none is there. The logs did log: pidb's own
+// read-back queries are in them.
+func TestPasswordsStayOffTheServersLogs(t *testing.T) {
+	inv := labtest.Inventory(t)
+	src, err := os.ReadFile(inv.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := strings.Replace(string(src), "name = \"pi3\"\naddress = \"10.213.41.30\"\nengine = \"mysql\"",
+		"name = \"pi3\"\naddress = \"10.213.41.30\"\nengine = \"mysql\"\n[host.settings]\nslow_query_log = true\nlong_query_time = 0\n[[host.database]]\nname = \"shop\"\nowner = \"shopapp\"", 1)
+	logged = strings.Replace(logged, "name = \"pi4\"\naddress = \"10.213.41.40\"\nengine = \"postgres\"",
+		"name = \"pi4\"\naddress = \"10.213.41.40\"\nengine = \"postgres\"\n[host.settings]\nlog_min_duration_statement = 0\n[[host.database]]\nname = \"shop\"\nowner = \"shopapp\"", 1)
+	if logged == string(src) {
+		t.Fatal("the lab's inventory is not as this test expects")
+	}
+	p := filepath.Join(t.TempDir(), "logged.toml")
+	if err := os.WriteFile(p, []byte(logged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { // the lab's own settings again
+		if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi4,pi3"); code != 0 {
+			t.Errorf("provision the lab back: exit %d\n%s", code, errOut)
+		}
+	}()
+
+	var outputs []string
+	var passwords []string
+	for round := 0; round < 2; round++ { // the second round's secrets are new: every password changes
+		t.Setenv("XDG_STATE_HOME", t.TempDir())
+		code, out, errOut := runPidb(t, "provision", "-i", p, "--limit", "pi4,pi3", "--json")
+		if code != 0 {
+			t.Fatalf("provision round %d: exit %d\n%s\n%s", round, code, out, errOut)
+		}
+		outputs = append(outputs, out, errOut)
+		_, out, errOut = runPidb(t, "provision", "-i", p, "--limit", "pi4,pi3", "--dry-run", "--json")
+		outputs = append(outputs, out, errOut)
+		_, out, errOut = runPidb(t, "provision", "-i", p, "--limit", "pi4,pi3", "--dry-run")
+		outputs = append(outputs, out, errOut)
+		for _, h := range []string{"pi4", "pi3"} {
+			sec, err := secrets.Load(p, h)
+			if err != nil || sec.Pidb == "" || sec.Databases["shop"].Password == "" {
+				t.Fatalf("%s: secrets %+v, %v", h, sec, err)
+			}
+			passwords = append(passwords, sec.Pidb, sec.Databases["shop"].Password)
+		}
+		// the application logs in with its new password
+		if u := credentials(t, p, "pi4", "shop"); pgQuery(t, u, "SELECT current_user") != "shopapp" {
+			t.Errorf("round %d: shopapp cannot log in to pi4", round)
+		}
+		if u := credentials(t, p, "pi3", "shop"); !strings.HasPrefix(myQuery(t, u, "SELECT CURRENT_USER()"), "shopapp@") {
+			t.Errorf("round %d: shopapp cannot log in to pi3", round)
+		}
+	}
+
+	root := func(name string) inventory.Host { h := labtest.Host(t, inv, name); h.User = "root"; return h }
+	logs := map[string]string{
+		"pi4": "cat /var/log/postgresql/*.log",
+		"pi3": "cat /var/log/mysql/*.log /var/lib/mysql/*.log 2>/dev/null; true",
+	}
+	proof := map[string]string{"pi4": "duration:", "pi3": "Query_time:"}
+	for _, h := range []string{"pi4", "pi3"} {
+		text := labtest.MustSSH(t, root(h), logs[h]) + labtest.MustSSH(t, root(h), "journalctl --no-pager -o cat 2>/dev/null; true")
+		if !strings.Contains(text, proof[h]) {
+			t.Errorf("%s: the log has no %q: it logged nothing, and the search proves nothing", h, proof[h])
+		}
+		for _, pw := range passwords {
+			if strings.Contains(text, pw) {
+				t.Errorf("%s: a generated password is in the server's log or the journal", h)
+			}
+		}
+	}
+	for _, o := range outputs {
+		for _, pw := range passwords {
+			if strings.Contains(o, pw) {
+				t.Errorf("a generated password is in pidb's output")
+			}
+		}
+	}
+}
