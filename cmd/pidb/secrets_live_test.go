@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"pidb/inventory"
 	"pidb/internal/labtest"
+	"pidb/inventory"
 	"pidb/secrets"
 )
 
