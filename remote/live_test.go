@@ -156,7 +156,7 @@ func TestUploadAndReadFile(t *testing.T) {
 		if err := r.Upload(ctx, "/etc/pidb-dir/new.conf", []byte("y = 2\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := run(t, c, "stat -c '%a %U:%G' /etc/pidb-owned.conf /etc/pidb-dir/new.conf; cat /etc/pidb-owned.conf"); got != "640 nobody:nogroup\n644 nobody:nogroup\nx = 1" {
+		if got := run(t, c, "stat -c '%a %U:%G' /etc/pidb-owned.conf /etc/pidb-dir/new.conf; sudo -n cat /etc/pidb-owned.conf"); got != "640 nobody:nogroup\n644 nobody:nogroup\nx = 1" {
 			t.Errorf("%s: replaced and new files: %q, want 640 nobody:nogroup (kept) and 644 nobody:nogroup (the folder's)", name, got)
 		}
 	}
