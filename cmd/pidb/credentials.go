@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pidb/inventory"
 	"pidb/job"
 )
 
@@ -26,7 +25,7 @@ func credentialsCommand() *cli.Command {
 			if path == "" {
 				return usagef("no inventory: give -i FILE (or set PIDB_INVENTORY)")
 			}
-			inv, err := inventory.Load(path)
+			inv, err := job.LoadInventory(path)
 			if err != nil {
 				return err
 			}
