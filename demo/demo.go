@@ -56,7 +56,6 @@ const pi4 = "pi4"
 // Result is what the demo found.
 type Result struct {
 	Report      string             // the page's path
-	Rows        []report.Row       // the report's fleet table: the newest run of each host
 	Comparison  *report.Comparison // the Pi 4 in a case (base) against with a fan
 	Validations []Validation       // every validation, in the story's order
 	Inventory   string             // the lab's inventory
@@ -199,7 +198,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, fmt.Errorf("validate: %w", err)
 	}
 	st.note(fmt.Sprintf("%s with a fan: %s, %.1f TPS", pi4, withFan[0].Verdict, withFan[0].TPS))
-	caseRun, fanRun := runDir(inCase, pi4), runDir(withFan, pi4)
+	caseRun, fanRun := inCase[0].RunDir, withFan[0].RunDir
 	if caseRun == "" || fanRun == "" {
 		return res, errors.New("the Pi 4's runs were not saved")
 	}
@@ -230,10 +229,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := rep.WriteFile(res.Report); err != nil {
 		return res, err
 	}
-	res.Rows, res.Comparison = rep.Rows, rep.Comparison
+	res.Comparison = rep.Comparison
 	if keep {
 		res.KeptUp = true
-		res.SSH = fmt.Sprintf("ssh -o StrictHostKeyChecking=yes -o UserKnownHostsFile=%s -i %s pi@%s", l.KnownHostsPath(), l.KeyPath(), hostAddress(hosts, pi4))
+		res.SSH = fmt.Sprintf("ssh -o StrictHostKeyChecking=yes -o UserKnownHostsFile=%s -i %s pi@%s", l.KnownHostsPath(), l.KeyPath(), pi4Hosts[0].Address)
 	}
 	return res, nil
 }
@@ -261,24 +260,6 @@ func (o Options) withDefaults() Options {
 		o.Log = io.Discard
 	}
 	return o
-}
-
-func runDir(vs []job.ValidateResult, host string) string {
-	for _, v := range vs {
-		if v.Host == host {
-			return v.RunDir
-		}
-	}
-	return ""
-}
-
-func hostAddress(hs []inventory.Host, name string) string {
-	for _, h := range hs {
-		if h.Name == name {
-			return h.Address
-		}
-	}
-	return ""
 }
 
 // story prints where the demo is: "== 3/6 validate all three ...".

@@ -76,35 +76,21 @@ func Compare(runs []results.Listed) (*Comparison, error) {
 	c.Cautions = cautions(rs)
 
 	base := rs[0]
-	tpsNoise := func(r results.Run) float64 {
-		return seriesNoise(r, func(iv results.Interval) float64 { return iv.TPS })
-	}
-	qpsNoise := func(r results.Run) float64 {
-		return seriesNoise(r, func(iv results.Interval) float64 { return iv.QPS })
-	}
-	p95Noise := func(r results.Run) float64 {
-		return seriesNoise(r, func(iv results.Interval) float64 { return iv.P95Ms })
-	}
-	p99Noise := func(r results.Run) float64 {
-		return seriesNoise(r, func(iv results.Interval) float64 { return math.Max(iv.P99Ms, iv.P95Ms) })
-	}
-	rel := func(noise func(results.Run) float64) func(a, b results.Run, va, vb float64) float64 {
-		return func(a, b results.Run, _, _ float64) float64 { return math.Max(noise(a), noise(b)) }
-	}
+	// a metric with an interval series has that series' noise; the others
+	// a fixed one (noisePct, of the base's value)
 	metrics := []struct {
 		name, unit string
 		higher     bool
 		value      func(Row) *float64
-		noisePct   func(a, b results.Run, va, vb float64) float64
+		series     func(results.Interval) float64
+		noisePct   func(base float64) float64
 	}{
-		{"TPS", "", true, func(r Row) *float64 { return ptr(r.TPS) }, rel(tpsNoise)},
-		{"QPS", "", true, func(r Row) *float64 { return ptr(r.QPS) }, rel(qpsNoise)},
-		{"p95 latency", "ms", false, func(r Row) *float64 { return ptr(r.P95Ms) }, rel(p95Noise)},
-		{"p99 latency", "ms", false, func(r Row) *float64 { return ptr(r.P99Ms) }, rel(p99Noise)},
-		{"highest temperature", "C", false, func(r Row) *float64 { return r.MaxTempC },
-			func(_, _ results.Run, va, _ float64) float64 { return 100 * tempNoiseC / math.Abs(va) }},
-		{"lowest Arm clock", "MHz", true, func(r Row) *float64 { return r.MinArmMHz },
-			func(results.Run, results.Run, float64, float64) float64 { return clockNoisePct }},
+		{"TPS", "", true, func(r Row) *float64 { return ptr(r.TPS) }, func(iv results.Interval) float64 { return iv.TPS }, nil},
+		{"QPS", "", true, func(r Row) *float64 { return ptr(r.QPS) }, func(iv results.Interval) float64 { return iv.QPS }, nil},
+		{"p95 latency", "ms", false, func(r Row) *float64 { return ptr(r.P95Ms) }, func(iv results.Interval) float64 { return iv.P95Ms }, nil},
+		{"p99 latency", "ms", false, func(r Row) *float64 { return ptr(r.P99Ms) }, func(iv results.Interval) float64 { return math.Max(iv.P99Ms, iv.P95Ms) }, nil},
+		{"highest temperature", "C", false, func(r Row) *float64 { return r.MaxTempC }, nil, func(base float64) float64 { return 100 * tempNoiseC / math.Abs(base) }},
+		{"lowest Arm clock", "MHz", true, func(r Row) *float64 { return r.MinArmMHz }, nil, func(float64) float64 { return clockNoisePct }},
 	}
 	for _, m := range metrics {
 		mt := Metric{Name: m.name, Unit: m.unit, Higher: m.higher}
@@ -116,7 +102,13 @@ func Compare(runs []results.Listed) (*Comparison, error) {
 			if a, b := mt.Values[0], mt.Values[i]; a != nil && b != nil && *a != 0 {
 				ch.Known = true
 				ch.Pct, ch.Delta = pct(*a, *b), *b-*a
-				ch.NoisePct = math.Max(m.noisePct(base, rs[i], *a, *b), minNoisePct)
+				noise := 0.0
+				if m.series != nil {
+					noise = math.Max(seriesNoise(base, m.series), seriesNoise(rs[i], m.series))
+				} else {
+					noise = m.noisePct(*a)
+				}
+				ch.NoisePct = math.Max(noise, minNoisePct)
 				ch.Significant = math.Abs(ch.Pct) > ch.NoisePct
 				ch.Better = ch.Significant && (ch.Pct > 0) == m.higher
 			}

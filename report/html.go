@@ -50,13 +50,7 @@ func yesNo(b *bool) string {
 	return "no"
 }
 
-func reasonCodes(rs []results.Reason) string {
-	codes := make([]string, 0, len(rs))
-	for _, r := range rs {
-		codes = append(codes, r.Code)
-	}
-	return strings.Join(codes, ", ")
-}
+func reasonCodes(rs []results.Reason) string { return strings.Join(results.Codes(rs), ", ") }
 
 func changeClass(c Change) string {
 	switch {

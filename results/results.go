@@ -155,6 +155,15 @@ type Reason struct {
 	Fail    bool   `json:"fail"` // FAIL; else WARN
 }
 
+// Codes are the reasons' codes, in order, as the tables show them.
+func Codes(rs []Reason) []string {
+	codes := make([]string, 0, len(rs))
+	for _, r := range rs {
+		codes = append(codes, r.Code)
+	}
+	return codes
+}
+
 // NewID names a run by its start (UTC, sortable) and what ran.
 func NewID(start time.Time, what string) string {
 	return start.UTC().Format("20060102T150405Z") + "-" + what

@@ -9,6 +9,7 @@ import (
 
 	"pidb/demo"
 	"pidb/output"
+	"pidb/results"
 )
 
 func demoCommand() *cli.Command {
@@ -42,12 +43,8 @@ func demoCommand() *cli.Command {
 			if len(res.Validations) > 0 {
 				rows := make([][]string, 0, len(res.Validations))
 				for _, v := range res.Validations {
-					var codes []string
-					for _, x := range v.Reasons {
-						codes = append(codes, x.Code)
-					}
 					rows = append(rows, []string{v.Host, v.Cooling, v.Verdict, fmt.Sprintf("%.1f", v.TPS), fmt.Sprintf("%.2f", v.P95Ms), numOr(v.MaxTempC, "%.1f"),
-						fmt.Sprint(v.Throttled), strings.Join(codes, ",")})
+						fmt.Sprint(v.Throttled), strings.Join(results.Codes(v.Reasons), ",")})
 				}
 				fmt.Fprintln(w)
 				if err := output.Table(w, []string{"HOST", "COOLING", "VERDICT", "TPS", "P95_MS", "MAX_C", "THROTTLED", "REASONS"}, rows); err != nil {

@@ -71,12 +71,8 @@ func runValidate(c *cli.Context) error {
 			failed++
 		}
 		js = append(js, j)
-		var codes []string
-		for _, x := range j.Reasons {
-			codes = append(codes, x.Code)
-		}
 		rows = append(rows, []string{j.Host, j.Verdict, fmt.Sprintf("%.1f", j.TPS), numOr(j.MaxTempC, "%.1f"), fmt.Sprint(j.Throttled),
-			fmt.Sprintf("%.1f", j.TPSFirstQuarter), fmt.Sprintf("%.1f", j.TPSLastQuarter), strings.Join(codes, ","), j.RunDir})
+			fmt.Sprintf("%.1f", j.TPSFirstQuarter), fmt.Sprintf("%.1f", j.TPSLastQuarter), strings.Join(results.Codes(j.Reasons), ","), j.RunDir})
 	}
 	if err := printResults(c, js, []string{"HOST", "VERDICT", "TPS", "MAX_C", "THROTTLED", "TPS_Q1", "TPS_Q4", "REASONS", "RUN"}, rows); err != nil {
 		return err
