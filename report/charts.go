@@ -81,28 +81,45 @@ func windowFigure(id string, runs []labelled) *Figure {
 	pn := panel{title: title, x: timeAxis, y: "transactions per second", yFromZero: true}
 	f := &Figure{ID: id, Title: title, Caption: "The mean TPS of each " + what + " of the measured run, drawn at the window's end."}
 	for _, r := range runs {
-		sums, counts := map[int]float64{}, map[int]int{}
-		last, end := 0, max(1, int(math.Ceil(r.run.Workload.DurationS/w-1e-9)))
-		for _, iv := range r.run.Series {
-			if iv.T <= 0 {
-				continue
-			}
-			k := min(int(math.Ceil(iv.T/w-1e-9)), end) // the last point ends a moment after the duration
-			sums[k] += iv.TPS
-			counts[k]++
-			last = max(last, k)
-		}
 		var xy plotter.XYs
-		for k := 1; k <= last; k++ {
-			if counts[k] > 0 {
-				xy = append(xy, plotter.XY{X: float64(k) * w, Y: sums[k] / float64(counts[k])})
-			}
+		for _, m := range windowMeans(r.run, w, func(iv results.Interval) (float64, bool) { return iv.TPS, true }) {
+			xy = append(xy, plotter.XY{X: m.end, Y: m.mean})
 		}
 		pn.lines = append(pn.lines, line{name: r.label, xy: xy, color: colour(r.colour)})
 		f.Series = append(f.Series, r.label)
 	}
 	f.panels = []panel{pn}
 	return f
+}
+
+// windowMean is the mean of one window of a run's measured time.
+type windowMean struct{ end, mean float64 }
+
+// windowMeans are the means of v over the measured time's windows of w
+// seconds, in order: window k holds the points with T in ((k-1)w, kw];
+// the last point, which ends a moment after the duration, joins the last
+// window. A point for which v says false is left out; a window with no
+// point has no mean.
+func windowMeans(r results.Run, w float64, v func(results.Interval) (float64, bool)) []windowMean {
+	sums, counts := map[int]float64{}, map[int]int{}
+	last, end := 0, max(1, int(math.Ceil(r.Workload.DurationS/w-1e-9)))
+	for _, iv := range r.Series {
+		x, ok := v(iv)
+		if iv.T <= 0 || !ok {
+			continue
+		}
+		k := min(int(math.Ceil(iv.T/w-1e-9)), end)
+		sums[k] += x
+		counts[k]++
+		last = max(last, k)
+	}
+	var out []windowMean
+	for k := 1; k <= last; k++ {
+		if counts[k] > 0 {
+			out = append(out, windowMean{end: float64(k) * w, mean: sums[k] / float64(counts[k])})
+		}
+	}
+	return out
 }
 
 // temperatureFigure is every run's temperature on one time axis, with the

@@ -152,36 +152,26 @@ func changeText(ch Change, unit string) string {
 
 // seriesNoise is how much a run's figure moves by itself, in percent of its
 // mean: the spread (standard deviation) of the means of its 10-second
-// windows of the measured time. One window, or none, tells nothing: 0.
+// windows of the measured time (windowMeans, as the window chart has
+// them; intervals without a transaction left out). One window, or none,
+// tells nothing: 0.
 func seriesNoise(r results.Run, v func(results.Interval) float64) float64 {
-	sums, counts := map[int]float64{}, map[int]int{}
-	for _, iv := range r.Series {
-		if iv.T <= 0 || iv.Transactions == 0 {
-			continue
-		}
-		k := int(math.Ceil(iv.T/noiseWindowSec - 1e-9))
-		sums[k] += v(iv)
-		counts[k]++
-	}
-	var means []float64
-	for k, s := range sums {
-		means = append(means, s/float64(counts[k]))
-	}
-	if len(means) < 2 {
+	windows := windowMeans(r, noiseWindowSec, func(iv results.Interval) (float64, bool) { return v(iv), iv.Transactions > 0 })
+	if len(windows) < 2 {
 		return 0
 	}
 	var mean, ss float64
-	for _, m := range means {
-		mean += m
+	for _, m := range windows {
+		mean += m.mean
 	}
-	mean /= float64(len(means))
-	for _, m := range means {
-		ss += (m - mean) * (m - mean)
+	mean /= float64(len(windows))
+	for _, m := range windows {
+		ss += (m.mean - mean) * (m.mean - mean)
 	}
 	if mean == 0 {
 		return 0
 	}
-	return 100 * math.Sqrt(ss/float64(len(means)-1)) / math.Abs(mean)
+	return 100 * math.Sqrt(ss/float64(len(windows)-1)) / math.Abs(mean)
 }
 
 // labels name each run: its host where the hosts differ, else the host
