@@ -97,7 +97,7 @@ func withHBABlock(hba string, allow []netip.Prefix, accounts []account) string {
 	for _, p := range allow {
 		for _, a := range accounts {
 			// quoted: a quoted name is a name, never one of pg_hba's keywords
-			out += fmt.Sprintf("host    %-15s %-15s %-23s scram-sha-256\n", `"`+a.database+`"`, `"`+a.user+`"`, p.String())
+			out += fmt.Sprintf("host    %-15s %-15s %-23s scram-sha-256\n", pgIdent(a.database), pgIdent(a.user), p.String())
 		}
 	}
 	return out + hbaEnd + "\n"

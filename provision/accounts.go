@@ -240,7 +240,8 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 }
 
 // pgIdent quotes a name for PostgreSQL's SQL, so that a name that is also
-// a keyword ("order", "user") names the database or role. The inventory
+// a keyword ("order", "user") names the database or role, and for
+// pg_hba.conf, where a quoted "all" is a database and not the keyword. The inventory
 // allows lower case letters, digits and _ only, so nothing needs escaping.
 func pgIdent(name string) string { return `"` + name + `"` }
 

@@ -157,10 +157,7 @@ func idleBands(r results.Run) []band {
 	}
 	first, last := r.Thermal[0].T, r.Thermal[len(r.Thermal)-1].T
 	start := -r.Workload.WarmupS
-	end := r.Summary.MeasuredS
-	if end == 0 {
-		end = r.Workload.DurationS
-	}
+	end := measuredEnd(r)
 	var out []band
 	if first < start {
 		out = append(out, band{from: first, to: start, color: idleColour, label: "idle before and after the load"})

@@ -96,10 +96,7 @@ const limitC = validate.DefaultMaxTempC
 
 func heatOf(r results.Run) heat {
 	var h heat
-	end := r.Summary.MeasuredS
-	if end == 0 {
-		end = r.Workload.DurationS
-	}
+	end := measuredEnd(r)
 	for _, rd := range r.Thermal {
 		if rd.TempC != nil {
 			if h.maxC == nil || *rd.TempC > *h.maxC {
@@ -133,6 +130,15 @@ func heatOf(r results.Run) heat {
 		h.throttled = &t
 	}
 	return h
+}
+
+// measuredEnd is when the measured time ended, in seconds from its start:
+// what the summary measured, else the duration asked for.
+func measuredEnd(r results.Run) float64 {
+	if r.Summary.MeasuredS > 0 {
+		return r.Summary.MeasuredS
+	}
+	return r.Workload.DurationS
 }
 
 // measuredStart is when the run's measured time began, from its readings

@@ -139,11 +139,7 @@ func Recommend(in Input, preset string, overrides map[string]string) (Settings, 
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		raw := overrides[k]
-		name := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(k), "-", "_"))
-		if in.Flavor != "postgres" && name == "skip_log_bin" {
-			name, raw = "log_bin", negate(raw)
-		}
+		name, raw := overrideName(in.Flavor, k, overrides[k])
 		p, ok := lookup(in.Flavor, in.Version, name)
 		if !ok {
 			msg := fmt.Sprintf("unknown %s %s setting", flavorName(in.Flavor), in.Version)
@@ -193,10 +189,7 @@ func Check(family, name, raw string) error {
 	if family == "mysql" || family == "mariadb" {
 		flavors = []string{"mysql", "mariadb"}
 	}
-	key := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(name), "-", "_"))
-	if family != "postgres" && key == "skip_log_bin" {
-		key, raw = "log_bin", negate(raw)
-	}
+	key, raw := overrideName(family, name, raw)
 	var known []string
 	var firstErr error
 	for _, p := range params {
@@ -243,6 +236,17 @@ func otherFamily(family, name string) string {
 		}
 	}
 	return ""
+}
+
+// overrideName is an override's setting as the tuner names it: lower
+// case, hyphens read as underscores, and on MySQL and MariaDB
+// skip-log-bin = true read as log_bin = off.
+func overrideName(flavor, name, raw string) (string, string) {
+	key := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(name), "-", "_"))
+	if flavor != "postgres" && key == "skip_log_bin" {
+		return "log_bin", negate(raw)
+	}
+	return key, raw
 }
 
 func negate(v string) string {
