@@ -41,6 +41,7 @@ type Host struct {
 	Preset       string
 	AllowFrom    []netip.Prefix // empty: the database listens on localhost only
 	AllowPublic  bool           // allow_from may open the port to a prefix shorter than /8
+	TLS          bool           // logins from allow_from must use TLS (tls = true, the default)
 	Storage      string         // "" = detect; else sd, usb or nvme
 	Settings     Section        // [host.settings]: tuner overrides, checked by the tuner
 	Databases    []Database     // [[host.database]]
@@ -363,6 +364,10 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	}
 	if v, ok := get("allow_public"); ok {
 		h.AllowPublic = v.(bool)
+	}
+	h.TLS = true
+	if v, ok := get("tls"); ok {
+		h.TLS = v.(bool)
 	}
 	allowAt := appendPath(path, "allow_from")
 	if _, own := own["allow_from"]; !own {

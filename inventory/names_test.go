@@ -92,3 +92,31 @@ func TestAllowFromPublic(t *testing.T) {
 		t.Errorf("allow_from from [defaults]: %v; want the error at its line", err)
 	}
 }
+
+// TestTLSKey: network logins need TLS unless the host (or [defaults]) says
+// tls = false; the host's own key wins; anything but a boolean is refused
+// at its line.
+func TestTLSKey(t *testing.T) {
+	for _, c := range []struct {
+		defaults, host string
+		want           bool
+	}{
+		{"", "", true},
+		{"tls = false\n", "", false},
+		{"tls = false\n", "tls = true\n", true},
+		{"", "tls = false\n", false},
+	} {
+		src := "[defaults]\n" + c.defaults + "\n[[host]]\nname = \"pi\"\naddress = \"10.1.2.3\"\n" + c.host
+		inv, err := Parse("inv.toml", "/tmp", src)
+		if err != nil {
+			t.Fatalf("%q %q: %v", c.defaults, c.host, err)
+		}
+		if got := inv.Hosts[0].TLS; got != c.want {
+			t.Errorf("defaults %q, host %q: TLS %v, want %v", c.defaults, c.host, got, c.want)
+		}
+	}
+	_, err := Parse("inv.toml", "/tmp", "[[host]]\nname = \"pi\"\naddress = \"10.1.2.3\"\ntls = \"no\"\n")
+	if err == nil || !strings.Contains(err.Error(), "inv.toml:4:") || !strings.Contains(err.Error(), "tls") {
+		t.Errorf("tls = \"no\": %v; want an error at inv.toml:4", err)
+	}
+}

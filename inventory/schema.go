@@ -194,6 +194,7 @@ var (
 		"preset":        nonEmptyString, // the names: the Presets option
 		"allow_from":    isCIDRList,
 		"allow_public":  isBool,
+		"tls":           isBool,
 		"storage":       oneOf(StorageKinds...),
 	}
 	benchKeys = table{

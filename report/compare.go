@@ -151,27 +151,38 @@ func changeText(ch Change, unit string) string {
 }
 
 // seriesNoise is how much a run's figure moves by itself, in percent of its
-// mean: the spread (standard deviation) of the means of its 10-second
-// windows of the measured time (windowMeans, as the window chart has
-// them; intervals without a transaction left out). One window, or none,
-// tells nothing: 0.
+// mean. It is read from the means of its 10-second windows of the
+// measured time (windowMeans, as the window chart has them; intervals
+// without a transaction left out), from how far each window's mean is
+// from the next one's: the median of those steps, scaled to a standard
+// deviation (divided by 0.6745·√2, as for steps between draws of one
+// normal spread). A trend or one step, such as a Pi throttling a minute
+// in, moves a few windows far but leaves the median of the steps where
+// the jitter has it: what the comparison is about is not counted as
+// noise. Under two windows it tells nothing: 0.
 func seriesNoise(r results.Run, v func(results.Interval) float64) float64 {
 	windows := windowMeans(r, noiseWindowSec, func(iv results.Interval) (float64, bool) { return v(iv), iv.Transactions > 0 })
 	if len(windows) < 2 {
 		return 0
 	}
-	var mean, ss float64
-	for _, m := range windows {
+	var mean float64
+	steps := make([]float64, 0, len(windows)-1)
+	for i, m := range windows {
 		mean += m.mean
+		if i > 0 {
+			steps = append(steps, math.Abs(m.mean-windows[i-1].mean))
+		}
 	}
 	mean /= float64(len(windows))
-	for _, m := range windows {
-		ss += (m.mean - mean) * (m.mean - mean)
-	}
 	if mean == 0 {
 		return 0
 	}
-	return 100 * math.Sqrt(ss/float64(len(windows)-1)) / math.Abs(mean)
+	sort.Float64s(steps)
+	median := steps[len(steps)/2]
+	if len(steps)%2 == 0 {
+		median = (steps[len(steps)/2-1] + median) / 2
+	}
+	return 100 * median / (0.6744897501960817 * math.Sqrt2) / math.Abs(mean)
 }
 
 // labels name each run: its host where the hosts differ, else the host
