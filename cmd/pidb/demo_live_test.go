@@ -80,7 +80,7 @@ func TestDemoOnTheLab(t *testing.T) {
 			t.Errorf("the report has no chart %s", id)
 		}
 	}
-	if tps != nil && !regexp.MustCompile(`data-change="[-\d.]+">(no change: )?` + regexp.QuoteMeta(tps[1])).MatchString(html) {
+	if tps != nil && !regexp.MustCompile(`data-change="[-\d.]+">(no change: )?`+regexp.QuoteMeta(tps[1])).MatchString(html) {
 		t.Errorf("the report's comparison has not the TPS change %s", tps[1])
 	}
 	runs, _ := filepath.Glob(filepath.Join(out, "runs", "*", "*", "run.json"))
