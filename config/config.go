@@ -26,12 +26,13 @@ type Bench struct {
 	TableSize int           // 0: the workload's default
 	Protocol  string        // "": the workload's default
 	Via       string        // auto (direct when allow_from lets the controller in), direct, ssh
+	TLS       string        // auto (on when the host's network logins need it and the run is direct), on, off
 	Threads   int           // threads the clients share (pgbench -j); 0: one per client
 }
 
 // DefaultBench is [bench] when the inventory says nothing.
 func DefaultBench() Bench {
-	return Bench{Clients: 8, Duration: 5 * time.Minute, Warmup: 10 * time.Second, Interval: time.Second, Via: "auto", Threads: runtime.NumCPU()}
+	return Bench{Clients: 8, Duration: 5 * time.Minute, Warmup: 10 * time.Second, Interval: time.Second, Via: "auto", TLS: "auto", Threads: runtime.NumCPU()}
 }
 
 // Thermal is how temperature is read beside a workload (and by `pidb thermal`).
@@ -113,6 +114,8 @@ func (b *Bench) set(key string, v any) (err error) {
 		b.Protocol, err = asString(key, v)
 	case "via":
 		b.Via, err = asString(key, v)
+	case "tls":
+		b.TLS, err = asString(key, v)
 	case "clients":
 		b.Clients, err = asInt(key, v)
 	case "scale":

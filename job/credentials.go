@@ -13,8 +13,9 @@ import (
 
 // Credentials is a connection URL for one of a host's accounts, with the
 // password pidb generated for it: pidb's own (database "") or the owner of
-// an application database from [[host.database]]. It is a secret: only
-// `pidb credentials` prints it, when asked.
+// an application database from [[host.database]], asking for TLS where the
+// host's network logins need it. It is a secret: only `pidb credentials`
+// prints it, when asked.
 func Credentials(inv *inventory.Inventory, h inventory.Host, database string) (string, error) {
 	sec, err := secrets.Load(inv.Path, h.Name)
 	if err != nil {
@@ -37,5 +38,10 @@ func Credentials(inv *inventory.Inventory, h inventory.Host, database string) (s
 	}
 	scheme := map[string]string{"postgres": "postgres", "mysql": "mysql"}[h.Engine]
 	u := url.URL{Scheme: scheme, User: url.UserPassword(user, pw), Host: net.JoinHostPort(h.Address, strconv.Itoa(engine.Port(h.Engine))), Path: "/" + db}
+	if h.TLS && len(h.AllowFrom) > 0 {
+		// the server refuses a login from the network without TLS: the
+		// URL asks for it as libpq and MySQL's clients spell it
+		u.RawQuery = map[string]string{"postgres": "sslmode=require", "mysql": "ssl-mode=REQUIRED"}[h.Engine]
+	}
 	return u.String(), nil
 }

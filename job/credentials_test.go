@@ -2,6 +2,7 @@ package job
 
 import (
 	"errors"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,6 +31,21 @@ func TestCredentials(t *testing.T) {
 	}
 	if u, err := Credentials(inv, h, "shop"); err != nil || u != "mysql://app:s3cret@10.213.41.30:3306/shop" {
 		t.Errorf("shop's: %s %v", u, err)
+	}
+	// network logins with TLS: the URL asks for it, in each engine's words
+	for _, c := range []struct{ engine, want string }{
+		{"mysql", "mysql://pidb:p%40ss%20word@10.213.41.30:3306/pidb?ssl-mode=REQUIRED"},
+		{"postgres", "postgres://pidb:p%40ss%20word@10.213.41.30:5432/pidb?sslmode=require"},
+	} {
+		tls := h
+		tls.Engine, tls.TLS, tls.AllowFrom = c.engine, true, []netip.Prefix{netip.MustParsePrefix("10.213.41.0/24")}
+		if u, err := Credentials(inv, tls, ""); err != nil || u != c.want {
+			t.Errorf("%s with TLS: %s %v, want %s", c.engine, u, err, c.want)
+		}
+		tls.TLS = false
+		if u, _ := Credentials(inv, tls, ""); strings.Contains(u, "?") {
+			t.Errorf("%s with tls = false: %s", c.engine, u)
+		}
 	}
 	var ue UsageError
 	if _, err := Credentials(inv, h, "nope"); !errors.As(err, &ue) || !strings.Contains(err.Error(), `host pi3 has no database "nope"`) {

@@ -64,7 +64,7 @@ type Env struct {
 type Plan struct {
 	Spec    workloads.Spec
 	Params  workloads.Params // resolved: the workload's defaults filled in
-	Bench   config.Bench     // Via resolved to direct or ssh
+	Bench   config.Bench     // Via resolved to direct or ssh, TLS to on or off
 	Thermal config.Thermal
 	Preset  string // the host's preset, saved with the run
 }
@@ -103,6 +103,17 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 	case "direct", "ssh":
 	default:
 		return p, usagef("--via %q: want auto, direct or ssh", b.Via)
+	}
+	switch b.TLS {
+	case "", "auto":
+		// the SSH forward arrives at localhost, encrypted by SSH already
+		p.Bench.TLS = "off"
+		if p.Bench.Via == "direct" && h.TLS && len(h.AllowFrom) > 0 {
+			p.Bench.TLS = "on"
+		}
+	case "on", "off":
+	default:
+		return p, usagef("--tls %q: want auto, on or off", b.TLS)
 	}
 	return p, nil
 }
@@ -145,7 +156,8 @@ type prepared struct {
 }
 
 // prepare connects the workload to the host (directly or through the SSH
-// forward), loads or checks its data, and reads the live settings.
+// forward; with TLS, the server's certificate pinned to the one read from
+// the host), loads or checks its data, and reads the live settings.
 func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Facts, p Plan, step func(string)) (*prepared, error) {
 	if !f.Engine.Running {
 		return nil, fmt.Errorf("%s: no database server is running here: run pidb provision first", h.Name)
@@ -172,6 +184,13 @@ func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 		}
 		t.Host = lh
 		t.Port, _ = strconv.Atoi(lp)
+	}
+	if p.Bench.TLS == "on" {
+		t.TLS = true
+		if t.ServerCert, err = serverCert(ctx, c.Root, f); err != nil {
+			pw.close()
+			return nil, fmt.Errorf("%s: TLS: %w", h.Name, err)
+		}
 	}
 	db, err := sqldb.New(t)
 	if err != nil {
@@ -295,7 +314,7 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 		id = kind
 	}
 	wl := results.Workload{Name: p.Spec.Name, Engine: f.Engine.Flavor, Clients: b.Clients, DurationS: b.Duration.Seconds(), WarmupS: b.Warmup.Seconds(),
-		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: b.Via}
+		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: b.Via, TLS: b.TLS == "on"}
 	m.Run = results.Run{ID: results.NewID(start, id), Kind: kind, Host: h.Name, PidbVersion: e.Version, Preset: p.Preset,
 		Started: start, Facts: &f, Settings: pw.settings, Workload: wl, Summary: sum, Series: series}
 	return m, nil
@@ -323,6 +342,7 @@ type BenchResult struct {
 	Workload     string           `json:"workload"`
 	Engine       string           `json:"engine"`
 	Clients      int              `json:"clients"`
+	TLS          bool             `json:"tls"` // the clients logged in with TLS
 	DurationS    float64          `json:"duration_s"`
 	Transactions int64            `json:"transactions"`
 	TPS          float64          `json:"tps"`
@@ -350,7 +370,7 @@ func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, step f
 		return BenchResult{}, err
 	}
 	sum := m.Run.Summary
-	return BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, DurationS: sum.MeasuredS,
+	return BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, TLS: m.Run.Workload.TLS, DurationS: sum.MeasuredS,
 		Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, RunDir: dir}, nil
 }
 

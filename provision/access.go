@@ -38,37 +38,49 @@ func accessPath(e engine.Engine) string {
 
 func hbaPath(e engine.Engine) string { return "/etc/postgresql/" + e.Major + "/main/pg_hba.conf" }
 
-// accessFiles returns the files the access step wants.
-func accessFiles(ctx context.Context, t *Target, e engine.Engine) ([]fileChange, error) {
+// accessFiles returns the files the access step wants, and the host's TLS
+// state (read only when the server listens on the network).
+func accessFiles(ctx context.Context, t *Target, e engine.Engine) ([]fileChange, tlsState, error) {
 	allow := t.Host.AllowFrom
 	conf := ""
+	var st tlsState
 	if len(allow) > 0 {
+		var err error
+		if st, err = tlsOf(ctx, t, e); err != nil {
+			return nil, st, err
+		}
 		var cidrs []string
 		for _, p := range allow {
 			cidrs = append(cidrs, p.String())
 		}
-		conf = "# Managed by pidb: the server listens on the network; only " + strings.Join(cidrs, ", ") + " may connect.\n"
+		conf = "# Managed by pidb: the server listens on the network; only " + strings.Join(cidrs, ", ") + " may connect"
+		if needsTLS(t) {
+			conf += ", with TLS"
+		}
+		conf += ".\n"
 		if e.Flavor == "postgres" {
 			conf += "listen_addresses = '*'\n"
 		} else {
 			conf += "[mysqld]\nbind-address = 0.0.0.0\n"
 		}
+		conf += tlsConf(e, st, needsTLS(t))
 	}
 	files := []fileChange{{accessPath(e), conf}}
 	if e.Flavor == "postgres" {
 		have, err := t.Root.ReadFile(ctx, hbaPath(e))
 		if err != nil {
-			return nil, err
+			return nil, st, err
 		}
-		files = append(files, fileChange{hbaPath(e), withHBABlock(string(have), allow, accountsOf(t))})
+		files = append(files, fileChange{hbaPath(e), withHBABlock(string(have), allow, accountsOf(t), t.Host.TLS)})
 	}
-	return files, nil
+	return files, st, nil
 }
 
 // withHBABlock replaces pidb's block in pg_hba.conf: from each allowed CIDR,
 // each of pidb's accounts may reach its own database and no other, with a
-// scram-sha-256 password.
-func withHBABlock(hba string, allow []netip.Prefix, accounts []account) string {
+// scram-sha-256 password, over TLS (hostssl) unless tls is false (host:
+// with TLS or without).
+func withHBABlock(hba string, allow []netip.Prefix, accounts []account, tls bool) string {
 	var kept []string
 	in := false
 	for _, line := range strings.SplitAfter(hba, "\n") {
@@ -94,10 +106,14 @@ func withHBABlock(hba string, allow []netip.Prefix, accounts []account) string {
 		out += "\n"
 	}
 	out += hbaBegin + "\n"
+	kind := "host"
+	if tls {
+		kind = "hostssl"
+	}
 	for _, p := range allow {
 		for _, a := range accounts {
 			// quoted: a quoted name is a name, never one of pg_hba's keywords
-			out += fmt.Sprintf("host    %-15s %-15s %-23s scram-sha-256\n", pgIdent(a.database), pgIdent(a.user), p.String())
+			out += fmt.Sprintf("%-7s %-15s %-15s %-23s scram-sha-256\n", kind, pgIdent(a.database), pgIdent(a.user), p.String())
 		}
 	}
 	return out + hbaEnd + "\n"
@@ -111,11 +127,15 @@ func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
 		}
 		return Change{Needed: true, Note: "after the install: listen on the network for " + prefixes(t.Host.AllowFrom)}, nil
 	}
-	files, err := accessFiles(ctx, t, e)
+	files, st, err := accessFiles(ctx, t, e)
 	if err != nil {
 		return Change{}, err
 	}
-	var ch Change
+	ch := Change{Note: tlsNote(e, st, needsTLS(t))}
+	if st.mustMake(needsTLS(t)) {
+		ch.Needed = true
+		ch.Commands = []string{makeCertCmd(e, t.Host.Address)}
+	}
 	for _, f := range files {
 		have, err := t.Root.ReadFile(ctx, f.path)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -127,7 +147,7 @@ func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
 		}
 	}
 	if ch.Needed {
-		ch.Commands = []string{e.CheckCmd(), e.RestartCmd()}
+		ch.Commands = append(ch.Commands, e.CheckCmd(), e.RestartCmd())
 	}
 	if len(t.Host.AllowFrom) > 0 {
 		if cmds, _ := ufwCommands(ctx, t, e); len(cmds) > 0 {
@@ -143,9 +163,15 @@ func (accessStep) Apply(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
-	files, err := accessFiles(ctx, t, e)
+	files, st, err := accessFiles(ctx, t, e)
 	if err != nil {
 		return err
+	}
+	if st.mustMake(needsTLS(t)) {
+		t.Step("making a self-signed certificate for TLS")
+		if _, err := t.run(ctx, makeCertCmd(e, t.Host.Address)); err != nil {
+			return fmt.Errorf("make a certificate for TLS: %w", err)
+		}
 	}
 	verify := func() error {
 		want := "localhost"
@@ -162,6 +188,15 @@ func (accessStep) Apply(ctx context.Context, t *Target) error {
 		}
 		if got := strings.TrimSpace(out); got != want && !(want == "127.0.0.1" && got == "localhost") {
 			return fmt.Errorf("the server listens on %q, not %q", got, want)
+		}
+		if needsTLS(t) {
+			on, err := serverTLSOn(ctx, t, e)
+			if err != nil {
+				return err
+			}
+			if !on {
+				return errors.New("the server does not accept TLS: it did not load the certificate")
+			}
 		}
 		return nil
 	}

@@ -81,11 +81,13 @@ func mysqlHosts(allow []netip.Prefix) ([]string, error) {
 
 // existing lists the accounts and databases that are there, with each
 // account's stored password hash: keys "user" (PostgreSQL) or "user@host",
-// and "db:NAME" with pidb's mark (ownerMark) when pidb made the database.
+// "ssl:user@host" with what the account requires of TLS (MySQL's ssl_type:
+// "ANY" for REQUIRE SSL, "" for none), and "db:NAME" with pidb's mark
+// (ownerMark) when pidb made the database.
 func existing(ctx context.Context, t *Target, e engine.Engine) (map[string]string, error) {
 	sql := "SELECT rolname || '|' || coalesce(rolpassword, '') FROM pg_authid UNION ALL SELECT 'db:' || datname || '|' || coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database"
 	if e.Flavor != "postgres" {
-		sql = "SELECT CONCAT(user, '@', host, '|', authentication_string) FROM mysql.user UNION ALL SELECT CONCAT('db:', s.schema_name, '|', IF(t.table_name IS NULL, '', '" + ownerMark + "')) FROM information_schema.schemata s LEFT JOIN information_schema.tables t ON t.table_schema = s.schema_name AND t.table_name = '" + ownerTable + "'"
+		sql = "SELECT CONCAT(user, '@', host, '|', authentication_string) FROM mysql.user UNION ALL SELECT CONCAT('ssl:', user, '@', host, '|', ssl_type) FROM mysql.user UNION ALL SELECT CONCAT('db:', s.schema_name, '|', IF(t.table_name IS NULL, '', '" + ownerMark + "')) FROM information_schema.schemata s LEFT JOIN information_schema.tables t ON t.table_schema = s.schema_name AND t.table_name = '" + ownerTable + "'"
 	}
 	out, err := t.run(ctx, e.Client(sql))
 	if err != nil {
@@ -143,6 +145,8 @@ func plan(ctx context.Context, t *Target, e engine.Engine, sec secrets.Host) ([]
 				todo = append(todo, "user "+a.user+"@"+h)
 			} else if pw != "" && stale(stored, pw) {
 				todo = append(todo, "password of "+a.user+"@"+h+" (not the one kept)")
+			} else if req := requireTLS(t, h); have["ssl:"+a.user+"@"+h] != req {
+				todo = append(todo, map[bool]string{true: "TLS required of ", false: "TLS no longer required of "}[req != ""]+a.user+"@"+h)
 			}
 		}
 		for k := range have {
@@ -299,6 +303,17 @@ func identifiedBy(flavor, password string) string {
 	return "IDENTIFIED BY '" + password + "'"
 }
 
+// requireTLS is what a MySQL or MariaDB account at host h must require of
+// TLS, as the server's ssl_type says it: "ANY" (REQUIRE SSL) at an allowed
+// network of a host whose network logins use TLS; "" at localhost, where
+// the host's own clients and pidb's SSH forward arrive.
+func requireTLS(t *Target, h string) string {
+	if h != "localhost" && needsTLS(t) {
+		return "ANY"
+	}
+	return ""
+}
+
 // mysqlAccountsSQL creates each user at localhost and at every allowed
 // network, drops its accounts at networks no longer allowed, and grants it
 // its own database only.
@@ -317,10 +332,20 @@ func mysqlAccountsSQL(t *Target, sec secrets.Host, have map[string]string, hosts
 		want := map[string]bool{}
 		for _, h := range hosts {
 			want[a.user+"@"+h] = true
+			req := requireTLS(t, h)
+			clause := map[bool]string{true: "REQUIRE SSL", false: "REQUIRE NONE"}[req != ""]
 			if _, ok := have[a.user+"@"+h]; !ok {
+				if req != "" {
+					pw += " " + clause
+				}
 				fmt.Fprintf(&b, "CREATE USER '%s'@'%s' %s;\n", a.user, h, pw)
-			} else if fresh[a.user] {
-				fmt.Fprintf(&b, "ALTER USER '%s'@'%s' %s;\n", a.user, h, pw)
+			} else {
+				if fresh[a.user] {
+					fmt.Fprintf(&b, "ALTER USER '%s'@'%s' %s;\n", a.user, h, pw)
+				}
+				if have["ssl:"+a.user+"@"+h] != req {
+					fmt.Fprintf(&b, "ALTER USER '%s'@'%s' %s;\n", a.user, h, clause)
+				}
 			}
 			fmt.Fprintf(&b, "GRANT ALL PRIVILEGES ON %s.* TO '%s'@'%s';\n", mysqlGrantDB(a.database), a.user, h)
 		}

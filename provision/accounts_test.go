@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -50,5 +51,35 @@ func TestAccountSQLHoldsNoPassword(t *testing.T) {
 		if strings.Contains(s, pw) || strings.Contains(s, appPw) {
 			t.Errorf("%s: a password in the account SQL:\n%s", flavor, s)
 		}
+	}
+}
+
+// TestAccountsRequireTLS: a MySQL or MariaDB account at an allowed network
+// requires TLS when the host's network logins use it, and not at
+// localhost; an account made before without it is altered, and after
+// tls = false it no longer requires it.
+func TestAccountsRequireTLS(t *testing.T) {
+	sec := secrets.Host{Pidb: "Pidb3cretPassw0rdXXXXXXXXXXXXXXX"}
+	tg := target("mysql", facts.EngineState{Flavor: "mariadb", Version: "10.11.6", Running: true}, &fakerun.Runner{})
+	tg.Host.AllowFrom, tg.Host.TLS = []netip.Prefix{netip.MustParsePrefix("10.213.41.0/24")}, true
+	hosts, _ := mysqlHosts(tg.Host.AllowFrom)
+	sql := mysqlAccountsSQL(tg, sec, map[string]string{}, hosts, map[string]bool{})
+	if !strings.Contains(sql, "CREATE USER 'pidb'@'10.213.41.0/255.255.255.0' IDENTIFIED BY PASSWORD '"+nativeHash(sec.Pidb)+"' REQUIRE SSL;") ||
+		strings.Contains(sql, "'pidb'@'localhost' IDENTIFIED BY PASSWORD '"+nativeHash(sec.Pidb)+"' REQUIRE") {
+		t.Errorf("new accounts:\n%s", sql)
+	}
+	have := map[string]string{"db:pidb": ownerMark, "pidb@localhost": nativeHash(sec.Pidb), "pidb@10.213.41.0/255.255.255.0": nativeHash(sec.Pidb),
+		"ssl:pidb@localhost": "", "ssl:pidb@10.213.41.0/255.255.255.0": ""}
+	if sql := mysqlAccountsSQL(tg, sec, have, hosts, map[string]bool{}); !strings.Contains(sql, "ALTER USER 'pidb'@'10.213.41.0/255.255.255.0' REQUIRE SSL;") ||
+		strings.Contains(sql, "'pidb'@'localhost' REQUIRE") {
+		t.Errorf("accounts made without TLS:\n%s", sql)
+	}
+	have["ssl:pidb@10.213.41.0/255.255.255.0"] = "ANY"
+	if sql := mysqlAccountsSQL(tg, sec, have, hosts, map[string]bool{}); strings.Contains(sql, "REQUIRE") {
+		t.Errorf("accounts that require TLS already:\n%s", sql)
+	}
+	tg.Host.TLS = false
+	if sql := mysqlAccountsSQL(tg, sec, have, hosts, map[string]bool{}); !strings.Contains(sql, "ALTER USER 'pidb'@'10.213.41.0/255.255.255.0' REQUIRE NONE;") {
+		t.Errorf("tls = false:\n%s", sql)
 	}
 }

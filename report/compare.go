@@ -227,11 +227,21 @@ func cautions(rs []results.Run) []string {
 		if base.Host != r.Host {
 			diffs = append(diffs, fmt.Sprintf("host %s against %s", base.Host, r.Host))
 		}
+		if a.TLS != b.TLS {
+			diffs = append(diffs, fmt.Sprintf("logins %s against %s", withTLS(a.TLS), withTLS(b.TLS)))
+		}
 		if len(diffs) > 0 {
 			out = append(out, fmt.Sprintf("Run %d is not like the base: %s; the changes below are not the settings' or the cooling's alone.", i+2, strings.Join(diffs, ", ")))
 		}
 	}
 	return out
+}
+
+func withTLS(on bool) string {
+	if on {
+		return "with TLS"
+	}
+	return "without TLS"
 }
 
 // settingDiffs are the live settings whose values differ between runs.

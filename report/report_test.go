@@ -317,6 +317,13 @@ func TestCompareUnlike(t *testing.T) {
 	if _, err := Compare([]results.Listed{d["pi3"]}); err == nil {
 		t.Error("a comparison of one run")
 	}
+	// the same host and workload, one run's logins with TLS
+	tls := d["pi4 fan again"]
+	tls.Run.Workload.TLS = true
+	c, _ = Compare([]results.Listed{d["pi4 fan"], tls})
+	if len(c.Cautions) != 1 || !strings.Contains(c.Cautions[0], "logins without TLS against with TLS") {
+		t.Errorf("cautions %q for a run with TLS against one without", c.Cautions)
+	}
 }
 
 // TestReading: the case run's reading says what its verdict and charts

@@ -74,6 +74,7 @@ type Workload struct {
 	TableSize int     `json:"table_size,omitempty"`
 	Protocol  string  `json:"protocol,omitempty"`
 	Via       string  `json:"via,omitempty"`
+	TLS       bool    `json:"tls,omitempty"` // the clients' logins used TLS
 }
 
 // Latency is a latency distribution in milliseconds.

@@ -6,7 +6,9 @@
 package sqldb
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -45,27 +47,60 @@ type Target struct {
 	Password string
 	Database string
 	Timeout  time.Duration // to connect; default 10s
+	// TLS makes every login use TLS (none falls back to the clear). The
+	// server's certificate is not checked against a CA (a Pi's is
+	// self-signed, or Debian's snakeoil); when ServerCert is given (DER),
+	// it must be that one, else the login is refused.
+	TLS        bool
+	ServerCert []byte
 }
 
-// New makes the DB for a target. TLS is off: pidb's peers (pgbench with
-// sslmode=disable, sysbench) are measured without it.
+// New makes the DB for a target.
 func New(t Target) (DB, error) {
 	if t.Timeout <= 0 {
 		t.Timeout = 10 * time.Second
 	}
 	addr := net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
 	if t.Engine == "postgres" {
-		cfg, err := pgx.ParseConfig("sslmode=disable")
+		cfg, err := pgx.ParseConfig(map[bool]string{true: "sslmode=require", false: "sslmode=disable"}[t.TLS])
 		if err != nil {
 			return DB{}, err
 		}
 		cfg.Host, cfg.Port, cfg.User, cfg.Password, cfg.Database = t.Host, uint16(t.Port), t.User, t.Password, t.Database
 		cfg.ConnectTimeout = t.Timeout
+		if t.TLS {
+			cfg.TLSConfig, cfg.Fallbacks = TLSConfig(t.ServerCert), nil
+		}
 		return DB{Postgres: cfg}, nil
 	}
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName, cfg.Timeout = t.User, t.Password, "tcp", addr, t.Database, t.Timeout
+	if t.TLS {
+		cfg.TLS = TLSConfig(t.ServerCert)
+	}
 	return DB{MySQL: cfg}, nil
+}
+
+// ErrNotTheServersCert is a login refused because the server presented
+// another certificate than the one on the host.
+var ErrNotTheServersCert = errors.New("the server presented another certificate than the one its host has (read over SSH): something between this machine and the host answers in its place")
+
+// TLSConfig is TLS 1.2 or later with no CA: with pin (a DER certificate),
+// the server's certificate must be pin; without, any (sslmode=require).
+func TLSConfig(pin []byte) *tls.Config {
+	return &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		InsecureSkipVerify: true, // no CA signs a Pi's certificate: VerifyConnection checks the pin instead
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if pin == nil {
+				return nil
+			}
+			if len(cs.PeerCertificates) == 0 || !bytes.Equal(cs.PeerCertificates[0].Raw, pin) {
+				return ErrNotTheServersCert
+			}
+			return nil
+		},
+	}
 }
 
 // Engine is "postgres" or "mysql" (the family).

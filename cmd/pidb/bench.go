@@ -26,7 +26,7 @@ func benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "bench",
 		Usage:     "run a workload on each Pi from this machine, and save the run",
-		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--via auto|direct|ssh] [--out DIR] [--json]",
+		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--json]",
 		Flags: append(append(fleetFlags(), workloadFlags()...),
 			&cli.IntFlag{Name: "tables", Usage: workloads.ParamHelp("tables")},
 			&cli.IntFlag{Name: "table-size", Usage: workloads.ParamHelp("table_size")},
@@ -34,6 +34,7 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "protocol", Usage: "tpcb: simple (pgbench's default) or prepared (pgbench -M prepared); the other workloads always prepare, as sysbench does"},
 			&cli.IntFlag{Name: "threads", Usage: "tpcb: threads the clients share, each waiting on its clients' sockets at once, as pgbench -j (default: this machine's cores); 0: a thread per client"},
 			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
+			&cli.StringFlag{Name: "tls", Usage: "auto (on for a direct run to a host whose network logins need TLS, as tls = true in the inventory has it), on, or off (refused by a server that requires TLS)"},
 			&cli.DurationFlag{Name: "thermal-interval", Usage: fmt.Sprintf("one thermal reading per `D` beside the run (default: the inventory's [thermal] interval, else %s)", t.Interval)},
 			&cli.DurationFlag{Name: "idle-before", Usage: fmt.Sprintf("thermal readings for `D` before the load, as a baseline (default: the inventory's [thermal] idle_before, else %s)", t.IdleBefore)},
 			&cli.DurationFlag{Name: "idle-after", Usage: fmt.Sprintf("thermal readings for `D` after the load, the cool-down (default: the inventory's [thermal] idle_after, else %s)", t.IdleAfter)},
@@ -68,7 +69,7 @@ func workloadFlags() []cli.Flag {
 }
 
 // benchKeys are the flags that override [bench], by the inventory's key.
-var benchKeys = []string{"workload", "clients", "duration", "scale", "warmup", "tables", "table_size", "interval", "protocol", "threads", "via"}
+var benchKeys = []string{"workload", "clients", "duration", "scale", "warmup", "tables", "table_size", "interval", "protocol", "threads", "via", "tls"}
 
 // thermalKeys map the flags that override [thermal] to its keys.
 var thermalKeys = map[string]string{"thermal-interval": "interval", "idle-before": "idle_before", "idle-after": "idle_after"}

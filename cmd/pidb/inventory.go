@@ -45,6 +45,7 @@ type hostView struct {
 	Preset       string         `json:"preset"`
 	Storage      string         `json:"storage"`
 	AllowFrom    []string       `json:"allow_from"`
+	TLS          bool           `json:"tls"` // logins from allow_from must use TLS
 	Settings     map[string]any `json:"settings"`
 	Databases    []databaseView `json:"databases"`
 	Bench        map[string]any `json:"bench"`
@@ -63,7 +64,7 @@ func hostViews(hosts []inventory.Host) []hostView {
 			Host: h.Name, Address: h.Address, Port: h.Port, User: h.User,
 			IdentityFile: h.IdentityFile, KnownHosts: h.KnownHosts,
 			Engine: h.Engine, Preset: h.Preset, Storage: h.Storage,
-			AllowFrom: allowStrings(h), Settings: raw(h.Settings), Bench: raw(h.Bench),
+			AllowFrom: allowStrings(h), TLS: h.TLS, Settings: raw(h.Settings), Bench: raw(h.Bench),
 			Databases: []databaseView{}, Line: h.Line,
 		}
 		for _, d := range h.Databases {
@@ -104,8 +105,13 @@ func hostRows(hosts []inventory.Host) [][]string {
 			storage = "detect"
 		}
 		allow := strings.Join(allowStrings(h), ",")
-		if allow == "" {
+		switch {
+		case allow == "":
 			allow = "localhost only"
+		case h.TLS:
+			allow += " (TLS)"
+		default:
+			allow += " (no TLS)"
 		}
 		var dbs []string
 		for _, d := range h.Databases {

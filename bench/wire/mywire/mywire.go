@@ -10,11 +10,14 @@ package mywire
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
+	"unsafe"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -80,7 +83,32 @@ func Connect(ctx context.Context, cfg *mysql.Config, dial func(ctx context.Conte
 		dc.Close()
 		return nil, errors.New("mywire: the driver did not dial")
 	}
-	return &Conn{dc: dc, conn: raw, out: make([]byte, 0, 256), in: newFrames(64 << 10), eof: true}, nil
+	conn := raw
+	if cfg.TLS != nil {
+		if conn, err = tlsConnOf(dc); err != nil {
+			dc.Close()
+			return nil, err
+		}
+	}
+	return &Conn{dc: dc, conn: conn, out: make([]byte, 0, 256), in: newFrames(64 << 10), eof: true}, nil
+}
+
+// tlsConnOf is the TLS connection the driver made over the socket for its
+// login: go-sql-driver/mysql keeps it in its connection's netConn field
+// and has no way to hand it out, so it is read from there. A version of
+// the driver that keeps it elsewhere is an error here, and in this
+// package's tests, not a client that writes in the clear under TLS.
+func tlsConnOf(dc driver.Conn) (net.Conn, error) {
+	v := reflect.ValueOf(dc)
+	if v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
+		if f := v.Elem().FieldByName("netConn"); f.IsValid() && f.Type() == reflect.TypeFor[net.Conn]() {
+			c := reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface()
+			if tc, ok := c.(*tls.Conn); ok {
+				return tc, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("mywire: go-sql-driver/mysql (%T) does not keep its TLS connection where this package reads it", dc)
 }
 
 func newFrames(size int) *netx.Frames { return netx.NewFrames(size, 4, packetSize) }

@@ -94,11 +94,19 @@ func Fd(c net.Conn) int {
 }
 
 // Interrupt ends a wait on c from another goroutine: a Conn is shut down,
-// any other connection gets a deadline in the past.
+// also under a connection that wraps it (TLS's, which has NetConn); any
+// other connection gets a deadline in the past.
 func Interrupt(c net.Conn) {
-	if x, ok := c.(*Conn); ok {
-		x.Interrupt()
-		return
+	for {
+		if x, ok := c.(*Conn); ok {
+			x.Interrupt()
+			return
+		}
+		w, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		c = w.NetConn()
 	}
 	_ = c.SetDeadline(time.Unix(1, 0))
 }

@@ -1,0 +1,94 @@
+package provision
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"pidb/facts"
+	"pidb/internal/fakerun"
+)
+
+// TestHBAHostSSL: with TLS the allowed networks get hostssl lines only (a
+// login without TLS from there matches no line and is refused); with
+// tls = false, host lines (with TLS or without).
+func TestHBAHostSSL(t *testing.T) {
+	allow := []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24")}
+	accounts := []account{{"pidb", "pidb"}}
+	got := withHBABlock("local all postgres peer\n", allow, accounts, true)
+	if !strings.Contains(got, "\nhostssl \"pidb\"") || strings.Contains(got, "\nhost    ") {
+		t.Errorf("with TLS:\n%s", got)
+	}
+	got = withHBABlock(got, allow, accounts, false)
+	if !strings.Contains(got, "\nhost    \"pidb\"          \"pidb\"          192.168.1.0/24") || strings.Contains(got, "hostssl") {
+		t.Errorf("tls = false, over the block with TLS:\n%s", got)
+	}
+}
+
+// TestAccessTLSCheck: what the access step plans for TLS, from what the
+// server says. MariaDB without a certificate (have_ssl DISABLED): pidb's
+// self-signed one is made and named in the drop-in. PostgreSQL with its
+// own (ssl on, Debian's snakeoil): kept, the drop-in says nothing of TLS.
+// A second run, with pidb's certificate there: the same drop-in, nothing
+// made again. tls = false on a host that never had pidb's: nothing.
+func TestAccessTLSCheck(t *testing.T) {
+	ctx := context.Background()
+	allow := []netip.Prefix{netip.MustParsePrefix("10.213.41.0/24")}
+	maria := func(r *fakerun.Runner) *Target {
+		tg := target("mysql", facts.EngineState{Flavor: "mariadb", Version: "10.11.6", Running: true}, r)
+		tg.Host.AllowFrom, tg.Host.TLS, tg.Host.Address = allow, true, "10.213.41.30"
+		return tg
+	}
+	r := (&fakerun.Runner{Files: map[string]string{}}).
+		Contains("pidb-server.crt", fakerun.Reply{Stdout: "no\n"}).
+		Contains("@@have_ssl", fakerun.Reply{Stdout: "DISABLED\n"})
+	ch, err := accessStep{}.Check(ctx, maria(r))
+	cmds := strings.Join(ch.Commands, "\n")
+	if err != nil || !ch.Needed || !strings.Contains(cmds, "openssl req -x509 -newkey ec") || !strings.Contains(cmds, "subjectAltName=IP:10.213.41.30") ||
+		!strings.Contains(cmds, "chown mysql:mysql") || !strings.Contains(cmds, "chmod 0600 /etc/mysql/pidb-server.key.tmp") ||
+		!strings.Contains(ch.Diff, "+ssl_cert = /etc/mysql/pidb-server.crt") || !strings.Contains(ch.Note, "self-signed") {
+		t.Errorf("MariaDB without a certificate: %+v %v", ch, err)
+	}
+	// made before: named again, not made again
+	r = (&fakerun.Runner{Files: map[string]string{}}).Contains("pidb-server.crt", fakerun.Reply{Stdout: "yes\n"})
+	ch, _ = accessStep{}.Check(ctx, maria(r))
+	if strings.Contains(strings.Join(ch.Commands, "\n"), "openssl") || !strings.Contains(ch.Diff, "+ssl_key = /etc/mysql/pidb-server.key") {
+		t.Errorf("MariaDB with pidb's certificate: %+v", ch)
+	}
+	// tls = false: pidb's certificate stays in use, none is made where there is none
+	tg := maria(r)
+	tg.Host.TLS = false
+	if ch, _ = (accessStep{}).Check(ctx, tg); !strings.Contains(ch.Diff, "+ssl_cert = ") {
+		t.Errorf("tls = false with pidb's certificate: %+v", ch)
+	}
+	r = (&fakerun.Runner{Files: map[string]string{}}).
+		Contains("pidb-server.crt", fakerun.Reply{Stdout: "no\n"}).
+		Contains("@@have_ssl", fakerun.Reply{Stdout: "DISABLED\n"})
+	tg = maria(r)
+	tg.Host.TLS = false
+	if ch, _ = (accessStep{}).Check(ctx, tg); strings.Contains(strings.Join(ch.Commands, "\n"), "openssl") || strings.Contains(ch.Diff, "ssl_cert") {
+		t.Errorf("tls = false without a certificate: %+v", ch)
+	}
+	// PostgreSQL with its own certificate
+	r = (&fakerun.Runner{Files: map[string]string{"/etc/postgresql/15/main/pg_hba.conf": "local all postgres peer\n"}}).
+		Contains("pidb-server.crt", fakerun.Reply{Stdout: "no\n"}).
+		Contains("SHOW ssl", fakerun.Reply{Stdout: "on\n"})
+	tg = target("postgres", facts.EngineState{Flavor: "postgres", Version: "15.8", Running: true}, r)
+	tg.Host.AllowFrom, tg.Host.TLS, tg.Host.Address = allow, true, "pi4.local"
+	ch, err = accessStep{}.Check(ctx, tg)
+	if err != nil || strings.Contains(strings.Join(ch.Commands, "\n"), "openssl") || strings.Contains(ch.Diff, "ssl_cert_file") ||
+		!strings.Contains(ch.Diff, "+hostssl") || !strings.Contains(ch.Note, "the server's own certificate") {
+		t.Errorf("PostgreSQL with its own certificate: %+v %v", ch, err)
+	}
+	// PostgreSQL with ssl off: pidb's, by its DNS name
+	r = (&fakerun.Runner{Files: map[string]string{"/etc/postgresql/15/main/pg_hba.conf": ""}}).
+		Contains("pidb-server.crt", fakerun.Reply{Stdout: "no\n"}).
+		Contains("SHOW ssl", fakerun.Reply{Stdout: "off\n"})
+	tg.Root = r
+	ch, _ = accessStep{}.Check(ctx, tg)
+	if cmds := strings.Join(ch.Commands, "\n"); !strings.Contains(cmds, "subjectAltName=DNS:pi4.local") || !strings.Contains(cmds, "chown postgres:postgres") ||
+		!strings.Contains(ch.Diff, "+ssl_cert_file = '/etc/postgresql/15/main/pidb-server.crt'") {
+		t.Errorf("PostgreSQL with ssl off: %+v", ch)
+	}
+}
