@@ -182,12 +182,15 @@ func (c *Conn) Send() error {
 	return nil
 }
 
-// Receive reads what the server sent (one read; on a blocking socket it
-// waits for it) and takes the complete packets. It reports done once the
+// Receive reads what the server sent and takes the complete packets,
+// reading on until the answer is complete or a non-blocking socket has
+// nothing more (a blocking one waits for it): under TLS a read can leave
+// whole records in the TLS connection's buffer, which no readiness of the
+// socket would announce. It reports done once the
 // answer is complete, with the server's error if it sent one (a
 // *mysql.MySQLError), or when the connection broke, with what broke it.
 func (c *Conn) Receive() (done bool, err error) {
-	for read := false; ; read = true {
+	for {
 		for {
 			p, ok, err := c.in.Next()
 			if err != nil {
@@ -204,9 +207,6 @@ func (c *Conn) Receive() (done bool, err error) {
 			if c.resp.state == stDone {
 				return true, c.resp.err
 			}
-		}
-		if read {
-			return false, nil
 		}
 		if again, err := c.in.Read(c.conn); again {
 			return false, nil

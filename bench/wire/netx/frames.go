@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// WriteAll writes all of b. On a non-blocking socket whose buffer is full
-// (never with a benchmark's small requests, but possible) it waits a moment
-// and goes on.
+// WriteAll writes all of b (a Conn's Write does; another net.Conn's may
+// stop short on a non-blocking socket whose buffer is full, and then it
+// waits a moment and goes on).
 func WriteAll(c net.Conn, b []byte) error {
 	for len(b) > 0 {
 		n, err := c.Write(b)

@@ -35,11 +35,48 @@ type Conn struct {
 	once          sync.Once
 }
 
-// Read is one blocking recv.
-func (c *Conn) Read(b []byte) (int, error) { return c.f.Read(b) }
+// Read is one recv: blocking, or in non-blocking mode (a socket the
+// driver multiplexes) ErrAgain when there is nothing yet.
+func (c *Conn) Read(b []byte) (int, error) {
+	n, err := c.f.Read(b)
+	if err != nil && errors.Is(err, syscall.EAGAIN) {
+		return n, ErrAgain
+	}
+	return n, err
+}
 
-// Write writes all of b.
-func (c *Conn) Write(b []byte) (int, error) { return c.f.Write(b) }
+// Write writes all of b; in non-blocking mode, when the socket's buffer is
+// full (never with a benchmark's small requests, but possible), it waits a
+// moment and goes on, so that a TLS connection above never sees a write
+// cut short (which would end it).
+func (c *Conn) Write(b []byte) (int, error) {
+	done := 0
+	for done < len(b) {
+		n, err := c.f.Write(b[done:])
+		done += n
+		if err != nil && errors.Is(err, syscall.EAGAIN) {
+			time.Sleep(50 * time.Microsecond)
+			continue
+		}
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// ErrAgain is a Read on a non-blocking socket that has nothing yet. It is
+// syscall.EAGAIN (errors.Is), and a temporary net.Error: crypto/tls keeps
+// a connection whose read failed so, with what it read of a record, and
+// reads on when asked again.
+var ErrAgain error = again{}
+
+type again struct{}
+
+func (again) Error() string   { return "netx: nothing to read yet" }
+func (again) Timeout() bool   { return true }
+func (again) Temporary() bool { return true }
+func (again) Unwrap() error   { return syscall.EAGAIN }
 
 // Interrupt shuts the socket down: a Read or Write waiting on it returns,
 // and the connection is finished.
@@ -84,13 +121,20 @@ func deadline(t time.Time) error {
 	return ErrNoDeadlines
 }
 
-// Fd is c's socket descriptor when c is a Conn, else -1: a connection that
-// cannot be multiplexed.
+// Fd is c's socket descriptor when c is a Conn, or a connection over one
+// (TLS's, which has NetConn), else -1: a connection that cannot be
+// multiplexed.
 func Fd(c net.Conn) int {
-	if x, ok := c.(*Conn); ok {
-		return x.fd
+	for {
+		if x, ok := c.(*Conn); ok {
+			return x.fd
+		}
+		w, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return -1
+		}
+		c = w.NetConn()
 	}
-	return -1
 }
 
 // Interrupt ends a wait on c from another goroutine: a Conn is shut down,

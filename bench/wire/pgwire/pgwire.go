@@ -77,12 +77,15 @@ func (w *Conn) Send() error {
 	return nil
 }
 
-// Receive reads what the server sent (one read; on a blocking socket it
-// waits for it) and takes the complete messages. It reports done once
+// Receive reads what the server sent and takes the complete messages,
+// reading on until the answer is complete or a non-blocking socket has
+// nothing more (a blocking one waits for it): under TLS a read can leave
+// whole records in the TLS connection's buffer, which no readiness of the
+// socket would announce. It reports done once
 // ReadyForQuery came, with the request's first error, or when the
 // connection broke, with what broke it.
 func (w *Conn) Receive() (done bool, err error) {
-	for read := false; ; read = true {
+	for {
 		for {
 			msg, ok, err := w.in.Next()
 			if err != nil {
@@ -108,9 +111,6 @@ func (w *Conn) Receive() (done bool, err error) {
 				}
 				return true, w.first
 			}
-		}
-		if read {
-			return false, nil // the rest comes later
 		}
 		if again, err := w.in.Read(w.conn); again {
 			return false, nil
