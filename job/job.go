@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -294,7 +295,7 @@ func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 // run runs the prepared workload and builds the run.
 func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, pw *prepared, kind string, step func(string)) (Measured, error) {
 	b := p.Bench
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	m := Measured{Start: start.Add(b.Warmup)}
 	first := true
 	step(fmt.Sprintf("running %s: %d clients, %s (after %s warm-up)", p.Spec.Name, b.Clients, b.Duration, b.Warmup))
@@ -309,6 +310,10 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 		return m, fmt.Errorf("%s: %s: %w", h.Name, p.Spec.Name, err)
 	}
 	m.End = time.Now()
+	var client *results.Client
+	if used := processCPU() - cpu; used > 0 {
+		client = &results.Client{CPUS: used.Seconds(), WallS: m.End.Sub(start).Seconds(), Cores: runtime.NumCPU()}
+	}
 	id := p.Spec.Name
 	if kind != results.KindBench {
 		id = kind
@@ -316,7 +321,7 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 	wl := results.Workload{Name: p.Spec.Name, Engine: f.Engine.Flavor, Clients: b.Clients, DurationS: b.Duration.Seconds(), WarmupS: b.Warmup.Seconds(),
 		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: b.Via, TLS: b.TLS == "on"}
 	m.Run = results.Run{ID: results.NewID(start, id), Kind: kind, Host: h.Name, PidbVersion: e.Version, Preset: p.Preset,
-		Started: start, Facts: &f, Settings: pw.settings, Workload: wl, Summary: sum, Series: series}
+		Started: start, Facts: &f, Settings: pw.settings, Workload: wl, Summary: sum, Series: series, Client: client}
 	return m, nil
 }
 

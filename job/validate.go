@@ -63,6 +63,9 @@ func (e Env) Validate(ctx context.Context, h inventory.Host, c Conn, p Plan, v c
 		return res, err
 	}
 	in.TPS, in.Series, in.Readings, in.RunStart, in.RunEnd = m.Run.Summary.TPS, m.Run.Series, m.Readings, m.Start, m.End
+	if m.Run.Client != nil {
+		in.Client = *m.Run.Client
+	}
 	verdict := validate.Judge(in)
 	m.Run.Verdict = &verdict
 	dir, err := save(e.Out, m.Run)

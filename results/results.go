@@ -50,6 +50,7 @@ type Run struct {
 	Summary     Summary      `json:"summary"`
 	Series      []Interval   `json:"series"`
 	Thermal     []Reading    `json:"thermal,omitempty"`
+	Client      *Client      `json:"client,omitempty"`  // what pidb used of the controller
 	Verdict     *Verdict     `json:"verdict,omitempty"` // validate's
 }
 
@@ -75,6 +76,17 @@ type Workload struct {
 	Protocol  string  `json:"protocol,omitempty"`
 	Via       string  `json:"via,omitempty"`
 	TLS       bool    `json:"tls,omitempty"` // the clients' logins used TLS
+}
+
+// Client is what pidb's own process used of the controller while a
+// workload ran (its warm-up and measured time): CPU seconds (user and
+// system, from the kernel's accounting), against the wall time and the
+// controller's cores. Several hosts run in one process, so it is the
+// process's, not one host's.
+type Client struct {
+	CPUS  float64 `json:"cpu_s"`
+	WallS float64 `json:"wall_s"`
+	Cores int     `json:"cores"`
 }
 
 // Latency is a latency distribution in milliseconds.

@@ -26,7 +26,9 @@ const (
 	DesktopOn        = "desktop_on"
 	MinTPS           = "min_tps"
 	ThermalSag       = "thermal_sag"
+	UnstableTPS      = "unstable_throughput"
 	NearLimit        = "near_limit"
+	ControllerBusy   = "controller_busy"
 )
 
 // Verdicts, as package results defines them.
@@ -49,6 +51,9 @@ type Input struct {
 	RunStart, RunEnd time.Time
 	MaxTempC         float64 // the limit; default 80 (the firmware starts throttling there)
 	MinTPS           float64 // 0: no floor
+	// Client is what pidb's own process used of the controller while the
+	// workload ran (zero: not measured).
+	Client results.Client
 }
 
 // DefaultMaxTempC is where the firmware starts to throttle the Arm cores;
@@ -61,6 +66,15 @@ const nearMargin = 5
 // sagRatio: the last quarter's throughput below this share of the first
 // quarter's is the first write-up's hot-case shape.
 const sagRatio = 0.8
+
+// riseC is how far the temperature must climb during the run to count as
+// the heat's evidence for a sag: a Pi 4 in a case went from the 50s to
+// 86-88 C within minutes; one with a fan moves a few degrees.
+const riseC = 10
+
+// busyShare is the share of the controller's cores pidb's process used,
+// over which the numbers may be the controller's.
+const busyShare = 0.85
 
 // Judge returns the verdict and its reasons.
 func Judge(in Input) results.Verdict {
@@ -118,10 +132,11 @@ func Judge(in Input) results.Verdict {
 		}
 	}
 
-	// a sag is the heat's only when the firmware slowed the cores: a
-	// throttling flag, or an Arm clock that fell during the run; where a
-	// host can tell neither, the sag alone warns. A busy controller or a
-	// slow card makes the same shape with the clock at full speed.
+	// a sag is the heat's only with the heat's evidence on that host: the
+	// firmware slowed the cores (a throttling flag, or an Arm clock that
+	// fell during the run), or the temperature climbed. A busy controller
+	// or a slow card makes the same shape with the Pi cool and at full
+	// speed: that sag is unstable_throughput, not thermal_sag.
 	var topHz, lowHz int64
 	clockKnown := false
 	for _, r := range in.Readings {
@@ -138,12 +153,35 @@ func Judge(in Input) results.Verdict {
 	}
 	slowed := v.Throttled || during&thermal.SoftTempLimit != 0 || appeared&thermal.SoftTempLimitSinceBoot != 0 ||
 		(clockKnown && float64(lowHz) < 0.95*float64(topHz))
-	heatUnknown := !haveFlags && !clockKnown
+	// or the temperature climbed during the run: the heat's mark where
+	// the firmware's flags and clock say nothing
+	startC, lowC, hotC, tempKnown := math.NaN(), math.Inf(1), math.Inf(-1), false
+	for _, r := range in.Readings {
+		if math.IsNaN(r.TempC) || r.At.Before(in.RunStart) || r.At.After(in.RunEnd) {
+			continue
+		}
+		if !tempKnown {
+			startC, tempKnown = r.TempC, true
+		}
+		lowC, hotC = math.Min(lowC, r.TempC), math.Max(hotC, r.TempC)
+	}
+	rose := tempKnown && hotC-startC >= riseC
 
 	v.TPSFirstQuarter, v.TPSLastQuarter = Quarters(in.Series)
-	if v.TPSFirstQuarter > 0 && v.TPSLastQuarter < sagRatio*v.TPSFirstQuarter && (slowed || heatUnknown) {
-		add(false, ThermalSag, "throughput fell from %.1f TPS in the first quarter of the run to %.1f in the last (%.0f%% less): the shape of a Pi that heats up",
+	if v.TPSFirstQuarter > 0 && v.TPSLastQuarter < sagRatio*v.TPSFirstQuarter {
+		fell := fmt.Sprintf("throughput fell from %.1f TPS in the first quarter of the run to %.1f in the last (%.0f%% less)",
 			v.TPSFirstQuarter, v.TPSLastQuarter, 100*(1-v.TPSLastQuarter/v.TPSFirstQuarter))
+		if slowed || rose {
+			add(false, ThermalSag, "%s: the shape of a Pi that heats up, and this one %s", fell, heatEvidence(slowed, rose, startC, hotC))
+		} else {
+			add(false, UnstableTPS, "%s, but not from the heat: %s; look at what else was busy (this machine, the network, the Pi's storage)",
+				fell, calm(tempKnown, lowC, hotC, clockKnown, topHz, haveFlags))
+		}
+	}
+
+	if c := in.Client; c.Cores > 0 && c.WallS > 0 && c.CPUS/(float64(c.Cores)*c.WallS) >= busyShare {
+		add(false, ControllerBusy, "pidb used %.0f%% of this machine's %d cores while the workload ran (%.1f s of CPU in %.1f s): the numbers may be this machine's limit, not the Pi's; run fewer hosts at once, or from a machine with more cores",
+			100*c.CPUS/(float64(c.Cores)*c.WallS), c.Cores, c.CPUS, c.WallS)
 	}
 
 	v.Verdict = Pass
@@ -155,6 +193,37 @@ func Judge(in Input) results.Verdict {
 		v.Verdict = Warn
 	}
 	return v
+}
+
+// heatEvidence says what showed the heat, for a thermal_sag.
+func heatEvidence(slowed, rose bool, startC, hotC float64) string {
+	var what []string
+	if slowed {
+		what = append(what, "the firmware slowed its cores")
+	}
+	if rose {
+		what = append(what, fmt.Sprintf("its CPU climbed from %.1f to %.1f C", startC, hotC))
+	}
+	return strings.Join(what, ", and ")
+}
+
+// calm says what the host's temperature and clock did, for a sag that was
+// not the heat's.
+func calm(tempKnown bool, lowC, hotC float64, clockKnown bool, topHz int64, flagsKnown bool) string {
+	if !tempKnown && !clockKnown && !flagsKnown {
+		return "the host tells neither its temperature nor its clock, so nothing shows the heat"
+	}
+	var what []string
+	if tempKnown {
+		what = append(what, fmt.Sprintf("the CPU stayed between %.1f and %.1f C", lowC, hotC))
+	}
+	if clockKnown {
+		what = append(what, fmt.Sprintf("the clock at %d MHz", topHz/1_000_000))
+	}
+	if flagsKnown {
+		what = append(what, "the firmware never throttled")
+	}
+	return strings.Join(what, ", ")
 }
 
 // Flags is what get_throttled said of a run.

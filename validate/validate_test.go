@@ -2,6 +2,7 @@ package validate
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,14 +104,14 @@ func TestJudge(t *testing.T) {
 		{"a sag of 15% is not one", func(in *Input) {
 			in.Series = series(func(t float64) float64 { return 700 - 2.6*math.Max(0, t) })
 		}, Pass, nil},
-		// the shape of a busy controller: the same sag with the firmware
-		// at full speed all along is not the heat's
-		{"a sag at full clock, unthrottled", func(in *Input) {
+		// the shape of a busy controller: the same sag with the Pi cool and
+		// the firmware at full speed all along is not the heat's
+		{"a sag at full clock, unthrottled, cool", func(in *Input) {
 			for i := range in.Readings {
 				in.Readings[i].ArmHz = 1_500_000_000
 			}
 			in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
-		}, Pass, nil},
+		}, Warn, []string{UnstableTPS}},
 		{"a sag with the clock falling", func(in *Input) {
 			for i := range in.Readings {
 				in.Readings[i].ArmHz = 1_500_000_000
@@ -118,12 +119,31 @@ func TestJudge(t *testing.T) {
 			in.Readings[7].ArmHz = 1_000_000_000 // 25 s into the run
 			in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
 		}, Warn, []string{ThermalSag}},
-		{"a sag where the host cannot tell", func(in *Input) {
+		{"a sag without flags or clock, the CPU climbing 12 C", func(in *Input) {
+			for i := range in.Readings {
+				in.Readings[i].ThrottledKnown = false
+				in.Readings[i].TempC = 50 + 0.3*math.Max(0, float64(i-2)*5) // 50 C at the start, 62 C 40 s in
+			}
+			in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
+		}, Warn, []string{ThermalSag}},
+		{"a sag without flags or clock, the CPU steady", func(in *Input) {
 			for i := range in.Readings {
 				in.Readings[i].ThrottledKnown = false
 			}
 			in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
-		}, Warn, []string{ThermalSag}},
+		}, Warn, []string{UnstableTPS}},
+		{"a sag on a host that tells nothing", func(in *Input) {
+			for i := range in.Readings {
+				in.Readings[i].ThrottledKnown, in.Readings[i].TempC = false, math.NaN()
+			}
+			in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
+		}, Warn, []string{UnstableTPS}},
+		{"the controller saturated", func(in *Input) {
+			in.Client = results.Client{CPUS: 75, WallS: 42, Cores: 2}
+		}, Warn, []string{ControllerBusy}},
+		{"the controller half used", func(in *Input) {
+			in.Client = results.Client{CPUS: 42, WallS: 42, Cores: 2}
+		}, Pass, nil},
 	} {
 		in := healthy()
 		tc.change(&in)
@@ -138,6 +158,34 @@ func TestJudge(t *testing.T) {
 				t.Errorf("%s: no %s in %v", tc.name, c, v.Reasons)
 			}
 		}
+	}
+}
+
+// TestSagWords: what each sag's sentence says of the evidence: the heat's
+// with what showed it, the other with what the host's temperature and
+// clock did.
+func TestSagWords(t *testing.T) {
+	msg := func(in Input, code string) string {
+		for _, r := range Judge(in).Reasons {
+			if r.Code == code {
+				return r.Message
+			}
+		}
+		t.Fatalf("no %s in %v", code, Judge(in).Reasons)
+		return ""
+	}
+	in := healthy()
+	in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
+	for i := range in.Readings {
+		in.Readings[i].ArmHz = 1_500_000_000
+	}
+	if m := msg(in, UnstableTPS); !strings.Contains(m, "not from the heat") || !strings.Contains(m, "between 55.0 and 55.0 C") ||
+		!strings.Contains(m, "1500 MHz") || !strings.Contains(m, "never throttled") {
+		t.Errorf("unstable: %s", m)
+	}
+	in.Readings[7].ArmHz = 1_000_000_000
+	if m := msg(in, ThermalSag); !strings.Contains(m, "the firmware slowed its cores") {
+		t.Errorf("thermal, the clock fell: %s", m)
 	}
 }
 

@@ -39,12 +39,18 @@ func TestDemoOnTheLab(t *testing.T) {
 		}
 		last = at
 	}
-	// every validation: host, cooling, verdict
-	want := []string{`pi4\s+fan\s+PASS`, `pi3\s+fan\s+PASS`, `zero\s+fan\s+PASS`, `pi4\s+case\s+FAIL\s.*throttled`, `pi4\s+fan\s+PASS`}
+	// every validation: host, cooling, verdict; with a fan no heat's code
+	// (a busy machine may make the throughput unstable: a WARN that says
+	// it was not the heat)
+	cool := `\s+fan\s+(?:PASS\s.*\s-|WARN\s.*\s(?:(?:unstable_throughput|controller_busy),?)+)$`
+	want := []string{`pi4` + cool, `pi3` + cool, `zero` + cool, `pi4\s+case\s+FAIL\s.*throttled`}
 	for _, w := range want {
 		if !regexp.MustCompile(`(?m)^` + w).MatchString(stdout) {
 			t.Errorf("no validation line %q in:\n%s", w, stdout)
 		}
+	}
+	if n := len(regexp.MustCompile(`(?m)^pi4`+cool).FindAllString(stdout, -1)); n != 2 {
+		t.Errorf("%d lines of the Pi 4 with its fan, cool; want 2 (in the fleet, and after the case):\n%s", n, stdout)
 	}
 	// the comparison: the TPS change as a percentage (how big, and whether
 	// beyond the noise, is the machine's load as much as the fan's, so not
@@ -70,7 +76,7 @@ func TestDemoOnTheLab(t *testing.T) {
 	html := stdhtml.UnescapeString(string(page)) // html/template writes "+" as "&#43;"
 	for _, h := range []string{"pi4", "pi3", "zero"} {
 		row := regexp.MustCompile(`(?s)<tr data-host="` + h + `">(.*?)</tr>`).FindStringSubmatch(html)
-		if row == nil || !strings.Contains(row[1], `data-col="verdict">PASS<`) || !regexp.MustCompile(`data-col="tps">[1-9][\d.]*<`).MatchString(row[1]) ||
+		if row == nil || !regexp.MustCompile(`data-col="verdict">(PASS|WARN)<`).MatchString(row[1]) || !regexp.MustCompile(`data-col="tps">[1-9][\d.]*<`).MatchString(row[1]) ||
 			!regexp.MustCompile(`data-col="p95">[\d.]+<`).MatchString(row[1]) || !regexp.MustCompile(`data-col="max_temp">[\d.]+<`).MatchString(row[1]) {
 			t.Errorf("fleet row of %s: %v", h, row)
 		}

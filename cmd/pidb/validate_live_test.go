@@ -15,8 +15,8 @@ import (
 
 // TestValidateOnTheLab is the case on pi4, with simulated time ten
 // times faster: with a fan it passes; in a case, under the same load, it
-// heats past 80 C, is throttled, and its throughput sags between the first
-// and the last quarter of the run: FAIL. tpcb runs at scale 10 (pgbench's
+// heats past 80 C and is throttled: FAIL (a sag, if the throughput shows
+// one, is the heat's there, never unstable_throughput). tpcb runs at scale 10 (pgbench's
 // advice: no fewer branches than clients): at scale 1 the 8 clients queue
 // on one branch row, and in one CI run the throughput drifted down by 31%
 // within 40 s with a fan, thermal_sag's WARN without any heat.
@@ -49,8 +49,15 @@ func TestValidateOnTheLab(t *testing.T) {
 
 	cooling("fan", "10")
 	code, fan, errOut := validate("10s") // a fan-cooled idle first: 100 simulated seconds
-	if code != 0 || fan.Verdict != "PASS" || fan.Throttled || fan.MaxTempC == nil || *fan.MaxTempC >= 75 || fan.TPS <= 0 {
+	// no heat: no thermal code; a busy machine may still make the
+	// throughput unstable (a WARN that says it was not the heat)
+	if code != 0 || (fan.Verdict != "PASS" && fan.Verdict != "WARN") || fan.Throttled || fan.MaxTempC == nil || *fan.MaxTempC >= 75 || fan.TPS <= 0 {
 		t.Errorf("with a fan: exit %d, %+v\n%s", code, fan, errOut)
+	}
+	for _, r := range fan.Reasons {
+		if r.Code != "unstable_throughput" && r.Code != "controller_busy" {
+			t.Errorf("with a fan: %s: %s", r.Code, r.Message)
+		}
 	}
 
 	cooling("case", "10")
@@ -60,7 +67,7 @@ func TestValidateOnTheLab(t *testing.T) {
 		codes[r.Code] = true
 	}
 	if code != 1 || hot.Verdict != "FAIL" || !hot.Throttled || !codes["throttled"] || !codes["max_temp"] ||
-		hot.TPSLastQuarter >= hot.TPSFirstQuarter || hot.MaxTempC == nil || *hot.MaxTempC < 80 {
+		codes["unstable_throughput"] || hot.MaxTempC == nil || *hot.MaxTempC < 80 {
 		t.Errorf("in a case: exit %d, %+v\n%s", code, hot, errOut)
 	}
 
