@@ -30,6 +30,18 @@ fi
 log "go vet"
 go vet ./...
 
+# every fuzz target for a short while, from its corpus in testdata/fuzz
+# and its seeds; a failure prints the input that broke it (kept under
+# testdata/fuzz/, where it becomes a test case)
+log "fuzz: each target for ${FUZZTIME:=5s}"
+for file in $(grep -rl --include='*_test.go' '^func Fuzz' .); do
+  for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file"); do
+    if ! go test -run '^$' -fuzz "^$target\$" -fuzztime "$FUZZTIME" "./$(dirname "$file")" >/tmp/pidb-fuzz.log 2>&1; then
+      echo "fuzz $target in $(dirname "$file") failed:" >&2; cat /tmp/pidb-fuzz.log >&2; exit 1
+    fi
+  done
+done
+
 log "build"
 mkdir -p bin
 go build -o bin/pidb ./cmd/pidb

@@ -2,6 +2,7 @@ package netx
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"syscall"
 	"time"
@@ -25,6 +26,12 @@ func WriteAll(c net.Conn, b []byte) error {
 	return nil
 }
 
+// MaxMessage is the largest message Frames takes: the workloads' answers
+// are a few kilobytes; a length beyond this is not an answer but bytes
+// that are not the protocol, which must not make the client allocate
+// gigabytes.
+const MaxMessage = 64 << 20
+
 // Frames is a reused read buffer for a protocol of length-prefixed
 // messages (PostgreSQL's, MySQL's): Read fills it with one read, Next takes
 // the complete messages out, and what is left waits for the next read.
@@ -44,7 +51,7 @@ func NewFrames(size, header int, sizeOf func([]byte) (int, error)) *Frames {
 
 // Next returns the next complete message, header included, valid until the
 // next Read; ok is false when there is none yet, and then the buffer has
-// room for the rest of it.
+// room for more of it (it doubles, up to the message's size, when full).
 func (f *Frames) Next() (msg []byte, ok bool, err error) {
 	if f.n-f.r >= f.Header {
 		size, err := f.Size(f.in[f.r : f.r+f.Header])
@@ -56,8 +63,14 @@ func (f *Frames) Next() (msg []byte, ok bool, err error) {
 			f.r += size
 			return msg, true, nil
 		}
-		if size > len(f.in) {
-			in := make([]byte, 2*size)
+		if size > MaxMessage {
+			return nil, false, fmt.Errorf("a message of %d bytes from the server, more than a benchmark's client reads (%d MiB): not the server's protocol", size, MaxMessage>>20)
+		}
+		if size > len(f.in) && f.r == 0 && f.n == len(f.in) {
+			// full, and the message is bigger: twice the room, up to the
+			// message's size, so that what the buffer takes grows with
+			// what came and not with what a header says
+			in := make([]byte, min(size, 2*len(f.in)))
 			f.n = copy(in, f.in[f.r:f.n])
 			f.in, f.r = in, 0
 		}

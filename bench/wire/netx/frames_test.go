@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 )
 
@@ -61,5 +62,34 @@ func TestFrames(t *testing.T) {
 	bad.in[0], bad.n = 0, 1
 	if _, _, err := bad.Next(); err == nil {
 		t.Error("a bad header: no error")
+	}
+}
+
+// TestFramesGrowWithWhatCame: a header that claims a huge message grows
+// the buffer with the bytes that came (twice them at most), not with the
+// claim; a claim beyond MaxMessage is an error at once.
+func TestFramesGrowWithWhatCame(t *testing.T) {
+	four := func(h []byte) (int, error) { return int(h[0])<<24 | int(h[1])<<16 | int(h[2])<<8 | int(h[3]), nil }
+	in := append([]byte{0x03, 0, 0, 0}, bytes.Repeat([]byte{'x'}, 100)...) // 48 MiB claimed, 104 bytes sent
+	f := NewFrames(16, 4, four)
+	r := bytes.NewReader(in)
+	for {
+		if _, ok, err := f.Next(); ok || err != nil {
+			t.Fatalf("a message out of 104 bytes: %v %v", ok, err)
+		}
+		n, err := r.Read(f.in[f.n:])
+		f.n += n
+		if err != nil || r.Len() == 0 {
+			break
+		}
+	}
+	f.Next()
+	if len(f.in) > 2*len(in) {
+		t.Errorf("the buffer grew to %d bytes for %d that came", len(f.in), len(in))
+	}
+	huge := NewFrames(16, 4, four)
+	huge.n = copy(huge.in, []byte{0x7f, 0, 0, 0})
+	if _, _, err := huge.Next(); err == nil || !strings.Contains(err.Error(), "not the server's protocol") {
+		t.Errorf("2 GiB claimed: %v", err)
 	}
 }
