@@ -146,6 +146,16 @@ func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
 			ch.Diff += unified(f.path, string(have), f.want)
 		}
 	}
+	if !ch.Needed && t.Facts.Engine.Running {
+		// written, but is it what the server runs? (a run cut off between
+		// the write and the restart leaves the files and the old state)
+		var stale notRunning
+		if err := accessLive(ctx, t, e); errors.As(err, &stale) {
+			ch.Needed, ch.Note = true, "the files are written but the server does not run them ("+err.Error()+"): a restart"
+		} else if err != nil {
+			return Change{}, err
+		}
+	}
 	if ch.Needed {
 		ch.Commands = append(ch.Commands, e.CheckCmd(), e.RestartCmd())
 	}
@@ -173,33 +183,7 @@ func (accessStep) Apply(ctx context.Context, t *Target) error {
 			return fmt.Errorf("make a certificate for TLS: %w", err)
 		}
 	}
-	verify := func() error {
-		want := "localhost"
-		sql := "SHOW listen_addresses"
-		if e.Flavor != "postgres" {
-			want, sql = "127.0.0.1", "SELECT @@bind_address"
-		}
-		if len(t.Host.AllowFrom) > 0 {
-			want = map[bool]string{true: "*", false: "0.0.0.0"}[e.Flavor == "postgres"]
-		}
-		out, err := t.run(ctx, e.Client(sql))
-		if err != nil {
-			return err
-		}
-		if got := strings.TrimSpace(out); got != want && !(want == "127.0.0.1" && got == "localhost") {
-			return fmt.Errorf("the server listens on %q, not %q", got, want)
-		}
-		if needsTLS(t) {
-			on, err := serverTLSOn(ctx, t, e)
-			if err != nil {
-				return err
-			}
-			if !on {
-				return errors.New("the server does not accept TLS: it did not load the certificate")
-			}
-		}
-		return nil
-	}
+	verify := func() error { return accessLive(ctx, t, e) }
 	if err := replaceFiles(ctx, t, e, files, verify); err != nil {
 		return err
 	}
@@ -214,6 +198,42 @@ func (accessStep) Apply(ctx context.Context, t *Target) error {
 	}
 	return nil
 }
+
+// accessLive checks that the running server listens as the inventory says
+// (on the network with allow_from, else on localhost) and, where the
+// network's logins need it, accepts TLS.
+func accessLive(ctx context.Context, t *Target, e engine.Engine) error {
+	want := "localhost"
+	sql := "SHOW listen_addresses"
+	if e.Flavor != "postgres" {
+		want, sql = "127.0.0.1", "SELECT @@bind_address"
+	}
+	if len(t.Host.AllowFrom) > 0 {
+		want = map[bool]string{true: "*", false: "0.0.0.0"}[e.Flavor == "postgres"]
+	}
+	out, err := t.run(ctx, e.Client(sql))
+	if err != nil {
+		return err
+	}
+	if got := strings.TrimSpace(out); got != want && !(want == "127.0.0.1" && got == "localhost") {
+		return notRunning(fmt.Sprintf("the server listens on %q, not %q", got, want))
+	}
+	if needsTLS(t) {
+		on, err := serverTLSOn(ctx, t, e)
+		if err != nil {
+			return err
+		}
+		if !on {
+			return notRunning("the server does not accept TLS: it did not load the certificate")
+		}
+	}
+	return nil
+}
+
+// notRunning is a server that does not run what its files say.
+type notRunning string
+
+func (e notRunning) Error() string { return string(e) }
 
 // ufwCommands opens the port to each allowed CIDR where ufw is active and
 // does not allow it yet.

@@ -59,7 +59,7 @@ func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 		return Change{Needed: true, Diff: unified(e.ConfPath, "", want),
 			Note: fmt.Sprintf("after the install; assuming the distribution's %s %s", f.Engine.Flavor, f.Engine.Version)}, nil
 	}
-	e, _, want, err := desired(t)
+	e, s, want, err := desired(t)
 	if err != nil {
 		return Change{}, err
 	}
@@ -68,7 +68,17 @@ func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 		return Change{}, err
 	}
 	if string(have) == want {
-		return Change{}, nil
+		// written, but is it what the server runs? (a run cut off between
+		// the write and the restart leaves the file and the old values)
+		if !t.Facts.Engine.Running {
+			return Change{}, nil
+		}
+		stale, err := notLive(ctx, t, e, s)
+		if err != nil || stale == "" {
+			return Change{}, err
+		}
+		return Change{Needed: true, Commands: []string{e.RestartCmd()},
+			Note: "the drop-in is written but the server does not run it (" + stale + "): a restart"}, nil
 	}
 	return Change{Needed: true, Diff: unified(e.ConfPath, string(have), want),
 		Commands: []string{e.CheckCmd(), e.RestartCmd()}}, nil
@@ -88,7 +98,10 @@ type fileChange struct{ path, want string }
 // replaceFiles writes the files that differ, keeping what was there, then
 // checks the configuration with the server's parser, restarts the server,
 // waits for connections and runs verify. If any of that fails, every file is
-// put back and the server restarted on its previous configuration.
+// put back and the server restarted on its previous configuration. When
+// every file is as wanted already, the server is restarted only if verify
+// says it does not run them (written by a run that was cut off before its
+// restart).
 func replaceFiles(ctx context.Context, t *Target, e engine.Engine, files []fileChange, verify func() error) error {
 	var changed []fileChange
 	for _, f := range files {
@@ -111,7 +124,12 @@ func replaceFiles(ctx context.Context, t *Target, e engine.Engine, files []fileC
 		changed = append(changed, f)
 	}
 	if len(changed) == 0 {
-		return nil
+		// the files are as wanted: restart only if the server does not run
+		// them, and there is nothing to put back if that fails
+		if verify() == nil {
+			return nil
+		}
+		return restartAndVerify(ctx, t, e, verify)
 	}
 	restore := func(cause error) error {
 		if rbErr := restorePrevious(ctx, t, e, changed); rbErr != nil {
@@ -151,6 +169,28 @@ func restartAndVerify(ctx context.Context, t *Target, e engine.Engine, verify fu
 		return fmt.Errorf("%s does not accept connections with the new configuration: %w", e.Flavor, err)
 	}
 	return verify()
+}
+
+// notLive says how the running server differs from the drop-in it has on
+// disk: the live values that are not the tuner's, and on PostgreSQL the
+// settings waiting for a restart (pg_settings.pending_restart); "" when
+// it runs what is written.
+func notLive(ctx context.Context, t *Target, e engine.Engine, s tune.Settings) (string, error) {
+	bad, err := engine.Live(ctx, t.Root, e, s)
+	if err != nil {
+		return "", err
+	}
+	what := engine.Sentences(bad)
+	if e.Flavor == "postgres" {
+		out, err := t.run(ctx, e.Client("SELECT name FROM pg_settings WHERE pending_restart ORDER BY name"))
+		if err != nil {
+			return "", err
+		}
+		if names := strings.Fields(out); len(names) > 0 {
+			what = append(what, "waiting for a restart: "+strings.Join(names, ", "))
+		}
+	}
+	return strings.Join(what, "; "), nil
 }
 
 // verifyLive reads the live values back and compares them.
