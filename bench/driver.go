@@ -131,10 +131,11 @@ type stats struct {
 	errors     map[string]int64
 	reconnects int64
 	// the current interval
-	ivHist    *hdrhistogram.Histogram
-	ivTxns    int64
-	ivQueries int64
-	ivErrors  int64
+	ivHist     *hdrhistogram.Histogram
+	ivTxns     int64
+	ivQueries  int64
+	ivErrors   int64
+	ivConnErrs int64 // of ivErrors: connections lost or not made
 }
 
 func newStats() *stats {
@@ -198,6 +199,7 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 	}
 
 	var series []results.Interval
+	var gone outages
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	tick := time.NewTicker(o.Interval)
@@ -213,8 +215,11 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 		if now.Sub(last) <= 0 {
 			continue
 		}
-		iv := interval(all, now.Sub(last))
+		iv, connErrs := interval(all, now.Sub(last))
 		iv.T = now.Sub(measured).Seconds()
+		if iv.T > 0 {
+			gone.add(max(0, last.Sub(measured).Seconds()), iv.T, iv.Transactions, connErrs)
+		}
 		last = now
 		if iv.Transactions == 0 && iv.Errors == 0 && !running {
 			break // nothing after the last full interval
@@ -233,10 +238,36 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 	if elapsed > o.Duration {
 		elapsed = o.Duration
 	}
+	sum := summarize(all, connect, elapsed, gone.list)
 	if ctx.Err() != nil {
-		return summarize(all, connect, elapsed), series, ctx.Err()
+		return sum, series, ctx.Err()
 	}
-	return summarize(all, connect, elapsed), series, nil
+	return sum, series, nil
+}
+
+// outages gathers the stretches of a run when the server was gone: from an
+// interval in which no transaction finished and connections were lost or
+// could not be made, through every interval after it without a
+// transaction (the clients wait between attempts to connect, so an
+// interval can pass without one), to the next transaction.
+type outages struct {
+	list []results.Outage
+	open bool // the last interval was in one
+}
+
+func (o *outages) add(from, to float64, txns, connErrs int64) {
+	switch {
+	case txns > 0:
+		o.open = false
+		return
+	case !o.open && connErrs == 0:
+		return
+	case !o.open:
+		o.list = append(o.list, results.Outage{FromS: from})
+		o.open = true
+	}
+	cur := &o.list[len(o.list)-1]
+	cur.ToS, cur.FailedConnects = to, cur.FailedConnects+connErrs
 }
 
 // multiplexed splits the clients into threads groups, when they can run
@@ -303,6 +334,7 @@ func reconnect(ctx context.Context, w Workload, id int, wk *Worker, s *stats, co
 		s.mu.Lock()
 		s.errors["connect: "+kind]++
 		s.ivErrors++
+		s.ivConnErrs++
 		s.mu.Unlock()
 		time.Sleep(100 * time.Millisecond)
 		return false
@@ -326,6 +358,9 @@ func (s *stats) record(w Workload, now, t0, measured time.Time, out Outcome, err
 	if err != nil {
 		kind, again := w.ErrorKind(err)
 		s.ivErrors++
+		if again {
+			s.ivConnErrs++
+		}
 		if inRun {
 			s.errors[kind]++
 		}
@@ -349,10 +384,10 @@ func (s *stats) record(w Workload, now, t0, measured time.Time, out Outcome, err
 	return false
 }
 
-// interval takes and resets every client's interval counts.
-func interval(all []*stats, d time.Duration) results.Interval {
+// interval takes and resets every client's interval counts; connErrs is
+// how many of its errors were connections lost or not made.
+func interval(all []*stats, d time.Duration) (iv results.Interval, connErrs int64) {
 	h := newHist()
-	var iv results.Interval
 	var queries int64
 	for _, s := range all {
 		s.mu.Lock()
@@ -361,7 +396,8 @@ func interval(all []*stats, d time.Duration) results.Interval {
 		iv.Transactions += s.ivTxns
 		queries += s.ivQueries
 		iv.Errors += s.ivErrors
-		s.ivTxns, s.ivQueries, s.ivErrors = 0, 0, 0
+		connErrs += s.ivConnErrs
+		s.ivTxns, s.ivQueries, s.ivErrors, s.ivConnErrs = 0, 0, 0, 0
 		s.mu.Unlock()
 	}
 	iv.TPS = float64(iv.Transactions) / d.Seconds()
@@ -369,7 +405,7 @@ func interval(all []*stats, d time.Duration) results.Interval {
 	iv.P50Ms = float64(h.ValueAtQuantile(50)) / 1000
 	iv.P95Ms = float64(h.ValueAtQuantile(95)) / 1000
 	iv.P99Ms = float64(h.ValueAtQuantile(99)) / 1000
-	return iv
+	return iv, connErrs
 }
 
 func latency(h *hdrhistogram.Histogram) results.Latency {
@@ -413,8 +449,9 @@ func buckets(h *hdrhistogram.Histogram) []results.Bucket {
 	return out
 }
 
-// summarize merges the clients' measured counts.
-func summarize(all []*stats, connect *lockedHist, measured time.Duration) results.Summary {
+// summarize merges the clients' measured counts; TPS and QPS are over the
+// measured time less the outages.
+func summarize(all []*stats, connect *lockedHist, measured time.Duration, gone []results.Outage) results.Summary {
 	total := newHist()
 	ops := map[string]*hdrhistogram.Histogram{}
 	sum := results.Summary{Errors: map[string]int64{}, Ops: map[string]results.Latency{}}
@@ -450,9 +487,13 @@ func summarize(all []*stats, connect *lockedHist, measured time.Duration) result
 	sum.ConnectMs = latency(connect.h)
 	connect.mu.Unlock()
 	sum.MeasuredS = measured.Seconds()
-	if sum.MeasuredS > 0 {
-		sum.TPS = float64(sum.Transactions) / sum.MeasuredS
-		sum.QPS = float64(sum.Queries) / sum.MeasuredS
+	sum.Outages = gone
+	for _, o := range gone {
+		sum.DownS += min(o.ToS, sum.MeasuredS) - o.FromS
+	}
+	if up := sum.MeasuredS - sum.DownS; up > 0 {
+		sum.TPS = float64(sum.Transactions) / up
+		sum.QPS = float64(sum.Queries) / up
 	}
 	return sum
 }

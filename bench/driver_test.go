@@ -155,3 +155,69 @@ func TestBuckets(t *testing.T) {
 		}
 	}
 }
+
+// goneWorkload is a server that goes away for a while: from down to up
+// after the run starts, every transaction fails as a dropped connection
+// and every connect fails.
+type goneWorkload struct {
+	start    time.Time
+	down, up time.Duration
+}
+
+func (g *goneWorkload) away() bool {
+	d := time.Since(g.start)
+	return d >= g.down && d < g.up
+}
+func (g *goneWorkload) Name() string                  { return "gone" }
+func (g *goneWorkload) Prepare(context.Context) error { return nil }
+func (g *goneWorkload) ErrorKind(err error) (string, bool) {
+	return "connection", true
+}
+func (g *goneWorkload) NewWorker(context.Context, int) (Worker, error) {
+	if g.away() {
+		return nil, errDropped
+	}
+	return &goneWorker{g}, nil
+}
+
+type goneWorker struct{ g *goneWorkload }
+
+func (w *goneWorker) Do(ctx context.Context) (Outcome, error) {
+	select {
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	case <-time.After(time.Millisecond):
+	}
+	if w.g.away() {
+		return Outcome{}, errDropped
+	}
+	return Outcome{Op: "tx", Queries: 1}, nil
+}
+func (w *goneWorker) Close() error { return nil }
+
+// TestRunServerGone: the server away for a second in the middle of a
+// three-second run is one outage, with its failed connects, about where it
+// was; the TPS leaves that time out, so it is above the transactions over
+// the whole measured time.
+func TestRunServerGone(t *testing.T) {
+	g := &goneWorkload{start: time.Now(), down: time.Second, up: 2 * time.Second}
+	sum, _, err := Run(context.Background(), g, Options{Clients: 2, Duration: 3 * time.Second, Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Outages) != 1 {
+		t.Fatalf("outages %+v, want one", sum.Outages)
+	}
+	o := sum.Outages[0]
+	if o.FailedConnects == 0 || o.FromS > 1.3 || o.ToS < 1.8 || sum.DownS < 0.6 || sum.DownS > 1.5 {
+		t.Errorf("outage %+v, down %.2f s; want about 1 s to 2 s, with failed connects", o, sum.DownS)
+	}
+	if whole := float64(sum.Transactions) / sum.MeasuredS; sum.TPS <= whole*1.2 {
+		t.Errorf("TPS %.1f with the dead time left out, %.1f over the whole run: the dead time is in it", sum.TPS, whole)
+	}
+	// a run without one has none
+	sum, _, _ = Run(context.Background(), &memWorkload{}, Options{Clients: 2, Duration: 500 * time.Millisecond, Interval: 100 * time.Millisecond})
+	if len(sum.Outages) != 0 || sum.DownS != 0 {
+		t.Errorf("outages in a run whose server stayed: %+v", sum.Outages)
+	}
+}

@@ -66,6 +66,7 @@ func (e Env) Validate(ctx context.Context, h inventory.Host, c Conn, p Plan, v c
 	if m.Run.Client != nil {
 		in.Client = *m.Run.Client
 	}
+	in.Outages = m.Run.Summary.Outages
 	verdict := validate.Judge(in)
 	m.Run.Verdict = &verdict
 	dir, err := save(e.Out, m.Run)

@@ -80,9 +80,14 @@ func (s installStep) Apply(ctx context.Context, t *Target) error {
 
 // retryLock runs an apt command, retrying every 2 seconds while another
 // process holds apt's or dpkg's lock (a fresh Pi updates itself at first
-// boot), for at most 5 minutes, and says who holds it.
+// boot), for at most 5 minutes, and says who holds it: when the wait
+// begins, when the holder changes, and every 30 seconds with the time
+// waited so far.
 func (t *Target) retryLock(ctx context.Context, cmd string) error {
-	deadline := time.Now().Add(5 * time.Minute)
+	began := time.Now()
+	deadline := began.Add(5 * time.Minute)
+	var said string
+	var saidAt time.Time
 	for {
 		_, err := t.run(ctx, cmd)
 		if err == nil || !strings.Contains(err.Error(), "Could not get lock") {
@@ -95,7 +100,14 @@ func (t *Target) retryLock(ctx context.Context, cmd string) error {
 		if i := strings.Index(err.Error(), "held by process "); i >= 0 {
 			holder = strings.SplitN(err.Error()[i+len("held by "):], "\n", 2)[0]
 		}
-		t.Step("install: waiting for the dpkg lock, held by " + holder + " (at most 5 minutes)")
+		if holder != said || time.Since(saidAt) >= 30*time.Second {
+			line := "install: waiting for the dpkg lock, held by " + holder + " (at most 5 minutes)"
+			if said != "" {
+				line += fmt.Sprintf(", %s so far", time.Since(began).Round(time.Second))
+			}
+			t.Step(line)
+			said, saidAt = holder, time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

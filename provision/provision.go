@@ -53,7 +53,7 @@ type Step interface {
 
 // Steps are provisioning's steps, in order.
 func Steps() []Step {
-	return []Step{installStep{}, configureStep{}, desktopStep{}, accessStep{}, accountsStep{}}
+	return []Step{installStep{}, serviceStep{}, configureStep{}, desktopStep{}, accessStep{}, accountsStep{}}
 }
 
 // ConfigureOnly is the configure step alone (`pidb tune apply`).

@@ -107,17 +107,30 @@ type Summary struct {
 	TPS          float64            `json:"tps"`
 	QPS          float64            `json:"qps"`
 	Latency      Latency            `json:"latency_ms"`
-	Ops          map[string]Latency `json:"ops,omitempty"`   // per operation
-	Errors       map[string]int64   `json:"errors"`          // by kind
-	Retries      int64              `json:"retries"`         // serialization failures and deadlocks retried
-	Reconnects   int64              `json:"reconnects"`      // dropped connections made again
-	ConnectMs    Latency            `json:"connect_ms"`      // connection set-up, apart from the transactions
-	MeasuredS    float64            `json:"measured_s"`      // the time TPS is over
-	Extra        map[string]float64 `json:"extra,omitempty"` // workload-specific figures
+	Ops          map[string]Latency `json:"ops,omitempty"` // per operation
+	Errors       map[string]int64   `json:"errors"`        // by kind
+	Retries      int64              `json:"retries"`       // serialization failures and deadlocks retried
+	Reconnects   int64              `json:"reconnects"`    // dropped connections made again
+	ConnectMs    Latency            `json:"connect_ms"`    // connection set-up, apart from the transactions
+	MeasuredS    float64            `json:"measured_s"`    // the measured time; TPS is over it less DownS
+	// Outages are the stretches of the measured time when the server was
+	// gone: no transaction finished and the clients' connections failed.
+	// DownS is their total, left out of TPS and QPS.
+	Outages []Outage           `json:"outages,omitempty"`
+	DownS   float64            `json:"down_s,omitempty"`
+	Extra   map[string]float64 `json:"extra,omitempty"` // workload-specific figures
 	// Histogram is the measured transactions' latency distribution: how
 	// many took up to each bucket's bound, in buckets ten to a decade
 	// (1, 1.26, 1.58 ... ms), empty buckets left out.
 	Histogram []Bucket `json:"histogram,omitempty"`
+}
+
+// Outage is a stretch of a run when the server was gone, in seconds from
+// the measured start, with the connections that failed in it.
+type Outage struct {
+	FromS          float64 `json:"from_s"`
+	ToS            float64 `json:"to_s"`
+	FailedConnects int64   `json:"failed_connects"`
 }
 
 // Bucket is one bar of a latency histogram: Count transactions took more

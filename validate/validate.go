@@ -23,6 +23,7 @@ const (
 	MaxTemp          = "max_temp"
 	SettingsMismatch = "settings_mismatch"
 	ServiceDown      = "service_down"
+	ServerGone       = "server_gone"
 	DesktopOn        = "desktop_on"
 	MinTPS           = "min_tps"
 	ThermalSag       = "thermal_sag"
@@ -54,6 +55,8 @@ type Input struct {
 	// Client is what pidb's own process used of the controller while the
 	// workload ran (zero: not measured).
 	Client results.Client
+	// Outages are when the server was gone during the run.
+	Outages []results.Outage
 }
 
 // DefaultMaxTempC is where the firmware starts to throttle the Arm cores;
@@ -87,6 +90,10 @@ func Judge(in Input) results.Verdict {
 	}
 	if !in.ServiceActive {
 		add(true, ServiceDown, "the database server is not running")
+	}
+	for _, o := range in.Outages {
+		add(true, ServerGone, "the server went away %.1f s into the measured time, for %.1f s (%d failed connections): the TPS leaves that time out; a server that dies under load needs its logs read (journalctl -u the database's unit)",
+			o.FromS, o.ToS-o.FromS, o.FailedConnects)
 	}
 	if len(in.Mismatches) > 0 {
 		add(true, SettingsMismatch, "live settings differ from the tuner's: %s", strings.Join(in.Mismatches, "; "))

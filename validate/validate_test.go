@@ -141,6 +141,9 @@ func TestJudge(t *testing.T) {
 		{"the controller saturated", func(in *Input) {
 			in.Client = results.Client{CPUS: 75, WallS: 42, Cores: 2}
 		}, Warn, []string{ControllerBusy}},
+		{"the server gone for 8 s", func(in *Input) {
+			in.Outages = []results.Outage{{FromS: 10, ToS: 18, FailedConnects: 160}}
+		}, Fail, []string{ServerGone}},
 		{"the controller half used", func(in *Input) {
 			in.Client = results.Client{CPUS: 42, WallS: 42, Cores: 2}
 		}, Pass, nil},

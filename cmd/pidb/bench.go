@@ -157,9 +157,14 @@ func runBench(c *cli.Context) error {
 		b.Host = r.Host.Name
 		if r.Err != nil {
 			b.Error = r.Err.Error()
+		}
+		if r.Err != nil && b.RunDir == "" {
 			rows = append(rows, []string{b.Host, params[b.Host].Spec.Name, "", "", "", "", "", "", "", "FAILED (see stderr)", ""})
 		} else {
 			var errs []string
+			if b.DownS > 0 {
+				errs = append(errs, fmt.Sprintf("SERVER GONE %.1fs (see stderr)", b.DownS))
+			}
 			for k, v := range b.Errors {
 				errs = append(errs, fmt.Sprintf("%s:%d", k, v))
 			}

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"pidb/internal/labtest"
+	"pidb/job"
+	"pidb/results"
 )
 
 // TestWrittenNotApplied: a run cut off between writing the tuner's drop-in
@@ -66,4 +71,77 @@ func TestWrittenNotApplied(t *testing.T) {
 			apply("balanced")
 		})
 	}
+}
+
+// TestBenchServerKilled: the server killed (SIGKILL, as the kernel's OOM
+// killer does) in the middle of a bench. The run says the server went
+// away, when and for how long, leaves that time out of its TPS, and exits
+// 1; systemd starts the server again (the service step's
+// Restart=on-failure), the clients connect again and the run goes on; the
+// canary rows are all there after.
+func TestBenchServerKilled(t *testing.T) {
+	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	h := labtest.Host(t, inv, "pi4")
+	h.User = "root"
+	if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4"); code != 0 {
+		t.Fatalf("provision: exit %d\n%s", code, errOut)
+	}
+	psql := func(sql string) string {
+		return strings.TrimSpace(labtest.MustSSH(t, h, `cd /tmp && runuser -u postgres -- psql -AtX -d pidb -c "`+sql+`"`))
+	}
+	args := []string{"bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1", "--clients", "3", "--warmup", "1s", "--interval", "500ms", "--out", t.TempDir()}
+	if code, _, errOut := runPidb(t, append(args, "--duration", "1s")...); code != 0 { // load
+		t.Fatalf("load: exit %d\n%s", code, errOut)
+	}
+	psql("DROP TABLE IF EXISTS canary; CREATE TABLE canary AS SELECT generate_series(1, 1000) AS n")
+	type out struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan out, 1)
+	go func() {
+		code, stdout, stderr := runPidb(t, append(args, "--duration", "25s", "--json")...)
+		done <- out{code, stdout, stderr}
+	}()
+	for start := time.Now(); psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'pidb'") != "3"; time.Sleep(100 * time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatal("the three clients did not connect within a minute")
+		}
+	}
+	time.Sleep(3 * time.Second)
+	labtest.MustSSH(t, h, "systemctl kill -s KILL postgresql@15-main")
+	r := <-done
+	var res []job.BenchResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res) != 1 {
+		t.Fatalf("exit %d, not one result: %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	b := res[0]
+	if r.code != 1 || b.DownS <= 0 || !strings.Contains(b.Error, "the server went away") || !strings.Contains(r.stderr, "the server went away") {
+		t.Errorf("exit %d, down %.1f s, error %q; want 1, the time gone, and the sentence\n%s", r.code, b.DownS, b.Error, r.stderr)
+	}
+	run, err := results.Load(filepath.Join(b.RunDir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run.Summary
+	if len(s.Outages) != 1 || s.Outages[0].FromS < 1 || s.Outages[0].FailedConnects == 0 {
+		t.Errorf("outages %+v; want one, after the first second, with failed connections", s.Outages)
+	}
+	var after int64
+	for _, iv := range run.Series {
+		if len(s.Outages) > 0 && iv.T > s.Outages[0].ToS {
+			after += iv.Transactions
+		}
+	}
+	if after == 0 || s.Reconnects == 0 {
+		t.Errorf("no transactions after the server came back (%d reconnects): systemd did not start it again, or the clients did not connect again", s.Reconnects)
+	}
+	if whole := float64(s.Transactions) / s.MeasuredS; s.TPS <= whole {
+		t.Errorf("TPS %.1f, not above %.1f over the whole measured time: the dead time is in it", s.TPS, whole)
+	}
+	if got := psql("SELECT count(*) FROM canary"); got != "1000" {
+		t.Errorf("canary rows after the kill: %s, want 1000", got)
+	}
+	psql("DROP TABLE canary")
 }

@@ -99,6 +99,10 @@ func TestProvisionTheLab(t *testing.T) {
 		if contains(res["zero"].Changed, "install") && !strings.Contains(errOut, "zero: install: waiting for the dpkg lock, held by process") {
 			t.Errorf("zero installed without waiting for the held dpkg lock:\n%s", errOut)
 		}
+		// said once for an 8-second wait (every 30 s at most), not at every retry
+		if n := strings.Count(errOut, "zero: install: waiting for the dpkg lock"); n > 1 {
+			t.Errorf("the wait for the dpkg lock said %d times in 8 s", n)
+		}
 		for n := range hosts {
 			if !res[n].OK {
 				t.Errorf("%s: %+v", n, res[n])
@@ -116,6 +120,11 @@ func TestProvisionTheLab(t *testing.T) {
 		for n := range hosts {
 			if got := strings.TrimSpace(labtest.MustSSH(t, hosts[n], "systemctl get-default")); got != "multi-user.target" {
 				t.Errorf("%s boots to %s", n, got)
+			}
+			// systemd starts the server again when it dies
+			unit := map[string]string{"pi4": "postgresql@15-main", "zero": "postgresql@15-main", "pi3": "mariadb"}[n]
+			if got := strings.TrimSpace(labtest.MustSSH(t, hosts[n], "systemctl show -p Restart --value "+unit)); got != "on-failure" {
+				t.Errorf("%s: Restart=%s for %s", n, got, unit)
 			}
 		}
 	})
