@@ -119,7 +119,7 @@ func replaceFiles(ctx context.Context, t *Target, e engine.Engine, files []fileC
 			keep = "cp -p " + remote.Quote(f.path) + " " + remote.Quote(previous(f.path)) + " && rm -f " + remote.Quote(absentMark(f.path))
 		}
 		if _, err := t.run(ctx, keep); err != nil {
-			return fmt.Errorf("keep the previous %s: %w", f.path, err)
+			return fmt.Errorf("keep the previous %s: %w; nothing was changed, and %s runs as it did", f.path, err, e.Flavor)
 		}
 		changed = append(changed, f)
 	}
@@ -131,8 +131,13 @@ func replaceFiles(ctx context.Context, t *Target, e engine.Engine, files []fileC
 		}
 		return restartAndVerify(ctx, t, e, verify)
 	}
+	var written []fileChange // what has been replaced so far: what to put back
 	restore := func(cause error) error {
-		if rbErr := restorePrevious(ctx, t, e, changed); rbErr != nil {
+		if len(written) == 0 {
+			// nothing replaced, nothing restarted: the server runs as it did
+			return fmt.Errorf("%w; nothing was changed, and %s runs as it did", cause, e.Flavor)
+		}
+		if rbErr := restorePrevious(ctx, t, e, written); rbErr != nil {
 			return fmt.Errorf("%w; and putting the previous configuration back FAILED too: %v", cause, rbErr)
 		}
 		return fmt.Errorf("%w; the previous configuration is back and %s is running on it", cause, e.Flavor)
@@ -147,6 +152,7 @@ func replaceFiles(ctx context.Context, t *Target, e engine.Engine, files []fileC
 		if err != nil {
 			return restore(err)
 		}
+		written = append(written, f)
 	}
 	if err := restartAndVerify(ctx, t, e, verify); err != nil {
 		return restore(err)

@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -39,5 +40,26 @@ func TestConfigureRestoresAfterAFailedRestart(t *testing.T) {
 	err = configureStep{}.Apply(context.Background(), tg)
 	if err == nil || !strings.Contains(err.Error(), "putting the previous configuration back FAILED too") {
 		t.Errorf("double failure: %v", err)
+	}
+}
+
+// TestConfigureUploadFails: the new drop-in cannot be written (a full
+// disk): nothing was replaced, so nothing is put back and the server is
+// not restarted, and the error says that it runs as it did.
+func TestConfigureUploadFails(t *testing.T) {
+	const conf = "/etc/postgresql/15/main/conf.d/90-pidb.conf"
+	r := &fakerun.Runner{Files: map[string]string{conf: "# the old drop-in\n"},
+		UploadErrs: map[string]error{conf: errors.New("pi4: upload " + conf + ": the disk that holds /etc/postgresql/15/main/conf.d is full")}}
+	tg := NewTarget(inventory.Host{Name: "pi4", Engine: "postgres"}, "inv.toml", r,
+		facts.Facts{RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", Engine: facts.EngineState{Flavor: "postgres", Version: "15.18", Running: true}}, "balanced", func(string) {})
+	err := configureStep{}.Apply(context.Background(), tg)
+	if err == nil || !strings.Contains(err.Error(), "is full") || !strings.Contains(err.Error(), "nothing was changed, and postgres runs as it did") {
+		t.Fatalf("apply: %v", err)
+	}
+	if ran := strings.Join(r.Ran(), "\n"); strings.Contains(ran, "systemctl restart") || strings.Contains(ran, "pidb-previous "+conf) {
+		t.Errorf("restarted or restored for nothing:\n%s", ran)
+	}
+	if r.Files[conf] != "# the old drop-in\n" {
+		t.Errorf("the drop-in: %q", r.Files[conf])
 	}
 }

@@ -371,22 +371,23 @@ func randomSuffix() string {
 
 // Upload writes data to p with mode, atomically. As the login user it writes
 // a temp file in p's folder over SFTP and renames it into place; on an AsRoot
-// view it uploads to the user's own temp file and then, through sudo, copies
-// that next to p and renames it into place (root-owned).
+// view it hands the data through sudo to a command that writes the temp
+// file in p's folder and renames it into place: nothing is staged in
+// /tmp. A failure names a full disk as such.
 func (c *Client) Upload(ctx context.Context, p string, data []byte, mode fs.FileMode) error {
 	if !path.IsAbs(p) {
 		return fmt.Errorf("%s: upload: %q is not an absolute path", c.cfg.Name, p)
 	}
-	s, err := c.sftp()
-	if err != nil {
-		return err
-	}
 	dir, base := path.Split(p)
 	if !c.sudo() {
+		s, err := c.sftp()
+		if err != nil {
+			return err
+		}
 		tmp := path.Join(dir, "."+base+".pidb-"+randomSuffix())
 		if err := writeSFTP(s, tmp, data, mode); err != nil {
 			_ = s.Remove(tmp)
-			return fmt.Errorf("%s: upload %s: %w", c.cfg.Name, p, err)
+			return c.uploadError(ctx, p, err)
 		}
 		if err := keepOwnerAndMode(s, tmp, p, dir); err != nil {
 			_ = s.Remove(tmp)
@@ -398,24 +399,37 @@ func (c *Client) Upload(ctx context.Context, p string, data []byte, mode fs.File
 		}
 		return nil
 	}
-	staged := "/tmp/.pidb-upload-" + randomSuffix()
-	if err := writeSFTP(s, staged, data, 0o600); err != nil {
-		_ = s.Remove(staged)
-		return fmt.Errorf("%s: upload %s: %w", c.cfg.Name, p, err)
-	}
+	// through sudo: the data on the command's standard input, written
+	// beside the file (never staged in /tmp, which may be full or small)
 	tmp := path.Join(dir, "."+base+".pidb-"+randomSuffix())
 	// a file replaced keeps its owner and mode (pg_hba.conf stays
 	// postgres's, 0640); a new one belongs to the folder's owner, as the
 	// server's packaging makes its own files there, with the mode asked
-	script := fmt.Sprintf("cp %[1]s %[2]s && if [ -e %[4]s ]; then chown --reference=%[4]s %[2]s && chmod --reference=%[4]s %[2]s; "+
-		"else chown --reference=%[5]s %[2]s && chmod %04[3]o %[2]s; fi && mv -f %[2]s %[4]s; rc=$?; rm -f %[1]s %[2]s; exit $rc",
-		Quote(staged), Quote(tmp), uint32(mode.Perm()), Quote(p), Quote(path.Clean(dir)))
-	_, err = c.Run(ctx, script)
-	if err != nil {
-		_ = s.Remove(staged)
-		return fmt.Errorf("upload %s: %w", p, err)
+	script := fmt.Sprintf("umask 077 && cat > %[1]s && if [ -e %[3]s ]; then chown --reference=%[3]s %[1]s && chmod --reference=%[3]s %[1]s; "+
+		"else chown --reference=%[4]s %[1]s && chmod %04[2]o %[1]s; fi && mv -f %[1]s %[3]s; rc=$?; rm -f %[1]s; exit $rc",
+		Quote(tmp), uint32(mode.Perm()), Quote(p), Quote(path.Clean(dir)))
+	if _, err := c.RunInput(ctx, script, data); err != nil {
+		return c.uploadError(ctx, p, err)
 	}
 	return nil
+}
+
+// uploadError names a failed upload, and a full disk as such: the free
+// space of the file's folder, read after the failure.
+func (c *Client) uploadError(ctx context.Context, p string, err error) error {
+	dir := path.Dir(p)
+	var ee *ExitError
+	if errors.As(err, &ee) && len(bytes.TrimSpace(ee.Stderr)) > 0 {
+		// what the command said, not the command
+		err = errors.New(string(bytes.TrimSpace(ee.Stderr)))
+	}
+	res, dfErr := c.Run(ctx, "df -Pk "+Quote(dir)+" | tail -n 1")
+	if f := strings.Fields(string(res.Stdout)); dfErr == nil && len(f) >= 6 {
+		if free, perr := strconv.ParseInt(f[3], 10, 64); perr == nil && free < 64 {
+			return fmt.Errorf("%s: upload %s: the disk that holds %s (%s, mounted on %s) is full: %d KiB free (%w)", c.cfg.Name, p, dir, f[0], f[5], free, err)
+		}
+	}
+	return fmt.Errorf("%s: upload %s: %w", c.cfg.Name, p, err)
 }
 
 // keepOwnerAndMode gives tmp, which will replace p, p's owner and mode, or

@@ -145,3 +145,39 @@ func TestBenchServerKilled(t *testing.T) {
 	}
 	psql("DROP TABLE canary")
 }
+
+// TestUploadToAFullDisk: the folder of the tuner's drop-in is full (a
+// tiny tmpfs over it, filled). tune apply fails for the host with an error
+// that names the full disk, restarts nothing, and the server runs as it
+// did; with room again, the same command applies.
+func TestUploadToAFullDisk(t *testing.T) {
+	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	h := labtest.Host(t, inv, "pi4")
+	h.User = "root"
+	if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4"); code != 0 {
+		t.Fatalf("provision: exit %d\n%s", code, errOut)
+	}
+	const dir = "/etc/postgresql/15/main/conf.d"
+	labtest.MustSSH(t, h, "mount -t tmpfs -o size=16k tmpfs "+dir+" && (dd if=/dev/zero of="+dir+"/filler bs=1k count=64 2>/dev/null || true)")
+	defer labtest.MustSSH(t, h, "umount "+dir+" 2>/dev/null || true")
+	before := labtest.MustSSH(t, h, startTime)
+	code, res, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "fast")
+	msg := res["pi4"].Error
+	if code != 1 || !strings.Contains(msg, "is full") || !strings.Contains(msg, "nothing was changed, and postgres runs as it did") {
+		t.Errorf("exit %d, error %q; want 1, the full disk named, nothing changed\n%s", code, msg, errOut)
+	}
+	if strings.Contains(msg, "FAILED too") || strings.Contains(errOut, "putting the previous configuration back") {
+		t.Errorf("a rollback for nothing:\n%s", errOut)
+	}
+	if now := labtest.MustSSH(t, h, startTime); now != before {
+		t.Errorf("the server was restarted for nothing")
+	}
+	labtest.MustSSH(t, h, "umount "+dir)
+	if code, res, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "fast"); code != 0 || !contains(res["pi4"].Changed, "configure") {
+		t.Errorf("with room again: exit %d %+v\n%s", code, res, errOut)
+	}
+	if code, _, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "balanced"); code != 0 {
+		t.Errorf("back to balanced: exit %d\n%s", code, errOut)
+	}
+}

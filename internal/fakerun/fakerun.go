@@ -36,7 +36,10 @@ type matcher struct {
 type Runner struct {
 	Name   string            // Host(); default "pi4"
 	Files  map[string]string // ReadFile's contents; Upload writes here
-	Strict bool
+	// UploadErrs makes Upload of these paths fail with the error, the
+	// file left as it was.
+	UploadErrs map[string]error
+	Strict     bool
 
 	mu       sync.Mutex
 	matchers []*matcher
@@ -112,11 +115,14 @@ func (r *Runner) RunInput(ctx context.Context, cmd string, _ []byte) (remote.Res
 func (r *Runner) Upload(_ context.Context, path string, data []byte, _ fs.FileMode) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.ran = append(r.ran, "upload "+path)
+	if err := r.UploadErrs[path]; err != nil {
+		return err
+	}
 	if r.Files == nil {
 		r.Files = map[string]string{}
 	}
 	r.Files[path] = string(data)
-	r.ran = append(r.ran, "upload "+path)
 	return nil
 }
 
