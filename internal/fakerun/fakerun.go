@@ -34,8 +34,8 @@ type matcher struct {
 // Runner is the fake. The zero value answers every command with nothing
 // and exit code 0; set Strict to fail commands no matcher takes.
 type Runner struct {
-	Name   string            // Host(); default "pi4"
-	Files  map[string]string // ReadFile's contents; Upload writes here
+	Name  string            // Host(); default "pi4"
+	Files map[string]string // ReadFile's contents; Upload writes here
 	// UploadErrs makes Upload of these paths fail with the error, the
 	// file left as it was.
 	UploadErrs map[string]error
