@@ -336,7 +336,10 @@ func ParseEngine(pgVersions, clusters, myVersion, active string) EngineState {
 				online = true
 			}
 		}
-		pg.Running = online || (strings.TrimSpace(clusters) == "" && states["postgresql"] == "active")
+		// a cluster online, or nothing runs: the "postgresql" umbrella
+		// unit is "active (exited)" with no cluster at all (an install cut
+		// off before its cluster was made)
+		pg.Running = online
 	}
 	var my EngineState
 	if f := strings.Fields(myVersion); len(f) >= 3 && f[1] == "Ver" {

@@ -148,6 +148,12 @@ func TestParseEngineBothInstalled(t *testing.T) {
 	if e := ParseEngine("", "", "", "postgresql inactive"); e != (EngineState{}) {
 		t.Errorf("nothing installed: %+v", e)
 	}
+	// an install cut off before its cluster was made: the binaries, the
+	// umbrella unit "active (exited)", no cluster: installed, not running
+	e = ParseEngine("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)", "", "", "postgresql active\nmariadb inactive\nmysql inactive")
+	if e != (EngineState{Flavor: "postgres", Version: "15.8"}) {
+		t.Errorf("no cluster: %+v, want installed and not running", e)
+	}
 }
 
 func TestJSONKeys(t *testing.T) {

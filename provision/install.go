@@ -27,13 +27,30 @@ func (installStep) want(t *Target) (pkg, service, flavor string) {
 	return "mariadb-server", "mariadb", "mariadb"
 }
 
+// finishDpkg is what completes an install that was cut off (a reboot or a
+// lost connection while dpkg configured the packages: unpacked, not
+// configured, and for PostgreSQL no cluster yet).
+const finishDpkg = "DEBIAN_FRONTEND=noninteractive dpkg --configure -a"
+
 func (s installStep) Check(ctx context.Context, t *Target) (Change, error) {
 	pkg, service, _ := s.want(t)
 	have := t.Facts.Engine.Flavor
-	switch {
-	case have != "" && (have == "postgres") != (t.Host.Engine == "postgres"):
+	if have != "" && (have == "postgres") != (t.Host.Engine == "postgres") {
 		return Change{}, fmt.Errorf("the host already has %s %s, and the inventory asks for %s: pidb does not replace a database engine (remove it yourself, or change the host's engine)",
 			have, t.Facts.Engine.Version, t.Host.Engine)
+	}
+	audit, err := t.run(ctx, "dpkg --audit 2>&1 || true")
+	if err != nil {
+		return Change{}, err
+	}
+	if strings.TrimSpace(audit) != "" {
+		cmds := []string{finishDpkg, "systemctl enable --now " + service}
+		if have == "" {
+			cmds = []string{finishDpkg, "DEBIAN_FRONTEND=noninteractive apt-get -q install -y " + pkg, "systemctl enable --now " + service}
+		}
+		return Change{Needed: true, Commands: cmds, Note: "an earlier install was cut off (dpkg --audit lists half-installed packages): dpkg --configure -a finishes it"}, nil
+	}
+	switch {
 	case have != "" && t.Facts.Engine.Running:
 		return Change{}, nil
 	case have != "":

@@ -39,6 +39,12 @@ func TestInstallCheck(t *testing.T) {
 	if ch, err := (installStep{}).Check(ctx, target("postgres", facts.EngineState{Flavor: "postgres", Version: "15.8", Running: true}, r)); err != nil || ch.Needed {
 		t.Errorf("installed and running: %+v %v", ch, err)
 	}
+	// an install cut off while dpkg configured PostgreSQL: finished first
+	cut := (&fakerun.Runner{Files: map[string]string{}}).Prefix("dpkg --audit", fakerun.Reply{Stdout: "The following packages are only half configured...\n postgresql-15\n"})
+	ch, err = installStep{}.Check(ctx, target("postgres", facts.EngineState{Flavor: "postgres", Version: "15.8"}, cut))
+	if err != nil || !ch.Needed || len(ch.Commands) != 2 || ch.Commands[0] != "DEBIAN_FRONTEND=noninteractive dpkg --configure -a" || !strings.Contains(ch.Note, "cut off") {
+		t.Errorf("half-configured packages: %+v %v", ch, err)
+	}
 	// another engine: refused
 	_, err = installStep{}.Check(ctx, target("postgres", facts.EngineState{Flavor: "mariadb", Version: "10.11.6", Running: true}, r))
 	if err == nil || !strings.Contains(err.Error(), "pidb does not replace a database engine") {

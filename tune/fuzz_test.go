@@ -29,7 +29,8 @@ func FuzzCheck(f *testing.F) {
 		if Check("postgres", name, raw) != nil {
 			return
 		}
-		if _, err := Recommend(in, "balanced", map[string]string{name: raw}); err != nil && !errors.As(err, &oe) {
+		var be *BudgetError
+		if _, err := Recommend(in, "balanced", map[string]string{name: raw}); err != nil && !errors.As(err, &oe) && !errors.As(err, &be) {
 			t.Fatalf("Recommend with %s = %q: %T %v", name, raw, err, err)
 		}
 	})

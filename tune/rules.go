@@ -191,11 +191,21 @@ func MemoryBudget(flavor string, s Settings) uint64 {
 	return total
 }
 
-// checkBudget refuses settings whose worst case does not fit in the board's RAM.
+// BudgetError is settings whose worst case does not fit in the board's
+// RAM (MemoryBudget), in bytes.
+type BudgetError struct {
+	Need, Have uint64
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("these settings can take %d MB at worst, more than the board's %d MB: lower max_connections or the buffers", e.Need>>20, e.Have>>20)
+}
+
+// checkBudget refuses settings whose worst case does not fit in the board's
+// RAM, with a *BudgetError.
 func checkBudget(in Input, s Settings) error {
 	if b := MemoryBudget(in.Flavor, s); b > in.RAMBytes {
-		return fmt.Errorf("these settings can take %d MB at worst, more than the board's %d MB: lower max_connections or the buffers",
-			b>>20, in.RAMBytes>>20)
+		return &BudgetError{Need: b, Have: in.RAMBytes}
 	}
 	return nil
 }
