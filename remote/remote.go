@@ -112,7 +112,7 @@ type Config struct {
 	// yet (OpenSSH's accept-new). A changed key is refused all the same.
 	AcceptNewHostKeys bool
 	ConnectTimeout    time.Duration // default 10s
-	KeepAlive         time.Duration // default 15s; three missed answers close the connection
+	KeepAlive         time.Duration // default 5s; three missed answers in a row close the connection
 	Log               io.Writer     // notes for people, such as a recorded host key; may be nil
 }
 
@@ -131,6 +131,24 @@ type conn struct {
 	once    sync.Once
 	sftpMu  sync.Mutex
 	sftpCli *sftp.Client
+	// why is what the keep-alive saw when it closed a dead connection
+	whyMu sync.Mutex
+	why   string
+}
+
+// dead closes a connection that stopped answering, and keeps why for the
+// errors of the commands it cuts off.
+func (c *conn) dead(why string) {
+	c.whyMu.Lock()
+	c.why = why
+	c.whyMu.Unlock()
+	c.ssh.Close()
+}
+
+func (c *conn) lostWhy() string {
+	c.whyMu.Lock()
+	defer c.whyMu.Unlock()
+	return c.why
 }
 
 // Dial connects and logs in to a host.
@@ -142,7 +160,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
 	if cfg.KeepAlive == 0 {
-		cfg.KeepAlive = 15 * time.Second
+		cfg.KeepAlive = 5 * time.Second
 	}
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%s: no credentials", cfg.Name)
@@ -233,14 +251,14 @@ func (c *Client) keepAlive() {
 			return
 		case err := <-reply:
 			if err != nil {
-				c.conn.ssh.Close()
+				c.conn.dead("the host stopped answering (" + err.Error() + ")")
 				return
 			}
 			missed = 0
 		case <-time.After(c.cfg.KeepAlive):
 			missed++
 			if missed >= 3 {
-				c.conn.ssh.Close()
+				c.conn.dead(fmt.Sprintf("no answer from the host for %s (the network, or the host, is down)", 4*c.cfg.KeepAlive))
 				return
 			}
 		}
@@ -334,6 +352,9 @@ func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader) (Re
 }
 
 func (c *Client) lost(err error) error {
+	if why := c.conn.lostWhy(); why != "" {
+		err = errors.New(why)
+	}
 	return &ConnError{Host: c.cfg.Name, Address: net.JoinHostPort(c.cfg.Address, strconv.Itoa(c.cfg.Port)), Op: "connection lost to", Err: err}
 }
 

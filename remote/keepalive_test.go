@@ -1,0 +1,127 @@
+package remote
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// mute is an SSH server on loopback that takes any key, runs every
+// command for ever, and answers keep-alives until silent is set: a host
+// whose network went down in the middle of a command.
+func mute(t *testing.T, silent *atomic.Bool) (addr string, hostKey ssh.PublicKey) {
+	t.Helper()
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &ssh.ServerConfig{PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) { return nil, nil }}
+	cfg.AddHostKey(signer)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				_, chans, reqs, err := ssh.NewServerConn(c, cfg)
+				if err != nil {
+					return
+				}
+				go func() {
+					for r := range reqs {
+						if !silent.Load() && r.WantReply {
+							r.Reply(true, nil)
+						}
+					}
+				}()
+				for nc := range chans {
+					ch, creqs, err := nc.Accept()
+					if err != nil {
+						continue
+					}
+					go func() {
+						for r := range creqs {
+							r.Reply(r.Type == "exec", nil) // and never an exit status
+						}
+						ch.Close()
+					}()
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), signer.PublicKey()
+}
+
+// TestKeepAliveNoticesADeadHost: a command runs on a host that then stops
+// answering; the keep-alive notices within four of its intervals, closes
+// the connection, and the command ends with a ConnError that says the host
+// stopped answering, not a bare EOF.
+func TestKeepAliveNoticesADeadHost(t *testing.T) {
+	var silent atomic.Bool
+	addr, hostKey := mute(t, &silent)
+	dir := t.TempDir()
+	host, port, _ := net.SplitHostPort(addr)
+	known := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(known, []byte("[127.0.0.1]:"+port+" "+string(ssh.MarshalAuthorizedKey(hostKey))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	block, err := ssh.MarshalPrivateKey(key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := filepath.Join(dir, "id_ed25519")
+	os.WriteFile(id, pem.EncodeToMemory(block), 0o600)
+	auth, err := NewAuth([]string{id}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer auth.Close()
+	p, _ := strconv.Atoi(port)
+	const every = 100 * time.Millisecond
+	c, err := Dial(context.Background(), Config{Name: "pi4", Address: host, Port: p, User: "pi", IdentityFile: id, Auth: auth, KnownHosts: known, KeepAlive: every})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ended := make(chan error, 1)
+	go func() {
+		_, err := c.Run(context.Background(), "sleep 1000")
+		ended <- err
+	}()
+	time.Sleep(3 * every) // answered: the command goes on
+	select {
+	case err := <-ended:
+		t.Fatalf("the command ended while the host answered: %v", err)
+	default:
+	}
+	silent.Store(true)
+	select {
+	case err := <-ended:
+		var ce *ConnError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "no answer from the host") || !strings.Contains(err.Error(), "pi4") {
+			t.Errorf("the command ended with %v; want a ConnError saying the host stopped answering", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the command still waits a minute after the host went silent")
+	}
+}
