@@ -129,6 +129,10 @@ func replaceFiles(ctx context.Context, t *Target, e engine.Engine, files []fileC
 		if verify() == nil {
 			return nil
 		}
+		if t.later != nil {
+			t.later.add(e, nil, verify)
+			return nil
+		}
 		return restartAndVerify(ctx, t, e, verify)
 	}
 	var written []fileChange // what has been replaced so far: what to put back
@@ -153,6 +157,11 @@ func replaceFiles(ctx context.Context, t *Target, e engine.Engine, files []fileC
 			return restore(err)
 		}
 		written = append(written, f)
+	}
+	if t.later != nil {
+		// provisioning restarts once, after every step that wrote
+		t.later.add(e, written, verify)
+		return nil
 	}
 	if err := restartAndVerify(ctx, t, e, verify); err != nil {
 		return restore(err)
@@ -215,6 +224,18 @@ func verifyLive(ctx context.Context, t *Target, e engine.Engine, s tune.Settings
 // that were not there) and restarts the server on them.
 func restorePrevious(ctx context.Context, t *Target, e engine.Engine, files []fileChange) error {
 	t.Step("putting the previous configuration back")
+	if err := restoreFiles(ctx, t, files); err != nil {
+		return err
+	}
+	if _, err := t.run(ctx, e.RestartCmd()); err != nil {
+		return err
+	}
+	return t.waitFor(ctx, e.ReadyCmd(), 60*time.Second)
+}
+
+// restoreFiles puts back the files pidb replaced, or removes the ones that
+// were not there.
+func restoreFiles(ctx context.Context, t *Target, files []fileChange) error {
 	for _, f := range files {
 		p, a, c := remote.Quote(previous(f.path)), remote.Quote(absentMark(f.path)), remote.Quote(f.path)
 		cmd := "if [ -e " + a + " ]; then rm -f " + c + "; elif [ -e " + p + " ]; then cp -p " + p + " " + c + "; fi"
@@ -222,10 +243,62 @@ func restorePrevious(ctx context.Context, t *Target, e engine.Engine, files []fi
 			return err
 		}
 	}
-	if _, err := t.run(ctx, e.RestartCmd()); err != nil {
+	return nil
+}
+
+// restartLater is the one restart a provisioning run makes, after every
+// step that wrote the server's configuration (configure, access): the
+// files they wrote, what each checks of the restarted server, and which
+// steps they were.
+type restartLater struct {
+	e       engine.Engine
+	written []fileChange
+	verify  []func() error
+	steps   []string
+	step    string // the step being applied
+}
+
+func (l *restartLater) add(e engine.Engine, written []fileChange, verify func() error) {
+	l.e = e
+	l.written = append(l.written, written...)
+	l.verify = append(l.verify, verify)
+	if len(l.steps) == 0 || l.steps[len(l.steps)-1] != l.step {
+		l.steps = append(l.steps, l.step)
+	}
+}
+
+// run restarts the server once and runs every step's check; if that
+// fails, every file is put back and the server restarted on them.
+func (l *restartLater) run(ctx context.Context, t *Target) error {
+	verify := func() error {
+		for _, v := range l.verify {
+			if err := v(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := restartAndVerify(ctx, t, l.e, verify)
+	if err == nil {
+		return nil
+	}
+	if len(l.written) == 0 {
 		return err
 	}
-	return t.waitFor(ctx, e.ReadyCmd(), 60*time.Second)
+	if rbErr := restorePrevious(ctx, t, l.e, l.written); rbErr != nil {
+		return fmt.Errorf("%w; and putting the previous configuration back FAILED too: %v", err, rbErr)
+	}
+	return fmt.Errorf("%w; the previous configuration is back and %s is running on it", err, l.e.Flavor)
+}
+
+// abandon puts back what the steps wrote when a later step failed before
+// the restart: the server never ran those files, so it needs none.
+func (l *restartLater) abandon(ctx context.Context, t *Target) error {
+	if len(l.written) == 0 {
+		return nil
+	}
+	t.Step("putting back the configuration written before the failure (the server never ran it)")
+	return restoreFiles(ctx, t, l.written)
 }
 
 // unified is a unified diff of a file's old and new contents.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"pidb/engine"
@@ -27,6 +28,9 @@ type Target struct {
 	Preset    string
 	Now       bool // stop the display manager now, not only at the next boot
 	Step      func(string)
+	// later, during Run, holds the restart the steps that wrote the
+	// server's configuration wait for: one restart for all of them
+	later *restartLater
 }
 
 // NewTarget is a host to provision, as the fleet connected to it: its
@@ -80,12 +84,20 @@ type Report struct {
 // needed unless dryRun. It stops at the first step that fails.
 func Run(ctx context.Context, t *Target, steps []Step, dryRun bool) (Report, error) {
 	var rep Report
+	t.later = &restartLater{}
+	defer func() { t.later = nil }()
+	fail := func(step string, err error) (Report, error) {
+		if abErr := t.later.abandon(ctx, t); abErr != nil {
+			err = fmt.Errorf("%w; and putting back what %s wrote FAILED too: %v", err, strings.Join(t.later.steps, " and "), abErr)
+		}
+		return rep, fmt.Errorf("%s: %s: %w", t.Host.Name, step, err)
+	}
 	for _, s := range steps {
 		step := s.Name()
 		t.Step("checking " + step)
 		ch, err := s.Check(ctx, t)
 		if err != nil {
-			return rep, fmt.Errorf("%s: %s: %w", t.Host.Name, step, err)
+			return fail(step, err)
 		}
 		if !ch.Needed {
 			continue
@@ -98,10 +110,19 @@ func Run(ctx context.Context, t *Target, steps []Step, dryRun bool) (Report, err
 			continue
 		}
 		t.Step(step)
+		t.later.step = step
 		if err := s.Apply(ctx, t); err != nil {
-			return rep, fmt.Errorf("%s: %s: %w", t.Host.Name, step, err)
+			return fail(step, err)
 		}
 		rep.Changed = append(rep.Changed, step)
+	}
+	if len(t.later.verify) > 0 {
+		// one restart for every step that wrote the server's configuration
+		steps := strings.Join(t.later.steps, " and ")
+		if err := t.later.run(ctx, t); err != nil {
+			t.later.written = nil // put back (or not) by run
+			return rep, fmt.Errorf("%s: %s: %w", t.Host.Name, steps, err)
+		}
 	}
 	rep.Engine, rep.Version = t.Facts.Engine.Flavor, t.Facts.Engine.Version
 	return rep, nil

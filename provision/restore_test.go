@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -61,5 +62,29 @@ func TestConfigureUploadFails(t *testing.T) {
 	}
 	if r.Files[conf] != "# the old drop-in\n" {
 		t.Errorf("the drop-in: %q", r.Files[conf])
+	}
+}
+
+// TestOneRestartForConfigureAndAccess: a run whose configure and access
+// steps both write the server's configuration restarts it once, after
+// both, and checks what each step wants of the restarted server.
+func TestOneRestartForConfigureAndAccess(t *testing.T) {
+	r := (&fakerun.Runner{Files: map[string]string{"/etc/postgresql/15/main/pg_hba.conf": "local all postgres peer\n"}}).
+		Contains("pidb-server.crt", fakerun.Reply{Stdout: "no\n"}).
+		Contains("SHOW ssl", fakerun.Reply{Stdout: "on\n"}).
+		Contains("SHOW listen_addresses", fakerun.Reply{Stdout: "*\n"}).
+		Contains("FROM pg_settings WHERE name IN", fakerun.Reply{Stdout: "shared_buffers|131072|8kB\nmax_parallel_workers_per_gather|0|\n"})
+	h := inventory.Host{Name: "pi4", Engine: "postgres", Address: "10.213.41.40", TLS: true, AllowFrom: []netip.Prefix{netip.MustParsePrefix("10.213.41.0/24")}}
+	tg := NewTarget(h, "inv.toml", r, facts.Facts{RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", Engine: facts.EngineState{Flavor: "postgres", Version: "15.18", Running: true}}, "seed", func(string) {})
+	rep, err := Run(context.Background(), tg, []Step{configureStep{}, accessStep{}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := strings.Join(r.Ran(), "\n")
+	if n := strings.Count(ran, "systemctl restart postgresql@15-main"); n != 1 || strings.Join(rep.Changed, ",") != "configure,access" {
+		t.Errorf("%d restarts, changed %v; want one, after configure and access:\n%s", n, rep.Changed, ran)
+	}
+	if i, j := strings.Index(ran, "upload /etc/postgresql/15/main/pg_hba.conf"), strings.Index(ran, "systemctl restart"); i < 0 || j < i {
+		t.Errorf("the restart came before the access step wrote pg_hba.conf:\n%s", ran)
 	}
 }
