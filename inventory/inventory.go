@@ -49,6 +49,10 @@ type Host struct {
 	Line         int            // where the host's [[host]] header is
 }
 
+// NetworkTLS reports whether the host's logins from the network must use
+// TLS: it has allow_from, and tls is not false.
+func (h Host) NetworkTLS() bool { return h.TLS && len(h.AllowFrom) > 0 }
+
 // Database is an application database and the user that owns it.
 type Database struct {
 	Name  string

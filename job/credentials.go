@@ -38,7 +38,7 @@ func Credentials(inv *inventory.Inventory, h inventory.Host, database string) (s
 	}
 	scheme := map[string]string{"postgres": "postgres", "mysql": "mysql"}[h.Engine]
 	u := url.URL{Scheme: scheme, User: url.UserPassword(user, pw), Host: net.JoinHostPort(h.Address, strconv.Itoa(engine.Port(h.Engine))), Path: "/" + db}
-	if h.TLS && len(h.AllowFrom) > 0 {
+	if h.NetworkTLS() {
 		// the server refuses a login from the network without TLS: the
 		// URL asks for it as libpq and MySQL's clients spell it
 		u.RawQuery = map[string]string{"postgres": "sslmode=require", "mysql": "ssl-mode=REQUIRED"}[h.Engine]

@@ -110,7 +110,7 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 	case "", "auto":
 		// the SSH forward arrives at localhost, encrypted by SSH already
 		p.Bench.TLS = "off"
-		if p.Bench.Via == "direct" && h.TLS && len(h.AllowFrom) > 0 {
+		if p.Bench.Via == "direct" && h.NetworkTLS() {
 			p.Bench.TLS = "on"
 		}
 	case "on", "off":
@@ -384,13 +384,13 @@ func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, step f
 	res := BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, TLS: m.Run.Workload.TLS, DurationS: sum.MeasuredS,
 		Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir}
 	if len(sum.Outages) > 0 {
-		return res, fmt.Errorf("%s: %s; the numbers leave that time out, and the run is saved in %s", h.Name, Gone(sum.Outages), dir)
+		return res, fmt.Errorf("%s: %s; the numbers leave that time out, and the run is saved in %s", h.Name, gone(sum.Outages), dir)
 	}
 	return res, nil
 }
 
-// Gone says when and for how long the server was gone in a run.
-func Gone(os []results.Outage) string {
+// gone says when and for how long the server was gone in a run.
+func gone(os []results.Outage) string {
 	var parts []string
 	for _, o := range os {
 		parts = append(parts, fmt.Sprintf("%.1f s into the measured time for %.1f s (%d failed connections)", o.FromS, o.ToS-o.FromS, o.FailedConnects))

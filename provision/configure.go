@@ -141,10 +141,7 @@ func replaceFiles(ctx context.Context, t *Target, e engine.Engine, files []fileC
 			// nothing replaced, nothing restarted: the server runs as it did
 			return fmt.Errorf("%w; nothing was changed, and %s runs as it did", cause, e.Flavor)
 		}
-		if rbErr := restorePrevious(ctx, t, e, written); rbErr != nil {
-			return fmt.Errorf("%w; and putting the previous configuration back FAILED too: %v", cause, rbErr)
-		}
-		return fmt.Errorf("%w; the previous configuration is back and %s is running on it", cause, e.Flavor)
+		return putBack(ctx, t, e, written, cause)
 	}
 	for _, f := range changed {
 		var err error
@@ -220,6 +217,15 @@ func verifyLive(ctx context.Context, t *Target, e engine.Engine, s tune.Settings
 	return nil
 }
 
+// putBack puts back the files written before cause, restarts the server on
+// them, and says both with cause.
+func putBack(ctx context.Context, t *Target, e engine.Engine, written []fileChange, cause error) error {
+	if rbErr := restorePrevious(ctx, t, e, written); rbErr != nil {
+		return fmt.Errorf("%w; and putting the previous configuration back FAILED too: %v", cause, rbErr)
+	}
+	return fmt.Errorf("%w; the previous configuration is back and %s is running on it", cause, e.Flavor)
+}
+
 // restorePrevious puts back the files pidb replaced (or removes the ones
 // that were not there) and restarts the server on them.
 func restorePrevious(ctx context.Context, t *Target, e engine.Engine, files []fileChange) error {
@@ -279,16 +285,10 @@ func (l *restartLater) run(ctx context.Context, t *Target) error {
 		return nil
 	}
 	err := restartAndVerify(ctx, t, l.e, verify)
-	if err == nil {
-		return nil
-	}
-	if len(l.written) == 0 {
+	if err == nil || len(l.written) == 0 {
 		return err
 	}
-	if rbErr := restorePrevious(ctx, t, l.e, l.written); rbErr != nil {
-		return fmt.Errorf("%w; and putting the previous configuration back FAILED too: %v", err, rbErr)
-	}
-	return fmt.Errorf("%w; the previous configuration is back and %s is running on it", err, l.e.Flavor)
+	return putBack(ctx, t, l.e, l.written, err)
 }
 
 // abandon puts back what the steps wrote when a later step failed before

@@ -120,7 +120,6 @@ func Run(ctx context.Context, t *Target, steps []Step, dryRun bool) (Report, err
 		// one restart for every step that wrote the server's configuration
 		steps := strings.Join(t.later.steps, " and ")
 		if err := t.later.run(ctx, t); err != nil {
-			t.later.written = nil // put back (or not) by run
 			return rep, fmt.Errorf("%s: %s: %w", t.Host.Name, steps, err)
 		}
 	}

@@ -22,7 +22,7 @@ import (
 // and are encrypted by SSH) are not asked for TLS.
 
 // needsTLS reports whether the host's network logins must use TLS.
-func needsTLS(t *Target) bool { return t.Host.TLS && len(t.Host.AllowFrom) > 0 }
+func needsTLS(t *Target) bool { return t.Host.NetworkTLS() }
 
 // tlsFiles are where pidb keeps the certificate it makes, beside the
 // server's configuration, owned by the server's account (the key 0600, as

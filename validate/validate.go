@@ -144,34 +144,35 @@ func Judge(in Input) results.Verdict {
 	// fell during the run), or the temperature climbed. A busy controller
 	// or a slow card makes the same shape with the Pi cool and at full
 	// speed: that sag is unstable_throughput, not thermal_sag.
+	// the run's readings: the Arm clock's range, and the temperature's
+	// first value and range
 	var topHz, lowHz int64
 	clockKnown := false
+	startC, lowC, hotC, tempKnown := math.NaN(), math.Inf(1), math.Inf(-1), false
 	for _, r := range in.Readings {
-		if r.ArmHz <= 0 || r.At.Before(in.RunStart) || r.At.After(in.RunEnd) {
+		if r.At.Before(in.RunStart) || r.At.After(in.RunEnd) {
 			continue
 		}
-		if !clockKnown || r.ArmHz > topHz {
-			topHz = r.ArmHz
+		if r.ArmHz > 0 {
+			if !clockKnown || r.ArmHz > topHz {
+				topHz = r.ArmHz
+			}
+			if !clockKnown || r.ArmHz < lowHz {
+				lowHz = r.ArmHz
+			}
+			clockKnown = true
 		}
-		if !clockKnown || r.ArmHz < lowHz {
-			lowHz = r.ArmHz
+		if !math.IsNaN(r.TempC) {
+			if !tempKnown {
+				startC, tempKnown = r.TempC, true
+			}
+			lowC, hotC = math.Min(lowC, r.TempC), math.Max(hotC, r.TempC)
 		}
-		clockKnown = true
 	}
 	slowed := v.Throttled || during&thermal.SoftTempLimit != 0 || appeared&thermal.SoftTempLimitSinceBoot != 0 ||
 		(clockKnown && float64(lowHz) < 0.95*float64(topHz))
 	// or the temperature climbed during the run: the heat's mark where
 	// the firmware's flags and clock say nothing
-	startC, lowC, hotC, tempKnown := math.NaN(), math.Inf(1), math.Inf(-1), false
-	for _, r := range in.Readings {
-		if math.IsNaN(r.TempC) || r.At.Before(in.RunStart) || r.At.After(in.RunEnd) {
-			continue
-		}
-		if !tempKnown {
-			startC, tempKnown = r.TempC, true
-		}
-		lowC, hotC = math.Min(lowC, r.TempC), math.Max(hotC, r.TempC)
-	}
 	rose := tempKnown && hotC-startC >= riseC
 
 	v.TPSFirstQuarter, v.TPSLastQuarter = Quarters(in.Series)

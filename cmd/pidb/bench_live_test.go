@@ -150,11 +150,7 @@ func TestBenchOLTPReadOnly(t *testing.T) {
 		{"pi4", "postgres", `cd /tmp && runuser -u postgres -- psql -AtX -F "	" -d pidb -c "SELECT COUNT(*), COUNT(DISTINCT id), MAX(LENGTH(c)), MAX(LENGTH(pad)) FROM sbtest1"`, 1},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
-			h := labtest.Host(t, inv, tc.host)
-			h.User = "root"
-			if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", tc.host); code != 0 {
-				t.Fatalf("provision: exit %d\n%s", code, errOut)
-			}
+			h := provisionedAsRoot(t, inv, tc.host)
 			args := []string{"bench", "-i", inv.Path, "--limit", tc.host, "--workload", "oltp-read-only", "--table-size", "5000", "--clients", "4", "--out", t.TempDir()}
 			if code, _, errOut := runPidb(t, append(args, "--duration", "1s", "--warmup", "0s")...); code != 0 {
 				t.Fatalf("load: exit %d\n%s", code, errOut)
@@ -190,11 +186,7 @@ func TestBenchQuiz(t *testing.T) {
 		{"pi4", "postgres", `cd /tmp && runuser -u postgres -- psql -AtX -F "	" -d pidb -c "SELECT (SELECT COUNT(*) FROM \"user\"), (SELECT COUNT(*) FROM question), (SELECT COUNT(*) FROM answer), (SELECT COUNT(*) FROM attempt)"`},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
-			h := labtest.Host(t, inv, tc.host)
-			h.User = "root"
-			if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", tc.host); code != 0 {
-				t.Fatalf("provision: exit %d\n%s", code, errOut)
-			}
+			h := provisionedAsRoot(t, inv, tc.host)
 			args := []string{"bench", "-i", inv.Path, "--limit", tc.host, "--workload", "quiz", "--scale", "100", "--clients", "8", "--out", t.TempDir()}
 			if code, _, errOut := runPidb(t, append(args, "--duration", "1s", "--warmup", "0s")...); code != 0 {
 				t.Fatalf("load: exit %d\n%s", code, errOut)
@@ -362,25 +354,16 @@ func TestBenchSurvivesAKilledConnection(t *testing.T) {
 			`for id in $(mariadb -NBe "SELECT id FROM information_schema.processlist WHERE user = 'pidb' LIMIT 1"); do mariadb -e "KILL CONNECTION $id" && echo $id; done`},
 	} {
 		t.Run(tc.host, func(t *testing.T) {
-			h := labtest.Host(t, inv, tc.host)
-			h.User = "root"
-			if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", tc.host); code != 0 {
-				t.Fatalf("provision: exit %d\n%s", code, errOut)
-			}
+			h := provisionedAsRoot(t, inv, tc.host)
 			args := []string{"bench", "-i", inv.Path, "--limit", tc.host, "--workload", tc.workload, "--scale", "1", "--table-size", "1000",
 				"--clients", "3", "--warmup", "1s", "--interval", "500ms", "--out", t.TempDir()}
 			if code, _, errOut := runPidb(t, append(args, "--duration", "1s")...); code != 0 { // load
 				t.Fatalf("load: exit %d\n%s", code, errOut)
 			}
 			done := benchInBackground(t, append(args, "--duration", "5s")...)
-			// the three clients connected (however long that took on a busy
-			// machine: TLS, the certificate read over SSH), then 1 s of
-			// warm-up and 1.5 s of the run
-			for start := time.Now(); strings.TrimSpace(labtest.MustSSH(t, h, tc.sessions)) != "3"; time.Sleep(100 * time.Millisecond) {
-				if time.Since(start) > time.Minute {
-					t.Fatal("the three clients did not connect within a minute")
-				}
-			}
+			// the three clients connected, then 1 s of warm-up and 1.5 s
+			// of the run
+			waitForClients(t, h, tc.sessions, 3)
 			time.Sleep(2500 * time.Millisecond)
 			killed := labtest.MustSSH(t, h, tc.kill)
 			b := <-done

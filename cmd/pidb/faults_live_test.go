@@ -27,11 +27,7 @@ func TestWrittenNotApplied(t *testing.T) {
 		{"pi3", "/etc/mysql/mariadb.conf.d/90-pidb.cnf", `mariadb -NBe "SELECT @@innodb_flush_log_at_trx_commit"`},
 	} {
 		t.Run(tc.host, func(t *testing.T) {
-			h := labtest.Host(t, inv, tc.host)
-			h.User = "root"
-			if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", tc.host); code != 0 {
-				t.Fatalf("provision: exit %d\n%s", code, errOut)
-			}
+			h := provisionedAsRoot(t, inv, tc.host)
 			apply := func(preset string) []string {
 				t.Helper()
 				code, res, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--limit", tc.host, "--preset", preset)
@@ -82,11 +78,7 @@ func TestWrittenNotApplied(t *testing.T) {
 func TestBenchServerKilled(t *testing.T) {
 	inv := labtest.Inventory(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	h := labtest.Host(t, inv, "pi4")
-	h.User = "root"
-	if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4"); code != 0 {
-		t.Fatalf("provision: exit %d\n%s", code, errOut)
-	}
+	h := provisionedAsRoot(t, inv, "pi4")
 	psql := func(sql string) string {
 		return strings.TrimSpace(labtest.MustSSH(t, h, `cd /tmp && runuser -u postgres -- psql -AtX -d pidb -c "`+sql+`"`))
 	}
@@ -104,11 +96,7 @@ func TestBenchServerKilled(t *testing.T) {
 		code, stdout, stderr := runPidb(t, append(args, "--duration", "25s", "--json")...)
 		done <- out{code, stdout, stderr}
 	}()
-	for start := time.Now(); psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'pidb'") != "3"; time.Sleep(100 * time.Millisecond) {
-		if time.Since(start) > time.Minute {
-			t.Fatal("the three clients did not connect within a minute")
-		}
-	}
+	waitForClients(t, h, `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'pidb'"`, 3)
 	time.Sleep(3 * time.Second)
 	labtest.MustSSH(t, h, "systemctl kill -s KILL postgresql@15-main")
 	r := <-done
@@ -153,11 +141,7 @@ func TestBenchServerKilled(t *testing.T) {
 func TestUploadToAFullDisk(t *testing.T) {
 	inv := labtest.Inventory(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	h := labtest.Host(t, inv, "pi4")
-	h.User = "root"
-	if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4"); code != 0 {
-		t.Fatalf("provision: exit %d\n%s", code, errOut)
-	}
+	h := provisionedAsRoot(t, inv, "pi4")
 	const dir = "/etc/postgresql/15/main/conf.d"
 	labtest.MustSSH(t, h, "mount -t tmpfs -o size=16k tmpfs "+dir+" && (dd if=/dev/zero of="+dir+"/filler bs=1k count=64 2>/dev/null || true)")
 	defer labtest.MustSSH(t, h, "umount "+dir+" 2>/dev/null || true")

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -314,6 +315,30 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// provisionedAsRoot provisions one lab host as the inventory has it and
+// returns the host with root as its SSH user, for the test's own commands.
+func provisionedAsRoot(t *testing.T, inv *inventory.Inventory, name string) inventory.Host {
+	t.Helper()
+	h := labtest.Host(t, inv, name)
+	h.User = "root"
+	if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", name); code != 0 {
+		t.Fatalf("provision %s: exit %d\n%s", name, code, errOut)
+	}
+	return h
+}
+
+// waitForClients waits until countCmd, run on h, says n of pidb's sessions
+// are connected, however long connecting takes on a busy machine (TLS, the
+// certificate read over SSH), for a minute at most.
+func waitForClients(t *testing.T, h inventory.Host, countCmd string, n int) {
+	t.Helper()
+	for start := time.Now(); strings.TrimSpace(labtest.MustSSH(t, h, countCmd)) != strconv.Itoa(n); time.Sleep(100 * time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("the %d clients did not connect within a minute", n)
+		}
+	}
 }
 
 // credentials runs `pidb credentials` and returns the URL it prints.
