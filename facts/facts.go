@@ -39,6 +39,7 @@ type Facts struct {
 	Model      string // "Raspberry Pi 4 Model B Rev 1.4"
 	Revision   string // "c03114"
 	Arch       string // uname -m
+	PageSize   int    // the kernel's page size in bytes (16384 on a Pi 5 under Raspberry Pi OS's default kernel); 0: unknown
 	OS         OSRelease
 	MemBytes   uint64 // MemTotal: what the kernel sees
 	RAMBytes   uint64 // the board's nominal RAM: what tuning scales on
@@ -59,6 +60,7 @@ type jsonFacts struct {
 	Model         string `json:"model"`
 	Revision      string `json:"revision"`
 	Arch          string `json:"arch"`
+	PageSize      int    `json:"page_size"`
 	OSID          string `json:"os_id"`
 	OSVersion     string `json:"os_version"`
 	OSCodename    string `json:"os_codename"`
@@ -77,7 +79,7 @@ type jsonFacts struct {
 
 // MarshalJSON writes the flat keys of the command-line contract.
 func (f Facts) MarshalJSON() ([]byte, error) {
-	return json.Marshal(jsonFacts{f.Host, f.Address, f.Model, f.Revision, f.Arch, f.OS.ID, f.OS.VersionID, f.OS.Codename, f.MemBytes, f.RAMBytes,
+	return json.Marshal(jsonFacts{f.Host, f.Address, f.Model, f.Revision, f.Arch, f.PageSize, f.OS.ID, f.OS.VersionID, f.OS.Codename, f.MemBytes, f.RAMBytes,
 		f.CPUs, f.Storage, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
 }
 
@@ -87,7 +89,7 @@ func (f *Facts) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	*f = Facts{Host: j.Host, Address: j.Address, Model: j.Model, Revision: j.Revision, Arch: j.Arch,
+	*f = Facts{Host: j.Host, Address: j.Address, Model: j.Model, Revision: j.Revision, Arch: j.Arch, PageSize: j.PageSize,
 		OS: OSRelease{ID: j.OSID, VersionID: j.OSVersion, Codename: j.OSCodename}, MemBytes: j.MemBytes, RAMBytes: j.RAMBytes,
 		CPUs: j.CPUs, Storage: j.Storage, BootTarget: j.BootTarget, Desktop: j.Desktop, Thermal: j.Thermal, Vcgencmd: j.Vcgencmd,
 		Engine: EngineState{Flavor: j.Engine, Version: j.EngineVersion, Running: j.EngineRunning}}
@@ -102,6 +104,7 @@ m cpuinfo; cat /proc/cpuinfo
 m meminfo; grep '^MemTotal:' /proc/meminfo
 m os; cat /etc/os-release 2>/dev/null
 m arch; uname -m
+m pagesize; getconf PAGESIZE 2>/dev/null
 m root; findmnt -n -o SOURCE / 2>/dev/null || awk '$2 == "/" {print $1}' /proc/mounts
 m blocks; ls /sys/block 2>/dev/null
 m target; systemctl get-default 2>/dev/null
@@ -160,6 +163,7 @@ func Parse(out string) Facts {
 		Model:      strings.TrimSpace(s["model"]),
 		Revision:   ci.Revision,
 		Arch:       strings.TrimSpace(s["arch"]),
+		PageSize:   parsePageSize(s["pagesize"]),
 		OS:         ParseOSRelease(s["os"]),
 		MemBytes:   ParseMemTotal(s["meminfo"]),
 		CPUs:       ci.Processors,
@@ -175,6 +179,16 @@ func Parse(out string) Facts {
 	}
 	f.RAMBytes = RAMBytes(ci.Revision, f.MemBytes)
 	return f
+}
+
+// parsePageSize reads getconf PAGESIZE: a power of two from 4 KiB to
+// 64 KiB, else 0 (unknown).
+func parsePageSize(s string) int {
+	n, err := strconv.Atoi(firstLine(s))
+	if err != nil || n < 4096 || n > 65536 || n&(n-1) != 0 {
+		return 0
+	}
+	return n
 }
 
 func firstLine(s string) string {

@@ -9,35 +9,44 @@ import (
 
 // The testdata files are the output of Script on real boards' formats:
 // Raspberry Pi OS (32- and 64-bit) and Ubuntu, on a Pi 3B, 4B, 5 and Zero W.
+// Raspberry Pi OS's Pi 5 kernel has 16 KiB pages, Ubuntu's 4 KiB; the
+// oldest file predates the page size and leaves it unknown (0).
 // The expected facts are written out by hand.
 func TestParseBoards(t *testing.T) {
 	cases := map[string]Facts{
 		"pi4b-raspios-bookworm-arm64.txt": {
-			Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "c03114", Arch: "aarch64",
+			Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "c03114", Arch: "aarch64", PageSize: 4096,
 			OS:       OSRelease{ID: "debian", VersionID: "12", Codename: "bookworm", Pretty: "Debian GNU/Linux 12 (bookworm)"},
 			MemBytes: 3884376 * 1024, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", BootTarget: "graphical.target",
 			Desktop: true, Thermal: true, Vcgencmd: true,
 			Engine: EngineState{Flavor: "postgres", Version: "15.8", Running: true},
 		},
 		"pi3b-raspios-bullseye-armhf.txt": {
-			Model: "Raspberry Pi 3 Model B Rev 1.2", Revision: "a02082", Arch: "armv7l",
+			Model: "Raspberry Pi 3 Model B Rev 1.2", Revision: "a02082", Arch: "armv7l", PageSize: 4096,
 			OS:       OSRelease{ID: "raspbian", VersionID: "11", Codename: "bullseye", Pretty: "Raspbian GNU/Linux 11 (bullseye)"},
 			MemBytes: 944136 * 1024, RAMBytes: 1 << 30, CPUs: 4, Storage: "sd", BootTarget: "graphical.target",
 			Desktop: true, Thermal: true, Vcgencmd: true,
 			Engine: EngineState{Flavor: "mariadb", Version: "10.5.23", Running: true},
 		},
 		"zerow-raspios-lite-bookworm-armhf.txt": {
-			Model: "Raspberry Pi Zero W Rev 1.1", Revision: "9000c1", Arch: "armv6l",
+			Model: "Raspberry Pi Zero W Rev 1.1", Revision: "9000c1", Arch: "armv6l", PageSize: 4096,
 			OS:       OSRelease{ID: "raspbian", VersionID: "12", Codename: "bookworm", Pretty: "Raspbian GNU/Linux 12 (bookworm)"},
 			MemBytes: 439884 * 1024, RAMBytes: 512 << 20, CPUs: 1, Storage: "sd", BootTarget: "multi-user.target",
 			Desktop: false, Thermal: true, Vcgencmd: true,
 		},
 		"pi5-ubuntu-2404-arm64.txt": {
-			Model: "Raspberry Pi 5 Model B Rev 1.0", Revision: "d04170", Arch: "aarch64",
+			Model: "Raspberry Pi 5 Model B Rev 1.0", Revision: "d04170", Arch: "aarch64", PageSize: 4096,
 			OS:       OSRelease{ID: "ubuntu", VersionID: "24.04", Codename: "noble", Pretty: "Ubuntu 24.04.1 LTS"},
 			MemBytes: 8245856 * 1024, RAMBytes: 8 << 30, CPUs: 4, Storage: "nvme", BootTarget: "multi-user.target",
 			Desktop: false, Thermal: true, Vcgencmd: false,
 			Engine: EngineState{Flavor: "mysql", Version: "8.0.39", Running: true},
+		},
+		"pi5-raspios-bookworm-arm64.txt": {
+			Model: "Raspberry Pi 5 Model B Rev 1.0", Revision: "d04170", Arch: "aarch64", PageSize: 16384,
+			OS:       OSRelease{ID: "debian", VersionID: "12", Codename: "bookworm", Pretty: "Debian GNU/Linux 12 (bookworm)"},
+			MemBytes: 8245856 * 1024, RAMBytes: 8 << 30, CPUs: 4, Storage: "sd", BootTarget: "graphical.target",
+			Desktop: true, Thermal: true, Vcgencmd: true,
+			Engine: EngineState{Flavor: "mariadb", Version: "10.11.6", Running: true},
 		},
 		"pi4b-ubuntu-2204-usb.txt": {
 			// no /proc/device-tree/model: the Model line of cpuinfo
@@ -171,12 +180,20 @@ func TestJSONKeys(t *testing.T) {
 	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range strings.Fields("host address model arch os_id os_version mem_bytes ram_bytes cpus storage boot_target desktop thermal vcgencmd engine engine_version engine_running") {
+	for _, k := range strings.Fields("host address model arch page_size os_id os_version mem_bytes ram_bytes cpus storage boot_target desktop thermal vcgencmd engine engine_version engine_running") {
 		if _, ok := m[k]; !ok {
 			t.Errorf("JSON lacks %q: %s", k, out)
 		}
 	}
-	if m["ram_bytes"] != float64(4<<30) || m["cpus"] != float64(4) || m["engine"] != "postgres" || m["engine_running"] != true {
+	if m["ram_bytes"] != float64(4<<30) || m["cpus"] != float64(4) || m["engine"] != "postgres" || m["engine_running"] != true || m["page_size"] != float64(4096) {
 		t.Errorf("JSON values: %s", out)
+	}
+}
+
+func TestParsePageSize(t *testing.T) {
+	for in, want := range map[string]int{"4096": 4096, "16384\n": 16384, "65536": 65536, "": 0, "x": 0, "3000": 0, "2048": 0, "131072": 0, "-4096": 0} {
+		if got := parsePageSize(in); got != want {
+			t.Errorf("parsePageSize(%q) = %d, want %d", in, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"time"
 
 	"pidb/facts"
 	"pidb/inventory"
@@ -24,6 +25,9 @@ type ProvisionOptions struct {
 	Preset string // overrides the host's preset when set
 	Now    bool   // stop the display manager now, not only at the next boot
 	DryRun bool   // check every step and change nothing
+	// AptLockWait is how long the install waits for another apt's lock
+	// (0: provision.DefaultAptLockWait)
+	AptLockWait time.Duration
 }
 
 // PresetFor is the preset a host is provisioned with.
@@ -43,6 +47,7 @@ func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o Provisio
 	}
 	t := provision.NewTarget(h, e.Inventory.Path, c.Root, f, o.PresetFor(h), step)
 	t.Now = o.Now
+	t.AptLockWait = o.AptLockWait
 	switch o.Steps {
 	case Rollback:
 		return provision.Rollback(ctx, t)

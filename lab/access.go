@@ -13,7 +13,7 @@ import (
 func (l *Lab) writeAccess() error {
 	var up []Board
 	var known strings.Builder
-	for _, b := range l.Fleet {
+	for _, b := range l.hosts() {
 		if !l.running(b.Name) {
 			continue
 		}

@@ -2,13 +2,15 @@ package lab
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
 // Board is one simulated Raspberry Pi: what its /proc files say, how much
-// memory it really gets, and how the lab inventory lists it.
+// memory it really gets, how it heats, and how the lab inventory lists it.
 type Board struct {
 	Name       string // host name, also in the lab inventory
+	Kind       string // the board's name in Boards ("pi4", "pi5-4gb"); numbered hosts are KIND-N
 	Model      string // the Model line of /proc/cpuinfo
 	Revision   string // new-style revision code (Raspberry Pi documentation, "Revision codes")
 	Serial     string
@@ -16,66 +18,191 @@ type Board struct {
 	MemTotalKB uint64 // what the kernel shows: RAM less the GPU's share and the kernel's own
 	CPUs       int    // processor entries in /proc/cpuinfo
 	OneCore    bool   // pinned to one host core, so nproc prints 1
-	Core       string // cpuinfo style: "cortex-a72" (64-bit OS), "cortex-a53" (32-bit OS), "arm1176"
+	Core       string // cpuinfo style: "cortex-a76", "cortex-a72" (64-bit OS), "cortex-a53" (32-bit OS), "arm1176"
+	PageSize   int    // the kernel's page size: 16384 under Raspberry Pi OS's Pi 5 kernel, else 4096
 	Desktop    bool   // Raspberry Pi OS with desktop: graphical.target and a display manager
 	Engine     string // the lab inventory's engine for this host
 	Octet      int    // last octet of the host's address in the lab subnet
 	IdleTempMC int    // idle temperature in millidegrees Celsius
+	Heat       Heat   // how the thermal simulation treats the board
+}
+
+// Heat is a board's thermal behaviour: its full Arm clock, where it settles
+// idle and under full load in a case and with a fan (about 28 C ambient),
+// and a soft temperature limit where it has one (the 3B+ drops from 1.4 to
+// 1.2 GHz at 60 C and sets get_throttled's bit 3).
+type Heat struct {
+	MaxMHz              int
+	CaseIdleC, CaseFull float64
+	FanIdleC, FanFull   float64
+	SoftLimitC          float64 // 0: none
+	SoftMHz             int
+}
+
+// The boards the lab can simulate, each with the revision code of a real
+// board (Raspberry Pi documentation, "Revision codes"; Sony UK): c03114 =
+// 4B 4 GB rev 1.4; a02082 = 3B 1 GB rev 1.2; 9000c1 = Zero W 512 MB rev
+// 1.1; d04170 and c04170 = 5 8 GB and 4 GB rev 1.0; b03114 = 4B 2 GB rev
+// 1.4; a020d3 = 3B+ 1 GB rev 1.3; 902120 = Zero 2 W 512 MB rev 1.0;
+// c03141 = CM4 4 GB rev 1.1. A board's single host takes its octet; its
+// numbered hosts (KIND-1 ...) take octets from 100 + 15 x its place here.
+var boards = []Board{
+	{
+		Kind: "pi4", Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "c03114", Serial: "10000000d4c3b2a1",
+		RAMBytes: 4 << 30, MemTotalKB: 3884376, CPUs: 4, Core: "cortex-a72", Desktop: true,
+		Engine: "postgres", Octet: 40, IdleTempMC: 45277,
+		Heat: Heat{MaxMHz: 1500, CaseIdleC: 50, CaseFull: 95, FanIdleC: 36, FanFull: 56},
+	},
+	{
+		Kind: "pi3", Model: "Raspberry Pi 3 Model B Rev 1.2", Revision: "a02082", Serial: "00000000b3a29180",
+		RAMBytes: 1 << 30, MemTotalKB: 948304, CPUs: 4, Core: "cortex-a53", Desktop: true,
+		Engine: "mysql", Octet: 30, IdleTempMC: 49388,
+		Heat: Heat{MaxMHz: 1200, CaseIdleC: 52, CaseFull: 86, FanIdleC: 38, FanFull: 55},
+	},
+	{
+		Kind: "zero", Model: "Raspberry Pi Zero W Rev 1.1", Revision: "9000c1", Serial: "00000000a1b2c3d4",
+		RAMBytes: 512 << 20, MemTotalKB: 443452, CPUs: 1, OneCore: true, Core: "arm1176",
+		Engine: "postgres", Octet: 10, IdleTempMC: 37932,
+		Heat: Heat{MaxMHz: 1000, CaseIdleC: 40, CaseFull: 62, FanIdleC: 33, FanFull: 47},
+	},
+	{
+		// without its active cooler a Pi 5 under load passes 80 C sooner than a Pi 4
+		Kind: "pi5", Model: "Raspberry Pi 5 Model B Rev 1.0", Revision: "d04170", Serial: "e4a1b2c3d4e5f607",
+		RAMBytes: 8 << 30, MemTotalKB: 8245856, CPUs: 4, Core: "cortex-a76", PageSize: 16384, Desktop: true,
+		Engine: "postgres", Octet: 50, IdleTempMC: 41150,
+		Heat: Heat{MaxMHz: 2400, CaseIdleC: 55, CaseFull: 100, FanIdleC: 38, FanFull: 60},
+	},
+	{
+		Kind: "pi5-4gb", Model: "Raspberry Pi 5 Model B Rev 1.0", Revision: "c04170", Serial: "f5b2c3d4e5f60718",
+		RAMBytes: 4 << 30, MemTotalKB: 4041568, CPUs: 4, Core: "cortex-a76", PageSize: 16384, Desktop: true,
+		Engine: "mysql", Octet: 55, IdleTempMC: 40600,
+		Heat: Heat{MaxMHz: 2400, CaseIdleC: 55, CaseFull: 100, FanIdleC: 38, FanFull: 60},
+	},
+	{
+		Kind: "pi4-2gb", Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "b03114", Serial: "10000000c3b2a190",
+		RAMBytes: 2 << 30, MemTotalKB: 1867572, CPUs: 4, Core: "cortex-a72", Desktop: true,
+		Engine: "mysql", Octet: 45, IdleTempMC: 44790,
+		Heat: Heat{MaxMHz: 1500, CaseIdleC: 50, CaseFull: 95, FanIdleC: 36, FanFull: 56},
+	},
+	{
+		Kind: "pi3plus", Model: "Raspberry Pi 3 Model B Plus Rev 1.3", Revision: "a020d3", Serial: "00000000c4b3a291",
+		RAMBytes: 1 << 30, MemTotalKB: 948292, CPUs: 4, Core: "cortex-a53",
+		Engine: "postgres", Octet: 35, IdleTempMC: 47236,
+		Heat: Heat{MaxMHz: 1400, CaseIdleC: 50, CaseFull: 82, FanIdleC: 38, FanFull: 56, SoftLimitC: 60, SoftMHz: 1200},
+	},
+	{
+		Kind: "zero2", Model: "Raspberry Pi Zero 2 W Rev 1.0", Revision: "902120", Serial: "00000000d5c4b3a2",
+		RAMBytes: 512 << 20, MemTotalKB: 427796, CPUs: 4, Core: "cortex-a53",
+		Engine: "postgres", Octet: 20, IdleTempMC: 39551,
+		Heat: Heat{MaxMHz: 1000, CaseIdleC: 45, CaseFull: 72, FanIdleC: 35, FanFull: 52},
+	},
+	{
+		Kind: "cm4", Model: "Raspberry Pi Compute Module 4 Rev 1.1", Revision: "c03141", Serial: "10000000e6d5c4b3",
+		RAMBytes: 4 << 30, MemTotalKB: 3881824, CPUs: 4, Core: "cortex-a72",
+		Engine: "mysql", Octet: 60, IdleTempMC: 43820,
+		Heat: Heat{MaxMHz: 1500, CaseIdleC: 48, CaseFull: 90, FanIdleC: 36, FanFull: 55},
+	},
+}
+
+// maxNumbered is how many numbered hosts one board can have.
+const maxNumbered = 14
+
+// Boards returns every board the lab can simulate, each as its single host
+// (named as its kind).
+func Boards() []Board {
+	out := make([]Board, len(boards))
+	for i, b := range boards {
+		b.Name = b.Kind
+		if b.PageSize == 0 {
+			b.PageSize = 4096
+		}
+		out[i] = b
+	}
+	return out
 }
 
 // DefaultFleet is the first write-up's desk: a Pi 4B (4 GB), a Pi 3B and a
-// Pi Zero W. Revision codes: c03114 = 4 GB, Sony UK, 4B, rev 1.4; a02082 =
-// 1 GB, Sony UK, 3B, rev 1.2; 9000c1 = 512 MB, Sony UK, Zero W, rev 1.1.
-func DefaultFleet() []Board {
-	return []Board{
-		{
-			Name: "pi4", Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "c03114", Serial: "10000000d4c3b2a1",
-			RAMBytes: 4 << 30, MemTotalKB: 3884376, CPUs: 4, Core: "cortex-a72", Desktop: true,
-			Engine: "postgres", Octet: 40, IdleTempMC: 45277,
-		},
-		{
-			Name: "pi3", Model: "Raspberry Pi 3 Model B Rev 1.2", Revision: "a02082", Serial: "00000000b3a29180",
-			RAMBytes: 1 << 30, MemTotalKB: 948304, CPUs: 4, Core: "cortex-a53", Desktop: true,
-			Engine: "mysql", Octet: 30, IdleTempMC: 49388,
-		},
-		{
-			Name: "zero", Model: "Raspberry Pi Zero W Rev 1.1", Revision: "9000c1", Serial: "00000000a1b2c3d4",
-			RAMBytes: 512 << 20, MemTotalKB: 443452, CPUs: 1, OneCore: true, Core: "arm1176",
-			Engine: "postgres", Octet: 10, IdleTempMC: 37932,
-		},
+// Pi Zero W.
+func DefaultFleet() []Board { return Boards()[:3] }
+
+// BoardNamed returns the board behind a lab host's name: a board's kind
+// ("pi5") or a numbered host of it ("pi5-3"). Each numbered host has its
+// own address, serial and idle temperature.
+func BoardNamed(name string) (Board, bool) {
+	all := Boards()
+	for _, b := range all {
+		if b.Name == name {
+			return b, true
+		}
 	}
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return Board{}, false
+	}
+	n, err := strconv.Atoi(name[i+1:])
+	if err != nil || n < 1 || n > maxNumbered || name[i+1:] != strconv.Itoa(n) {
+		return Board{}, false
+	}
+	for place, b := range all {
+		if b.Kind != name[:i] {
+			continue
+		}
+		b.Name = name
+		b.Octet = 100 + 15*place + n
+		b.Serial = b.Serial[:len(b.Serial)-4] + fmt.Sprintf("ff%02x", n)
+		b.IdleTempMC += 137 * n
+		return b, true
+	}
+	return Board{}, false
 }
 
-// SelectBoards returns the boards named in names (all when names is empty),
-// in fleet order.
-func SelectBoards(fleet []Board, names []string) ([]Board, error) {
-	if len(names) == 0 {
-		return fleet, nil
-	}
-	want := map[string]bool{}
-	for _, n := range names {
-		found := false
-		for _, b := range fleet {
-			if b.Name == n {
-				found = true
-			}
-		}
-		if !found {
-			var all []string
-			for _, b := range fleet {
-				all = append(all, b.Name)
-			}
-			return nil, fmt.Errorf("no lab host named %q (the lab has %s)", n, strings.Join(all, ", "))
-		}
-		want[n] = true
-	}
+// ParseHosts reads `lab up --hosts`: board names, each alone ("pi4") or with
+// a count ("pi5=3" boots pi5-1, pi5-2 and pi5-3), or numbered hosts by name
+// ("pi5-2"). The boards come back in the order given, each once.
+func ParseHosts(spec string) ([]Board, error) {
 	var out []Board
-	for _, b := range fleet {
-		if want[b.Name] {
+	seen := map[string]bool{}
+	add := func(b Board) {
+		if !seen[b.Name] {
+			seen[b.Name] = true
 			out = append(out, b)
 		}
 	}
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, count, counted := strings.Cut(part, "=")
+		b, ok := BoardNamed(name)
+		if !ok || (counted && b.Kind != b.Name) {
+			return nil, fmt.Errorf("--hosts: no lab board %q (the lab has %s; NAME=N boots N of one, numbered)", name, strings.Join(kinds(), ", "))
+		}
+		if !counted {
+			add(b)
+			continue
+		}
+		n, err := strconv.Atoi(count)
+		if err != nil || n < 1 || n > maxNumbered {
+			return nil, fmt.Errorf("--hosts %s: want a count from 1 to %d", part, maxNumbered)
+		}
+		for i := 1; i <= n; i++ {
+			nb, _ := BoardNamed(fmt.Sprintf("%s-%d", name, i))
+			add(nb)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--hosts: no boards named")
+	}
 	return out, nil
+}
+
+func kinds() []string {
+	var out []string
+	for _, b := range boards {
+		out = append(out, b.Kind)
+	}
+	return out
 }
 
 // CPUInfo renders /proc/cpuinfo as the board shows it under Raspberry Pi OS:
@@ -85,6 +212,8 @@ func (b Board) CPUInfo() string {
 	for i := 0; i < b.CPUs; i++ {
 		fmt.Fprintf(&s, "processor\t: %d\n", i)
 		switch b.Core {
+		case "cortex-a76": // Pi 5, 64-bit Raspberry Pi OS
+			s.WriteString("BogoMIPS\t: 108.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x4\nCPU part\t: 0xd0b\nCPU revision\t: 1\n\n")
 		case "cortex-a72": // 64-bit Raspberry Pi OS
 			s.WriteString("BogoMIPS\t: 108.00\nFeatures\t: fp asimd evtstrm crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd08\nCPU revision\t: 3\n\n")
 		case "cortex-a53": // 32-bit Raspberry Pi OS

@@ -3,9 +3,11 @@ package lab
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"pidb/facts"
 	"pidb/inventory"
 )
 
@@ -72,14 +74,83 @@ func parseUint(t *testing.T, s string) uint64 {
 	return n
 }
 
-func TestSelectBoards(t *testing.T) {
-	fleet := DefaultFleet()
-	got, err := SelectBoards(fleet, []string{"zero", "pi4"})
-	if err != nil || len(got) != 2 || got[0].Name != "pi4" || got[1].Name != "zero" {
-		t.Errorf("SelectBoards(zero,pi4) = %v, %v", got, err)
+func TestParseHosts(t *testing.T) {
+	got, err := ParseHosts("zero, pi5=3,pi4,pi5-2,cm4=1")
+	var names []string
+	for _, b := range got {
+		names = append(names, b.Name)
 	}
-	if _, err := SelectBoards(fleet, []string{"pi5"}); err == nil || !strings.Contains(err.Error(), `no lab host named "pi5"`) {
-		t.Errorf("SelectBoards(pi5) error = %v", err)
+	if err != nil || strings.Join(names, " ") != "zero pi5-1 pi5-2 pi5-3 pi4 cm4-1" {
+		t.Errorf("ParseHosts = %v, %v", names, err)
+	}
+	for spec, msg := range map[string]string{
+		"pi6":       `no lab board "pi6"`,
+		"pi5=0":     "want a count from 1 to 14",
+		"pi5=15":    "want a count from 1 to 14",
+		"pi5=x":     "want a count from 1 to 14",
+		"pi5-2=3":   `no lab board "pi5-2"`,
+		"pi5-0":     `no lab board "pi5-0"`,
+		"pi5-03":    `no lab board "pi5-03"`,
+		" , ":       "no boards named",
+		"pi4-2gb-x": `no lab board "pi4-2gb-x"`,
+	} {
+		if _, err := ParseHosts(spec); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ParseHosts(%q) error = %v, want %q", spec, err, msg)
+		}
+	}
+}
+
+// TestBoards checks every board against facts' own reading of its revision
+// code (a separate decoder), and that no two hosts the lab can boot share
+// an address or a serial.
+func TestBoards(t *testing.T) {
+	want := map[string]struct {
+		typ  string
+		ram  uint64
+		page int
+	}{
+		"pi4": {"4B", 4 << 30, 4096}, "pi3": {"3B", 1 << 30, 4096}, "zero": {"Zero W", 512 << 20, 4096},
+		"pi5": {"5", 8 << 30, 16384}, "pi5-4gb": {"5", 4 << 30, 16384}, "pi4-2gb": {"4B", 2 << 30, 4096},
+		"pi3plus": {"3B+", 1 << 30, 4096}, "zero2": {"Zero 2 W", 512 << 20, 4096}, "cm4": {"CM4", 4 << 30, 4096},
+	}
+	octets, serials := map[int]string{}, map[string]string{}
+	for _, kind := range Boards() {
+		w, ok := want[kind.Name]
+		if !ok {
+			t.Errorf("unexpected board %q", kind.Name)
+			continue
+		}
+		rb, ok := facts.DecodeRevision(kind.Revision)
+		if !ok || rb.Type != w.typ || rb.RAMBytes != w.ram || kind.RAMBytes != w.ram || kind.PageSize != w.page {
+			t.Errorf("%s: revision %s decodes to %+v (ok %v); board RAM %d, page %d", kind.Name, kind.Revision, rb, ok, kind.RAMBytes, kind.PageSize)
+		}
+		if f := float64(kind.MemTotalKB*1024) / float64(kind.RAMBytes); f < 0.8 || f > 0.99 {
+			t.Errorf("%s: MemTotal is %.2f of the RAM", kind.Name, f)
+		}
+		if h := kind.Heat; h.MaxMHz == 0 || h.FanIdleC >= h.FanFull || h.CaseIdleC >= h.CaseFull || h.FanFull >= h.CaseFull {
+			t.Errorf("%s: heat %+v", kind.Name, h)
+		}
+		hosts := []Board{kind}
+		for n := 1; n <= maxNumbered; n++ {
+			b, ok := BoardNamed(kind.Name + "-" + strconv.Itoa(n))
+			if !ok || b.Kind != kind.Name || b.Revision != kind.Revision {
+				t.Fatalf("%s-%d: %+v %v", kind.Name, n, b, ok)
+			}
+			hosts = append(hosts, b)
+		}
+		for _, b := range hosts {
+			if other, dup := octets[b.Octet]; dup || b.Octet < 2 || b.Octet > 254 {
+				t.Errorf("%s: octet %d (also %s)", b.Name, b.Octet, other)
+			}
+			octets[b.Octet] = b.Name
+			if other, dup := serials[b.Serial]; dup {
+				t.Errorf("%s: serial %s also %s's", b.Name, b.Serial, other)
+			}
+			serials[b.Serial] = b.Name
+			if len(vethName(b)) > 15 {
+				t.Errorf("%s: interface name %q too long", b.Name, vethName(b))
+			}
+		}
 	}
 }
 

@@ -29,27 +29,38 @@ func (l *Lab) ensureKey(ctx context.Context) error {
 	return err
 }
 
+// running reports whether the host runs and its sshd answers.
 func (l *Lab) running(name string) bool {
+	return l.powered(name) && sshAnswers(Address(l.board(name)), time.Second)
+}
+
+// powered reports whether the host's supervisor lives: the host runs, or
+// reboots.
+func (l *Lab) powered(name string) bool { return alive(l.supervisor(name)) }
+
+// supervisor is the pid of the host's supervisor, 0 when it has none.
+func (l *Lab) supervisor(name string) int {
 	data, err := os.ReadFile(l.pidFile(name))
 	if err != nil {
-		return false
+		return 0
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	return alive(pid) && sshAnswers(Address(l.board(name)), time.Second)
+	return pid
 }
 
 func (l *Lab) board(name string) Board {
-	for _, b := range l.Fleet {
-		if b.Name == name {
-			return b
-		}
+	if b, ok := BoardNamed(name); ok {
+		return b
 	}
 	return Board{Name: name}
 }
 
+// bootHost makes a pristine root for the board, its network and cgroups,
+// starts it under a supervisor that boots it again when it reboots, waits
+// until sshd answers, and checks that /proc shows the board.
 func (l *Lab) bootHost(ctx context.Context, b Board) error {
-	if b.Octet < 2 || b.Octet > 254 || len(machineName(b.Name)) > 15 {
-		return fmt.Errorf("bad board %q: octet %d, or a name too long for an interface", b.Name, b.Octet)
+	if b.Octet < 2 || b.Octet > 254 || len(b.Name) > 63 {
+		return fmt.Errorf("bad board %q: octet %d, or a name too long for a host name", b.Name, b.Octet)
 	}
 	l.logf("%s: copying the base image", b.Name)
 	if err := l.prepareRoot(ctx, b); err != nil {
@@ -66,42 +77,37 @@ func (l *Lab) bootHost(ctx context.Context, b Board) error {
 	if err != nil {
 		return err
 	}
-	// the container's init is nspawn's child once it has exec'd systemd
-	var initPID int
-	deadline := time.Now().Add(30 * time.Second)
-	for initPID == 0 {
-		if !alive(pid) {
-			return fmt.Errorf("systemd-nspawn exited; see %s", l.consoleLog(b.Name))
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no init under systemd-nspawn after 30s; see %s", l.consoleLog(b.Name))
-		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
-			return err
-		}
-		initPID = childOf(pid, "systemd")
+	if err := l.waitForSSH(ctx, b, pid, 90*time.Second); err != nil {
+		return err
 	}
-	for src, dst := range map[string]string{"/etc/pisim/cpuinfo": "/proc/cpuinfo", "/etc/pisim/meminfo": "/proc/meminfo", "/etc/pisim/thermal": "/sys/class/thermal"} {
-		if _, err := run(ctx, "nsenter", "-t", strconv.Itoa(initPID), "-m", "--", "mount", "--bind", src, dst); err != nil {
-			return fmt.Errorf("bind %s over %s: %w", src, dst, err)
-		}
-	}
-	deadline = time.Now().Add(90 * time.Second)
-	for !sshAnswers(Address(b), time.Second) {
-		if !alive(pid) {
-			return fmt.Errorf("the host stopped while booting; see %s", l.consoleLog(b.Name))
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("sshd did not answer within 90s; see %s", l.consoleLog(b.Name))
-		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return err
-		}
+	// the board's /proc files: pisim.service binds them at every boot
+	initPID := childOf(childOf(pid, "systemd-nspawn"), "systemd")
+	if out, err := run(ctx, "nsenter", "-t", strconv.Itoa(initPID), "-m", "--", "cat", "/proc/cpuinfo"); err != nil || !strings.Contains(out, "\nModel\t\t: "+b.Model+"\n") {
+		return fmt.Errorf("the host's /proc/cpuinfo is not the board's (pisim.service; see %s): %v", l.consoleLog(b.Name), err)
 	}
 	l.logf("%s: up", b.Name)
 	return nil
 }
 
+// waitForSSH waits until the host's sshd greets, while its supervisor pid
+// lives.
+func (l *Lab) waitForSSH(ctx context.Context, b Board, pid int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for !sshAnswers(Address(b), time.Second) {
+		if !alive(pid) {
+			return fmt.Errorf("the host stopped while booting; see %s", l.consoleLog(b.Name))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("sshd did not answer within %s; see %s", within, l.consoleLog(b.Name))
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepareRoot copies the base image and gives the copy the board's identity.
 func (l *Lab) prepareRoot(ctx context.Context, b Board) error {
 	root := l.rootfs(b.Name)
 	if err := os.MkdirAll(l.hostDir(b.Name), 0o755); err != nil {
@@ -131,9 +137,20 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board) error {
 		"etc/pisim/thermal/thermal_zone0/type":   "cpu-thermal\n",
 		"etc/pisim/thermal/thermal_zone0/temp":   strconv.Itoa(b.IdleTempMC) + "\n",
 		"etc/pisim/thermal/thermal_zone0/policy": "step_wise\n",
+		"etc/pisim/pagesize":                     strconv.Itoa(b.PageSize) + "\n",
+	}
+	files["etc/systemd/system/pisim.service"] = pisimUnit
+	if b.PageSize != 0 && b.PageSize != os.Getpagesize() {
+		// the board's kernel has other pages than this machine's: getconf
+		// says the board's (a Pi 5 under Raspberry Pi OS runs 16K pages)
+		files["usr/local/bin/getconf"] = pagesizeGetconf
 	}
 	for name, data := range files {
-		if err := writeFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(name, "usr/local/bin/") {
+			mode = 0o755
+		}
+		if err := writeFile(filepath.Join(tmp, name), data, mode); err != nil {
 			return err
 		}
 	}
@@ -183,6 +200,12 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board) error {
 			return err
 		}
 	}
+	if err := os.MkdirAll(filepath.Join(tmp, "etc/systemd/system/sysinit.target.wants"), 0o755); err != nil {
+		return err
+	}
+	if err := os.Symlink("/etc/systemd/system/pisim.service", filepath.Join(tmp, "etc/systemd/system/sysinit.target.wants/pisim.service")); err != nil {
+		return err
+	}
 	def := filepath.Join(tmp, "etc/systemd/system/default.target")
 	_ = os.Remove(def)
 	if err := os.Symlink("/lib/systemd/system/"+target, def); err != nil {
@@ -191,6 +214,34 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board) error {
 	return os.Rename(tmp, root)
 }
 
+// pisimUnit makes the host the board at every boot, before anything else
+// reads it: the board's /proc/cpuinfo, /proc/meminfo and thermal zone bound
+// over the machine's, and the firmware's since-boot throttling flags
+// cleared, as a Pi's are when it boots.
+const pisimUnit = `[Unit]
+Description=pidb lab: this host's board (/proc/cpuinfo, /proc/meminfo, thermal zone)
+DefaultDependencies=no
+Before=sysinit.target
+ConditionPathExists=/etc/pisim/cpuinfo
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/mount --bind /etc/pisim/cpuinfo /proc/cpuinfo
+ExecStart=/bin/mount --bind /etc/pisim/meminfo /proc/meminfo
+ExecStart=/bin/mount --bind /etc/pisim/thermal /sys/class/thermal
+ExecStart=/bin/sh -c 'if [ -f /etc/pisim/vcgencmd/throttled ]; then echo 0x0 > /etc/pisim/vcgencmd/throttled; fi'
+`
+
+// pagesizeGetconf answers getconf PAGESIZE with the board's page size and
+// hands everything else to the real getconf.
+const pagesizeGetconf = `#!/bin/sh
+# pidb lab: the board's kernel page size, from /etc/pisim/pagesize
+if [ $# -eq 1 ] && { [ "$1" = PAGESIZE ] || [ "$1" = PAGE_SIZE ]; }; then exec cat /etc/pisim/pagesize; fi
+exec /usr/bin/getconf "$@"
+`
+
+// lookupUser reads a user's uid and gid from the image's /etc/passwd.
 func lookupUser(root, user string) (int, int, error) {
 	data, err := os.ReadFile(filepath.Join(root, "etc/passwd"))
 	if err != nil {
@@ -209,6 +260,7 @@ func lookupUser(root, user string) (int, int, error) {
 	return 0, 0, fmt.Errorf("no user %q in the image", user)
 }
 
+// setupCgroups makes the host's groups and limits its memory to the board's RAM.
 func (l *Lab) setupCgroups(b Board) error {
 	group := machineName(b.Name)
 	for _, h := range cgroupHierarchies {
@@ -223,6 +275,8 @@ func (l *Lab) setupCgroups(b Board) error {
 	return nil
 }
 
+// startNspawn starts the container detached, inside the host's cgroups, and
+// records nspawn's pid.
 func (l *Lab) startNspawn(b Board) (int, error) {
 	group := machineName(b.Name)
 	var join strings.Builder
@@ -239,7 +293,11 @@ func (l *Lab) startNspawn(b Board) (int, error) {
 	if b.OneCore {
 		args = append(args, "--cpu-affinity=0")
 	}
-	script := join.String() + "exec systemd-nspawn " + strings.Join(args, " ")
+	// the supervisor: a reboot inside ends nspawn with 133 (as
+	// systemd-nspawn@.service's RestartForceExitStatus knows); boot the
+	// same disk again, as a Pi does
+	script := join.String() + "while :; do systemd-nspawn " + strings.Join(args, " ") +
+		"; rc=$?; [ $rc -eq 133 ] || exit $rc; echo 'pidb lab: the host rebooted'; done"
 	logf, err := os.OpenFile(l.consoleLog(b.Name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return 0, err
@@ -260,6 +318,7 @@ func (l *Lab) startNspawn(b Board) (int, error) {
 	return pid, nil
 }
 
+// removeHost stops a host and removes everything it had on the machine.
 func (l *Lab) removeHost(ctx context.Context, name string) error {
 	group := machineName(name)
 	for _, pid := range processesMatching("--machine=" + group + " ") {
@@ -275,12 +334,47 @@ func (l *Lab) removeHost(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	if err := deleteLink(ctx, group); err != nil {
+	if err := deleteCut(ctx, l.board(name)); err != nil {
+		return err
+	}
+	if err := deleteLink(ctx, vethName(l.board(name))); err != nil {
 		return err
 	}
 	return os.RemoveAll(l.hostDir(name))
 }
 
+// Remove stops the named hosts, removes what each had on the machine (its
+// disk too), and writes the lab's inventory and known_hosts without them.
+// The other hosts, the network and the simulator stay.
+func (l *Lab) Remove(ctx context.Context, names []string) error {
+	if err := checkHost(); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, ok := BoardNamed(n); !ok {
+			return fmt.Errorf("no lab host %q", n)
+		}
+	}
+	unlock, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, n := range names {
+		if err := l.removeHost(ctx, n); err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+		l.logf("%s: removed", n)
+	}
+	if !fileExists(l.InventoryPath()) {
+		return nil
+	}
+	return l.writeAccess()
+}
+
+// Down stops every lab host and removes everything the lab made on the
+// machine. The base image, the package cache and the lab key stay for the
+// next Up.
 func (l *Lab) Down(ctx context.Context) error {
 	if err := checkHost(); err != nil {
 		return err
@@ -329,9 +423,13 @@ func (l *Lab) Down(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	if out, _ := run(ctx, "nft", "list", "tables"); containsTable(out, nftName) {
-		if _, err := run(ctx, "nft", "delete", "table", "ip", nftName); err != nil {
-			errs = append(errs, err)
+	// the lab's table, and any host's cut (Cut)
+	out, _ := run(ctx, "nft", "list", "tables")
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[1] == "ip" && strings.HasPrefix(f[2], Prefix) {
+			if _, err := run(ctx, "nft", "delete", "table", "ip", f[2]); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	orig := filepath.Join(l.Dir, "ip_forward.orig")

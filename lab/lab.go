@@ -24,20 +24,17 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Prefix starts the name of everything the lab creates on the machine.
-
 const Prefix = "pidblab"
 
 // DefaultDir is where the lab keeps its state: outside any checkout.
-
 const DefaultDir = "/var/lib/pidb-lab"
 
 // Bridge is the lab's network bridge on this machine; while it is missing,
-
 // the lab's addresses route nowhere safe, so nothing may be sent to them.
-
 const Bridge = Prefix + "0"
 
 const (
@@ -46,14 +43,12 @@ const (
 )
 
 // Subnet is the lab's network; the bridge holds its .1 address.
-
 var Subnet = netip.MustParsePrefix("10.213.41.0/24")
 
 // Lab is the simulated fleet kept in Dir.
-
 type Lab struct {
 	Dir   string    // state: base image, caches, host roots, key, inventory
-	Fleet []Board   // the boards the lab knows
+	Fleet []Board   // the boards Up boots when none are named
 	Log   io.Writer // progress, for people (stderr)
 
 	// The thermal simulation (see Simulate), set for Up: each host's
@@ -68,7 +63,6 @@ type Lab struct {
 }
 
 // New returns a lab with the default fleet. An empty dir means DefaultDir.
-
 func New(dir string, log io.Writer) *Lab {
 	if dir == "" {
 		dir = DefaultDir
@@ -81,6 +75,34 @@ func New(dir string, log io.Writer) *Lab {
 
 func (l *Lab) logf(format string, args ...any) {
 	fmt.Fprintf(l.Log, "lab: "+format+"\n", args...)
+}
+
+// hosts is every host the lab knows of: the default fleet's, then any other
+// it has a directory or cgroup for, in address order.
+func (l *Lab) hosts() []Board {
+	out := append([]Board{}, l.Fleet...)
+	seen := map[string]bool{}
+	for _, b := range out {
+		seen[b.Name] = true
+	}
+	var names []string
+	dirs, _ := os.ReadDir(filepath.Join(l.Dir, "hosts"))
+	for _, d := range dirs {
+		names = append(names, d.Name())
+	}
+	groups, _ := filepath.Glob(filepath.Join(cgroupRoot, "memory", Prefix+"-*"))
+	for _, g := range groups {
+		names = append(names, strings.TrimPrefix(filepath.Base(g), Prefix+"-"))
+	}
+	var more []Board
+	for _, n := range names {
+		if b, ok := BoardNamed(n); ok && !seen[n] {
+			seen[n] = true
+			more = append(more, b)
+		}
+	}
+	sort.Slice(more, func(i, j int) bool { return more[i].Octet < more[j].Octet })
+	return append(out, more...)
 }
 
 func (l *Lab) baseDir() string { return filepath.Join(l.Dir, "base") }
@@ -98,23 +120,16 @@ func (l *Lab) pidFile(name string) string { return filepath.Join(l.hostDir(name)
 func (l *Lab) consoleLog(name string) string { return filepath.Join(l.hostDir(name), "console.log") }
 
 // KeyPath is the lab's private SSH key, accepted by root and pi on every host.
-
 func (l *Lab) KeyPath() string { return filepath.Join(l.Dir, "id_ed25519") }
 
 // KnownHostsPath is the lab's known_hosts, built from the hosts' own keys.
-
 func (l *Lab) KnownHostsPath() string { return filepath.Join(l.Dir, "known_hosts") }
 
 // InventoryPath is where Up writes the lab's inventory.
-
 func (l *Lab) InventoryPath() string { return filepath.Join(l.Dir, "inventory.toml") }
 
-// Address returns the board's address in the lab subnet.
-
 // checkHost refuses to run where the lab cannot: not Linux, not root, or
-
 // without the tools it needs.
-
 func checkHost() error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("the lab needs Linux (systemd-nspawn); this is %s", runtime.GOOS)
@@ -139,7 +154,6 @@ func checkHost() error {
 }
 
 // lock takes the lab's lock file so two commands never change it at once.
-
 func (l *Lab) lock() (func(), error) {
 	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 		return nil, err
@@ -156,20 +170,23 @@ func (l *Lab) lock() (func(), error) {
 }
 
 // Up boots the named boards (all when names is empty), writes the lab's
-
 // inventory and known_hosts, and returns the inventory's path. A host that is
-
-// already up and answering is left as it is; one that a killed run left
-
-// broken is removed and booted again from a pristine copy.
-
+// already up is left as it is (one that reboots is waited for); one that a
+// killed run left broken is removed and booted again from a pristine copy.
 func (l *Lab) Up(ctx context.Context, names []string) (string, error) {
 	if err := checkHost(); err != nil {
 		return "", err
 	}
-	boards, err := SelectBoards(l.Fleet, names)
-	if err != nil {
-		return "", err
+	boards := l.Fleet
+	if len(names) > 0 {
+		boards = nil
+		for _, n := range names {
+			b, ok := BoardNamed(n)
+			if !ok {
+				return "", fmt.Errorf("no lab board %q (the lab has %s)", n, strings.Join(kinds(), ", "))
+			}
+			boards = append(boards, b)
+		}
 	}
 	unlock, err := l.lock()
 	if err != nil {
@@ -189,9 +206,10 @@ func (l *Lab) Up(ctx context.Context, names []string) (string, error) {
 	if err := l.ensureBase(ctx); err != nil {
 		return "", err
 	}
-	// remove what a killed run left of hosts that are not running
-	for _, b := range l.Fleet {
-		if l.running(b.Name) {
+	// remove what a killed run left of hosts that are not running (a
+	// host that reboots is running: its supervisor boots it again)
+	for _, b := range l.hosts() {
+		if l.powered(b.Name) {
 			continue
 		}
 		if err := l.removeHost(ctx, b.Name); err != nil {
@@ -204,13 +222,19 @@ func (l *Lab) Up(ctx context.Context, names []string) (string, error) {
 	}
 	results := make(chan result, len(boards))
 	for _, b := range boards {
-		if l.running(b.Name) {
-			l.logf("%s: already up at %s", b.Name, Address(b))
-			results <- result{b.Name, nil}
-			continue
-		}
 		go func(b Board) {
-			err := l.bootHost(ctx, b)
+			var err error
+			if l.powered(b.Name) {
+				if !l.running(b.Name) {
+					l.logf("%s: booting again (it rebooted); waiting for its sshd", b.Name)
+					err = l.waitForSSH(ctx, b, l.supervisor(b.Name), 2*time.Minute)
+				}
+				if err == nil {
+					l.logf("%s: already up at %s", b.Name, Address(b))
+				}
+			} else {
+				err = l.bootHost(ctx, b)
+			}
 			if err != nil {
 				err = fmt.Errorf("%s: %w", b.Name, err)
 			}
@@ -242,73 +266,3 @@ func (l *Lab) Up(ctx context.Context, names []string) (string, error) {
 	}
 	return l.InventoryPath(), nil
 }
-
-// ensureKey makes the lab's SSH key once; it is kept across up and down.
-
-// ensureNetwork sets up the bridge with the gateway address, forwarding, and
-
-// an nft table that masquerades the lab's traffic out of the default route,
-
-// so apt works inside the hosts.
-
-// checkSubnetFree refuses a lab subnet that another interface already uses.
-
-// running reports whether the host's nspawn process is alive.
-
-// sshAnswers reports whether an SSH server greets on addr:22.
-
-// bootHost makes a pristine root for the board, its network and cgroups,
-
-// starts it, makes its /proc and thermal files the board's, and waits until
-
-// sshd answers.
-
-// prepareRoot copies the base image and gives the copy the board's identity.
-
-// lookupUser reads a user's uid and gid from the image's /etc/passwd.
-
-// setupNetns makes the host's network namespace: a veth whose inside end is
-
-// eth0 with the board's address, the other end on the lab bridge.
-
-// setupCgroups makes the host's groups and limits its memory to the board's RAM.
-
-// startNspawn starts the container detached, inside the host's cgroups, and
-
-// records nspawn's pid.
-
-// removeHost stops a host and removes everything it had on the machine.
-
-// Down stops every lab host and removes everything the lab made on the
-
-// machine. The base image, the package cache and the lab key stay for the
-
-// next Up.
-
-// HostStatus is one lab host as Status reports it.
-
-// Status reports every board of the fleet.
-
-// SetTemp sets the temperature the host's thermal zone reports, in
-
-// millidegrees Celsius, as /sys/class/thermal/thermal_zone0/temp does. The
-
-// file is replaced atomically, so a reader never sees half a number.
-
-// CPUTime returns the CPU time the host's processes have used since it booted.
-
-// MemoryLimit returns the memory limit of the host's cgroup, in bytes.
-
-// Leftovers lists what the lab has on this machine: processes, interfaces,
-
-// network namespaces, the nft table and cgroups carrying the lab's prefix.
-
-// After Down it is empty.
-
-// containsTable reports whether `nft list tables` output lists "table ip NAME".
-
-// deleteLink removes a network interface if it exists. A veth goes away by
-
-// itself, a moment later, when its peer's namespace is deleted, so one that
-
-// vanishes while being deleted is not an error.

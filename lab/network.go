@@ -15,14 +15,22 @@ import (
 // The lab's network: the bridge, forwarding and NAT, each host's network
 // namespace and veth.
 
+// Address returns the board's address in the lab subnet.
 func Address(b Board) netip.Addr {
 	a := Subnet.Addr().As4()
 	a[3] = byte(b.Octet)
 	return netip.AddrFrom4(a)
 }
 
+// vethName is the host's end of a lab host's veth, named by its address
+// (an interface name has at most 15 characters, a host name more).
+func vethName(b Board) string { return Prefix + "-v" + strconv.Itoa(b.Octet) }
+
 func gateway() netip.Addr { return Subnet.Addr().Next() }
 
+// ensureNetwork sets up the bridge with the gateway address, forwarding, and
+// an nft table that masquerades the lab's traffic out of the default route,
+// so apt works inside the hosts.
 func (l *Lab) ensureNetwork(ctx context.Context) error {
 	if err := checkSubnetFree(); err != nil {
 		return err
@@ -76,6 +84,7 @@ func (l *Lab) ensureNetwork(ctx context.Context) error {
 	return err
 }
 
+// checkSubnetFree refuses a lab subnet that another interface already uses.
 func checkSubnetFree() error {
 	ifaces, err := net.Interfaces()
 	if err != nil {
@@ -95,8 +104,10 @@ func checkSubnetFree() error {
 	return nil
 }
 
+// setupNetns makes the host's network namespace: a veth whose inside end is
+// eth0 with the board's address, the other end on the lab bridge.
 func (l *Lab) setupNetns(ctx context.Context, b Board) error {
-	ns, veth := machineName(b.Name), machineName(b.Name)
+	ns, veth := machineName(b.Name), vethName(b)
 	peer := Prefix + "-tmp" + strconv.Itoa(b.Octet)
 	addr := netip.PrefixFrom(Address(b), Subnet.Bits()).String()
 	steps := [][]string{
@@ -119,6 +130,7 @@ func (l *Lab) setupNetns(ctx context.Context, b Board) error {
 	return nil
 }
 
+// containsTable reports whether `nft list tables` output lists "table ip NAME".
 func containsTable(list, name string) bool {
 	for _, line := range strings.Split(list, "\n") {
 		if f := strings.Fields(line); len(f) == 3 && f[1] == "ip" && f[2] == name {
@@ -128,6 +140,9 @@ func containsTable(list, name string) bool {
 	return false
 }
 
+// deleteLink removes a network interface if it exists. A veth goes away by
+// itself, a moment later, when its peer's namespace is deleted, so one that
+// vanishes while being deleted is not an error.
 func deleteLink(ctx context.Context, name string) error {
 	if _, err := net.InterfaceByName(name); err != nil {
 		return nil
@@ -139,4 +154,38 @@ func deleteLink(ctx context.Context, name string) error {
 		return err
 	}
 	return nil
+}
+
+// cutTable is the nft table that cuts a host off (Cut).
+func cutTable(b Board) string { return Prefix + "_cut" + strconv.Itoa(b.Octet) }
+
+// Cut drops every packet between this machine and the host, both ways, as
+// a pulled cable or a dead Wi-Fi link does, until the returned mend puts
+// the link back; the host runs on. It is nft rules on the host's address
+// in a table of its own, which Down and Remove delete too.
+func (l *Lab) Cut(ctx context.Context, name string) (mend func() error, err error) {
+	b, ok := BoardNamed(name)
+	if !ok || !l.powered(name) {
+		return nil, fmt.Errorf("no lab host %q is up", name)
+	}
+	addr := Address(b)
+	rules := fmt.Sprintf("table ip %s {\n\tchain in {\n\t\ttype filter hook input priority -10; policy accept;\n\t\tip saddr %s drop\n\t}\n"+
+		"\tchain out {\n\t\ttype filter hook output priority -10; policy accept;\n\t\tip daddr %s drop\n\t}\n}\n", cutTable(b), addr, addr)
+	f := filepath.Join(l.hostDir(name), "cut.nft")
+	if err := os.WriteFile(f, []byte(rules), 0o644); err != nil {
+		return nil, err
+	}
+	if _, err := run(ctx, "nft", "-f", f); err != nil {
+		return nil, fmt.Errorf("%s: cut: %w", name, err)
+	}
+	return func() error { return deleteCut(context.Background(), b) }, nil
+}
+
+// deleteCut puts a host's link back: its cut table goes, if it is there.
+func deleteCut(ctx context.Context, b Board) error {
+	if out, _ := run(ctx, "nft", "list", "tables"); !containsTable(out, cutTable(b)) {
+		return nil
+	}
+	_, err := run(ctx, "nft", "delete", "table", "ip", cutTable(b))
+	return err
 }

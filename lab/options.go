@@ -7,40 +7,36 @@ import (
 	"testing"
 )
 
+// allHosts is the Cooling key for every host not named.
+const allHosts = "*"
+
 // SetThermal sets the simulation from `lab up`'s flags: cooling is "case"
 // or "fan" for every host, or NAME=case,NAME=fan; without lists the hosts
 // left without vcgencmd; speed is simulated seconds per real second. Its
 // errors are the flags' mistakes.
 func (l *Lab) SetThermal(cooling, without string, speed float64) error {
-	known := map[string]bool{}
-	for _, b := range l.Fleet {
-		known[b.Name] = true
-	}
+	known := func(name string) bool { _, ok := BoardNamed(name); return ok }
 	l.Cooling, l.NoVcgencmd = map[string]string{}, map[string]bool{}
 	if v := strings.TrimSpace(cooling); v != "" {
 		for _, part := range strings.Split(v, ",") {
 			name, c, named := strings.Cut(strings.TrimSpace(part), "=")
 			if !named {
-				name, c = "", name
+				name, c = allHosts, name
 			}
 			if c != "case" && c != "fan" {
 				return fmt.Errorf("--cooling %q: want case or fan, for all hosts or as NAME=case", part)
 			}
-			if named && !known[name] {
-				return fmt.Errorf("--cooling: no lab host %q (the lab has pi4, pi3, zero)", name)
+			if named && !known(name) {
+				return fmt.Errorf("--cooling: no lab host %q (the lab's boards: %s, and their numbered hosts)", name, strings.Join(kinds(), ", "))
 			}
-			for _, b := range l.Fleet {
-				if !named || b.Name == name {
-					l.Cooling[b.Name] = c
-				}
-			}
+			l.Cooling[name] = c
 		}
 	}
 	if v := strings.TrimSpace(without); v != "" {
 		for _, name := range strings.Split(v, ",") {
 			name = strings.TrimSpace(name)
-			if !known[name] {
-				return fmt.Errorf("--without-vcgencmd: no lab host %q (the lab has pi4, pi3, zero)", name)
+			if !known(name) {
+				return fmt.Errorf("--without-vcgencmd: no lab host %q (the lab's boards: %s, and their numbered hosts)", name, strings.Join(kinds(), ", "))
 			}
 			l.NoVcgencmd[name] = true
 		}

@@ -28,22 +28,26 @@ func sshAnswers(addr netip.Addr, timeout time.Duration) bool {
 	return n == 4 && string(buf) == "SSH-"
 }
 
+// HostStatus is one lab host as Status reports it.
 type HostStatus struct {
 	Name    string `json:"host"`
 	Address string `json:"address"`
 	Model   string `json:"model"`
 	RAM     uint64 `json:"ram_bytes"`
 	Engine  string `json:"engine"`
-	State   string `json:"state"` // up, down, broken (left by a killed run)
+	State   string `json:"state"` // up, booting (it rebooted), down, broken (left by a killed run)
 }
 
+// Status reports every board of the fleet.
 func (l *Lab) Status() []HostStatus {
 	var out []HostStatus
-	for _, b := range l.Fleet {
+	for _, b := range l.hosts() {
 		s := HostStatus{Name: b.Name, Address: Address(b).String(), Model: b.Model, RAM: b.RAMBytes, Engine: b.Engine, State: "down"}
 		switch {
 		case l.running(b.Name):
 			s.State = "up"
+		case l.powered(b.Name):
+			s.State = "booting"
 		case fileExists(l.hostDir(b.Name)) || fileExists(netnsPath(b.Name)) || fileExists(cgroupDir("memory", machineName(b.Name))):
 			s.State = "broken"
 		}
@@ -52,6 +56,9 @@ func (l *Lab) Status() []HostStatus {
 	return out
 }
 
+// SetTemp sets the temperature the host's thermal zone reports, in
+// millidegrees Celsius, as /sys/class/thermal/thermal_zone0/temp does. The
+// file is replaced atomically, so a reader never sees half a number.
 func (l *Lab) SetTemp(name string, milliC int) error {
 	dir := filepath.Join(l.rootfs(name), "etc/pisim/thermal/thermal_zone0")
 	if !fileExists(dir) {
@@ -60,6 +67,7 @@ func (l *Lab) SetTemp(name string, milliC int) error {
 	return writeAtomic(filepath.Join(dir, "temp"), strconv.Itoa(milliC)+"\n")
 }
 
+// CPUTime returns the CPU time the host's processes have used since it booted.
 func (l *Lab) CPUTime(name string) (time.Duration, error) {
 	data, err := os.ReadFile(filepath.Join(cgroupDir("cpuacct", machineName(name)), "cpuacct.usage"))
 	if err != nil {
@@ -72,6 +80,7 @@ func (l *Lab) CPUTime(name string) (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
+// MemoryLimit returns the memory limit of the host's cgroup, in bytes.
 func (l *Lab) MemoryLimit(name string) (uint64, error) {
 	data, err := os.ReadFile(filepath.Join(cgroupDir("memory", machineName(name)), "memory.limit_in_bytes"))
 	if err != nil {
@@ -80,6 +89,9 @@ func (l *Lab) MemoryLimit(name string) (uint64, error) {
 	return strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
 }
 
+// Leftovers lists what the lab has on this machine: processes, interfaces,
+// network namespaces, the nft table and cgroups carrying the lab's prefix.
+// After Down it is empty.
 func Leftovers() []string {
 	var out []string
 	for _, pat := range []string{"--machine=" + Prefix + "-", Prefix + "-apt-proxy", simulatorProcess + " "} {

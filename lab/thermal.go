@@ -36,38 +36,24 @@ type ThermalConfig struct {
 }
 
 // thermalModel is a board's temperatures in one cooling: idle and under
-// full load (where it would settle without throttling), and how fast it
-// gets there. Ambient is about 28 C, as in the first write-up; in a case a
-// Pi 4 under full load passes 80 C within a few minutes, with a fan it
-// stays near 55 C.
+// full load (where it would settle without throttling), how fast it gets
+// there, and its clocks. Ambient is about 28 C, as in the first write-up;
+// in a case a Pi 4 under full load passes 80 C within a few minutes, with a
+// fan it stays near 55 C.
 type thermalModel struct {
 	idleC, fullC float64
 	tau          time.Duration // time constant, in simulated time
 	maxMHz       int
+	softC        float64 // the soft limit (3B+: 60 C); 0: none
+	softMHz      int
 }
 
 // modelFor is a board's model in a cooling; anything but "case" is a fan.
 func modelFor(b Board, cooling string) thermalModel {
-	m := thermalModel{tau: 100 * time.Second}
-	switch {
-	case strings.Contains(b.Model, "Pi 4"):
-		m.maxMHz = 1500
-		m.idleC, m.fullC = 50, 95
-		if cooling != "case" {
-			m.idleC, m.fullC = 36, 56
-		}
-	case strings.Contains(b.Model, "Zero"):
-		m.maxMHz = 1000
-		m.idleC, m.fullC = 40, 62
-		if cooling != "case" {
-			m.idleC, m.fullC = 33, 47
-		}
-	default: // the 3B
-		m.maxMHz = 1200
-		m.idleC, m.fullC = 52, 86
-		if cooling != "case" {
-			m.idleC, m.fullC = 38, 55
-		}
+	h := b.Heat
+	m := thermalModel{tau: 100 * time.Second, maxMHz: h.MaxMHz, idleC: h.FanIdleC, fullC: h.FanFull, softC: h.SoftLimitC, softMHz: h.SoftMHz}
+	if cooling == "case" {
+		m.idleC, m.fullC = h.CaseIdleC, h.CaseFull
 	}
 	return m
 }
@@ -94,6 +80,8 @@ const (
 	flagThrottled      = 1 << 2
 	flagCappedBoot     = 1 << 17
 	flagThrottledBoot  = 1 << 18
+	flagSoftLimit      = 1 << 3
+	flagSoftLimitBoot  = 1 << 19
 	cpuPeriodMicros    = 100000
 	simulatorProcess   = Prefix + "-thermal"
 	vcgencmdStubPath   = "usr/bin/vcgencmd"
@@ -130,12 +118,17 @@ func (l *Lab) writeThermalConfig(boards []Board) error {
 	if cfg.Hosts == nil {
 		cfg.Hosts = map[string]string{}
 	}
-	cfg.Speed = l.ThermalSpeed
+	if l.ThermalSpeed > 0 { // else the speed the lab was brought up with
+		cfg.Speed = l.ThermalSpeed
+	}
 	if cfg.Speed <= 0 {
 		cfg.Speed = 1
 	}
 	for _, b := range boards {
 		c := l.Cooling[b.Name]
+		if c == "" {
+			c = l.Cooling[allHosts]
+		}
 		if c == "" {
 			c = "fan"
 		}
@@ -225,10 +218,19 @@ func (m thermalModel) step(tempC, load float64, dt time.Duration, flags uint64) 
 	target := m.idleC + load*(m.fullC-m.idleC)
 	tempC += (target - tempC) * (1 - math.Exp(-float64(dt)/float64(m.tau)))
 	f := clockFactor(tempC)
-	st := modelState{tempC: tempC, armHz: int(float64(m.maxMHz)*f) * 1_000_000, flags: flags &^ (flagCapped | flagThrottled), quota: -1}
+	st := modelState{tempC: tempC, armHz: int(float64(m.maxMHz)*f) * 1_000_000, flags: flags &^ (flagCapped | flagThrottled | flagSoftLimit), quota: -1}
 	if f < 1 {
 		st.flags |= flagCapped | flagThrottled | flagCappedBoot | flagThrottledBoot
 		st.quota = int(f * cpuPeriodMicros) // of the one core that is full load
+	}
+	if m.softC > 0 && tempC >= m.softC {
+		// the soft limit: flagged as such; below 80 C its clock is the
+		// only cap, and get_throttled says nothing of throttling
+		st.flags |= flagSoftLimit | flagSoftLimitBoot
+		if f == 1 {
+			st.armHz = m.softMHz * 1_000_000
+			st.quota = m.softMHz * cpuPeriodMicros / m.maxMHz
+		}
 	}
 	return st
 }
@@ -255,7 +257,7 @@ func (l *Lab) Simulate(ctx context.Context) error {
 			cfg.Speed = 1
 		}
 		anyRunning := false
-		for _, b := range l.Fleet {
+		for _, b := range l.hosts() {
 			if !l.running(b.Name) {
 				delete(hosts, b.Name)
 				continue

@@ -76,3 +76,45 @@ func TestModelStep(t *testing.T) {
 		t.Errorf("no time: %+v", st2)
 	}
 }
+
+// TestSoftLimit: a 3B+ (1.4 GHz) runs at 1.2 GHz from 60 C with
+// get_throttled's soft-limit bits (3, and 19 since boot) and no throttling
+// bits; from 80 C it is throttled as well. Worked by hand: 1200/1400 of a
+// core is 85714 of 100000.
+func TestSoftLimit(t *testing.T) {
+	b, _ := BoardNamed("pi3plus")
+	m := modelFor(b, "case")
+	if st := m.step(59.9, 0, 0, 0); st.armHz != 1_400_000_000 || st.flags != 0 || st.quota != -1 {
+		t.Errorf("59.9 C: %+v", st)
+	}
+	st := m.step(60, 0, 0, 0)
+	if st.armHz != 1_200_000_000 || st.flags != 0x80008 || st.quota != 85714 {
+		t.Errorf("60 C: %+v", st)
+	}
+	if st := m.step(55, 0, 0, st.flags); st.armHz != 1_400_000_000 || st.flags != 0x80000 || st.quota != -1 {
+		t.Errorf("back at 55 C: %+v", st)
+	}
+	if st := m.step(81, 0, 0, 0); st.armHz != 933_000_000 || st.flags != 0xe000e || st.quota != 66666 {
+		t.Errorf("81 C: %+v", st)
+	}
+	// the Pi 4 has no soft limit
+	if st := modelFor(DefaultFleet()[0], "case").step(70, 0, 0, 0); st.flags != 0 || st.armHz != 1_500_000_000 {
+		t.Errorf("Pi 4 at 70 C: %+v", st)
+	}
+}
+
+// TestPi5Heat: without its cooler a Pi 5 under full load passes 80 C
+// sooner than a Pi 4 in a case; with it, it stays near 60 C.
+func TestPi5Heat(t *testing.T) {
+	pi5, _ := BoardNamed("pi5")
+	reach := func(b Board, c float64) time.Duration {
+		m := modelFor(b, "case")
+		return time.Duration(float64(m.tau) * math.Log((m.fullC-m.idleC)/(m.fullC-c)))
+	}
+	if p5, p4 := reach(pi5, 80), reach(DefaultFleet()[0], 80); p5 >= p4 || p5 < 30*time.Second {
+		t.Errorf("80 C after %s on a Pi 5, %s on a Pi 4", p5, p4)
+	}
+	if m := modelFor(pi5, "fan"); m.fullC > 65 || m.maxMHz != 2400 {
+		t.Errorf("Pi 5 with its cooler: %+v", m)
+	}
+}

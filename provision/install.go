@@ -95,30 +95,54 @@ func (s installStep) Apply(ctx context.Context, t *Target) error {
 	return t.refresh(ctx)
 }
 
+// lockHeld reports whether an apt or dpkg command failed on another's lock:
+// apt's "Could not get lock /var/lib/dpkg/lock-frontend. It is held by
+// process 812 (apt-get)", dpkg's "dpkg frontend lock was locked by another
+// process with pid 812".
+func lockHeld(msg string) bool {
+	return strings.Contains(msg, "Could not get lock") || strings.Contains(msg, "lock was locked by another process")
+}
+
+// lockHolder names the process that holds the lock, as the message says.
+func lockHolder(msg string) string {
+	if i := strings.Index(msg, "held by process "); i >= 0 {
+		return strings.SplitN(msg[i+len("held by "):], "\n", 2)[0]
+	}
+	if i := strings.Index(msg, "by another process with pid "); i >= 0 {
+		return "process " + strings.Fields(msg[i+len("by another process with pid "):] + " ?")[0]
+	}
+	return "another apt"
+}
+
+// DefaultAptLockWait is how long the install waits for another apt's lock
+// unless the run says otherwise (`pidb provision --apt-lock-timeout`).
+const DefaultAptLockWait = 5 * time.Minute
+
 // retryLock runs an apt command, retrying every 2 seconds while another
 // process holds apt's or dpkg's lock (a fresh Pi updates itself at first
-// boot), for at most 5 minutes, and says who holds it: when the wait
+// boot), for at most t.AptLockWait, and says who holds it: when the wait
 // begins, when the holder changes, and every 30 seconds with the time
 // waited so far.
 func (t *Target) retryLock(ctx context.Context, cmd string) error {
+	wait := t.AptLockWait
+	if wait <= 0 {
+		wait = DefaultAptLockWait
+	}
 	began := time.Now()
-	deadline := began.Add(5 * time.Minute)
+	deadline := began.Add(wait)
 	var said string
 	var saidAt time.Time
 	for {
 		_, err := t.run(ctx, cmd)
-		if err == nil || !strings.Contains(err.Error(), "Could not get lock") {
+		if err == nil || !lockHeld(err.Error()) {
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("another apt held its lock for 5 minutes: %w", err)
+			return fmt.Errorf("another apt held its lock for %s (--apt-lock-timeout): nothing was installed: %w", wait, err)
 		}
-		holder := "another apt"
-		if i := strings.Index(err.Error(), "held by process "); i >= 0 {
-			holder = strings.SplitN(err.Error()[i+len("held by "):], "\n", 2)[0]
-		}
+		holder := lockHolder(err.Error())
 		if holder != said || time.Since(saidAt) >= 30*time.Second {
-			line := "install: waiting for the dpkg lock, held by " + holder + " (at most 5 minutes)"
+			line := "install: waiting for the dpkg lock, held by " + holder + " (at most " + wait.String() + ")"
 			if said != "" {
 				line += fmt.Sprintf(", %s so far", time.Since(began).Round(time.Second))
 			}

@@ -28,6 +28,9 @@ type Target struct {
 	Preset    string
 	Now       bool // stop the display manager now, not only at the next boot
 	Step      func(string)
+	// AptLockWait is how long the install waits for another apt or dpkg
+	// to let go of its lock; 0 means DefaultAptLockWait
+	AptLockWait time.Duration
 	// later, during Run, holds the restart the steps that wrote the
 	// server's configuration wait for: one restart for all of them
 	later *restartLater

@@ -20,7 +20,9 @@ import (
 
 // mute is an SSH server on loopback that takes any key, runs every
 // command for ever, and answers keep-alives until silent is set: a host
-// whose network went down in the middle of a command.
+// whose network went down in the middle of a command. A command that
+// says end-session has its session closed with no exit status, as a
+// host's sshd does when the host reboots.
 func mute(t *testing.T, silent *atomic.Bool) (addr string, hostKey ssh.PublicKey) {
 	t.Helper()
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
@@ -61,6 +63,9 @@ func mute(t *testing.T, silent *atomic.Bool) (addr string, hostKey ssh.PublicKey
 					go func() {
 						for r := range creqs {
 							r.Reply(r.Type == "exec", nil) // and never an exit status
+							if r.Type == "exec" && strings.Contains(string(r.Payload), "end-session") {
+								break // as sshd does when the host shuts down
+							}
 						}
 						ch.Close()
 					}()
@@ -71,13 +76,10 @@ func mute(t *testing.T, silent *atomic.Bool) (addr string, hostKey ssh.PublicKey
 	return ln.Addr().String(), signer.PublicKey()
 }
 
-// TestKeepAliveNoticesADeadHost: a command runs on a host that then stops
-// answering; the keep-alive notices within four of its intervals, closes
-// the connection, and the command ends with a ConnError that says the host
-// stopped answering, not a bare EOF.
-func TestKeepAliveNoticesADeadHost(t *testing.T) {
-	var silent atomic.Bool
-	addr, hostKey := mute(t, &silent)
+// dialMute connects to the mute server at addr as pi4, with keep-alives
+// every every.
+func dialMute(t *testing.T, addr string, hostKey ssh.PublicKey, every time.Duration) *Client {
+	t.Helper()
 	dir := t.TempDir()
 	host, port, _ := net.SplitHostPort(addr)
 	known := filepath.Join(dir, "known_hosts")
@@ -95,14 +97,25 @@ func TestKeepAliveNoticesADeadHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer auth.Close()
+	t.Cleanup(func() { auth.Close() })
 	p, _ := strconv.Atoi(port)
-	const every = 100 * time.Millisecond
 	c, err := Dial(context.Background(), Config{Name: "pi4", Address: host, Port: p, User: "pi", IdentityFile: id, Auth: auth, KnownHosts: known, KeepAlive: every})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestKeepAliveNoticesADeadHost: a command runs on a host that then stops
+// answering; the keep-alive notices within four of its intervals, closes
+// the connection, and the command ends with a ConnError that says the host
+// stopped answering, not a bare EOF.
+func TestKeepAliveNoticesADeadHost(t *testing.T) {
+	var silent atomic.Bool
+	addr, hostKey := mute(t, &silent)
+	const every = 100 * time.Millisecond
+	c := dialMute(t, addr, hostKey, every)
 	ended := make(chan error, 1)
 	go func() {
 		_, err := c.Run(context.Background(), "sleep 1000")
@@ -123,5 +136,19 @@ func TestKeepAliveNoticesADeadHost(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the command still waits a minute after the host went silent")
+	}
+}
+
+// TestSessionEndedByTheHost: the host's sshd closes a command's session
+// with no exit status (a reboot stops sshd); the error says so and names
+// the command, not "remote command exited without exit status".
+func TestSessionEndedByTheHost(t *testing.T) {
+	var silent atomic.Bool
+	addr, hostKey := mute(t, &silent)
+	c := dialMute(t, addr, hostKey, time.Second)
+	_, err := c.Run(context.Background(), "apt-get install end-session")
+	var ce *ConnError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `the host ended the session while "apt-get install end-session" ran: it rebooted or shut down`) {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -316,7 +316,7 @@ func (c *Client) RunInput(ctx context.Context, cmd string, stdin []byte) (Result
 func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader) (Result, error) {
 	sess, err := c.conn.ssh.NewSession()
 	if err != nil {
-		return Result{}, c.lost(err)
+		return Result{}, c.lost(err, "")
 	}
 	defer sess.Close()
 	var out, errb bytes.Buffer
@@ -348,12 +348,17 @@ func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader) (Re
 		}
 		return res, ee
 	}
-	return res, c.lost(err)
+	return res, c.lost(err, cmd)
 }
 
-func (c *Client) lost(err error) error {
-	if why := c.conn.lostWhy(); why != "" {
+func (c *Client) lost(err error, cmd string) error {
+	var missing *ssh.ExitMissingError
+	switch why := c.conn.lostWhy(); {
+	case why != "":
 		err = errors.New(why)
+	case errors.As(err, &missing) && cmd != "":
+		// sshd ended the session: a reboot or shutdown stops it so
+		err = fmt.Errorf("the host ended the session while %q ran: it rebooted or shut down, or its sshd was stopped", shorten(cmd, 80))
 	}
 	return &ConnError{Host: c.cfg.Name, Address: net.JoinHostPort(c.cfg.Address, strconv.Itoa(c.cfg.Port)), Op: "connection lost to", Err: err}
 }

@@ -18,6 +18,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		"num":     func(format string, v float64) string { return fmt.Sprintf(format, v) },
 		"opt":     optNum,
 		"mb":      func(b uint64) string { return fmt.Sprintf("%d MB", b>>20) },
+		"kib":     func(b int) string { return fmt.Sprintf("%d KiB", b>>10) },
 		"yesno":   yesNo,
 		"lower":   strings.ToLower,
 		"reasons": reasonCodes,
@@ -162,7 +163,7 @@ details summary { cursor: pointer; }
 <div class="scroll"><table class="facts"><tbody>
 <tr><th>board</th><td>{{.Model}} (revision {{.Revision}})</td></tr>
 <tr><th>RAM</th><td>{{mb .RAMBytes}} ({{mb .MemBytes}} usable)</td></tr>
-<tr><th>cores</th><td>{{.CPUs}} ({{.Arch}})</td></tr>
+<tr><th>cores</th><td>{{.CPUs}} ({{.Arch}}{{if .PageSize}}, {{kib .PageSize}} pages{{end}})</td></tr>
 <tr><th>storage</th><td>{{.Storage}}</td></tr>
 <tr><th>OS</th><td>{{.OS.ID}} {{.OS.VersionID}} {{.OS.Codename}}</td></tr>
 <tr><th>boots to</th><td>{{.BootTarget}}</td></tr>

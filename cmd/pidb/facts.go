@@ -59,13 +59,13 @@ func factsJSON(results []fleet.Result[facts.Facts]) []any {
 	return out
 }
 
-var factsHeader = []string{"HOST", "MODEL", "RAM", "MEMTOTAL", "CPUS", "ARCH", "OS", "STORAGE", "BOOT", "DESKTOP", "THERMAL", "ENGINE"}
+var factsHeader = []string{"HOST", "MODEL", "RAM", "MEMTOTAL", "CPUS", "ARCH", "PAGE", "OS", "STORAGE", "BOOT", "DESKTOP", "THERMAL", "ENGINE"}
 
 func factsRows(results []fleet.Result[facts.Facts]) [][]string {
 	rows := make([][]string, 0, len(results))
 	for _, r := range results {
 		if r.Err != nil {
-			rows = append(rows, []string{r.Host.Name, "FAILED (see stderr)", "", "", "", "", "", "", "", "", "", ""})
+			rows = append(rows, []string{r.Host.Name, "FAILED (see stderr)", "", "", "", "", "", "", "", "", "", "", ""})
 			continue
 		}
 		f := r.Value
@@ -79,11 +79,18 @@ func factsRows(results []fleet.Result[facts.Facts]) [][]string {
 			}
 		}
 		rows = append(rows, []string{
-			f.Host, f.Model, mib(f.RAMBytes), mib(f.MemBytes), strconv.Itoa(f.CPUs), f.Arch,
+			f.Host, f.Model, mib(f.RAMBytes), mib(f.MemBytes), strconv.Itoa(f.CPUs), f.Arch, pageSize(f.PageSize),
 			f.OS.ID + " " + f.OS.VersionID, f.Storage, f.BootTarget, yesNo(f.Desktop), yesNo(f.Thermal), engine,
 		})
 	}
 	return rows
+}
+
+func pageSize(b int) string {
+	if b == 0 {
+		return "?"
+	}
+	return strconv.Itoa(b>>10) + "K"
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%d MiB", b>>20) }

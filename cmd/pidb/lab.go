@@ -23,9 +23,9 @@ func labCommand() *cli.Command {
 			{
 				Name:      "up",
 				Usage:     "boot the simulated Pis and print the path of the lab's inventory",
-				UsageText: "pidb lab up [--hosts pi4,pi3,zero] [--cooling case|fan|NAME=case,...] [--without-vcgencmd NAMES] [--thermal-speed N] [--dir DIR]",
+				UsageText: "pidb lab up [--hosts BOARD[=N],...] [--cooling case|fan|NAME=case,...] [--without-vcgencmd NAMES] [--thermal-speed N] [--dir DIR]",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "hosts", Usage: "boot only these `NAMES` (pi4, pi3, zero)"},
+					&cli.StringFlag{Name: "hosts", Usage: "boot these `BOARDS` instead of pi4,pi3,zero: any of pi4, pi3, zero, pi5, pi5-4gb, pi4-2gb, pi3plus, zero2, cm4; BOARD=N boots N of one, numbered BOARD-1..."},
 					&cli.StringFlag{Name: "cooling", Usage: "how the simulated Pis are cooled: case or fan for all, or NAME=case,NAME=fan (default fan)"},
 					&cli.StringFlag{Name: "without-vcgencmd", Usage: "leave these `NAMES` without vcgencmd, as on Ubuntu"},
 					&cli.Float64Flag{Name: "thermal-speed", Usage: "simulated seconds per real second, so heat builds up faster (default 1)", Value: 1},
@@ -38,11 +38,12 @@ func labCommand() *cli.Command {
 					l := lab.New(c.String("dir"), c.App.ErrWriter)
 					var names []string
 					if h := strings.TrimSpace(c.String("hosts")); h != "" {
-						for _, n := range strings.Split(h, ",") {
-							names = append(names, strings.TrimSpace(n))
-						}
-						if _, err := lab.SelectBoards(l.Fleet, names); err != nil {
+						boards, err := lab.ParseHosts(h)
+						if err != nil {
 							return usageError{err}
+						}
+						for _, b := range boards {
+							names = append(names, b.Name)
 						}
 					}
 					if err := l.SetThermal(c.String("cooling"), c.String("without-vcgencmd"), c.Float64("thermal-speed")); err != nil {
@@ -68,10 +69,31 @@ func labCommand() *cli.Command {
 			{
 				Name:      "down",
 				Usage:     "stop the simulated Pis and remove everything the lab made on this machine",
-				UsageText: "pidb lab down [--dir DIR]",
-				Flags:     []cli.Flag{labDirFlag()},
+				UsageText: "pidb lab down [--hosts NAMES] [--dir DIR]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "hosts", Usage: "remove only these `NAMES` (their disks too); the rest of the lab stays up"},
+					labDirFlag(),
+				},
 				Action: func(c *cli.Context) error {
-					if err := lab.New(c.String("dir"), c.App.ErrWriter).Down(c.Context); err != nil {
+					if c.Args().Present() {
+						return usagef("unexpected argument %q", c.Args().First())
+					}
+					l := lab.New(c.String("dir"), c.App.ErrWriter)
+					if h := strings.TrimSpace(c.String("hosts")); h != "" {
+						boards, err := lab.ParseHosts(h)
+						if err != nil {
+							return usageError{err}
+						}
+						var names []string
+						for _, b := range boards {
+							names = append(names, b.Name)
+						}
+						if err := l.Remove(c.Context, names); err != nil {
+							return fmt.Errorf("lab down: %w", err)
+						}
+						return nil
+					}
+					if err := l.Down(c.Context); err != nil {
 						return fmt.Errorf("lab down: %w", err)
 					}
 					return nil

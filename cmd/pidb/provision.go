@@ -21,11 +21,12 @@ func provisionCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "provision",
 		Usage:     "install, tune and turn the desktop off, on every selected Pi; safe to run again",
-		UsageText: "pidb provision -i FILE [--limit NAMES] [--preset P] [--dry-run] [--now] [--json]",
+		UsageText: "pidb provision -i FILE [--limit NAMES] [--preset P] [--dry-run] [--now] [--apt-lock-timeout D] [--json]",
 		Flags: append(fleetFlags(),
 			&cli.StringFlag{Name: "preset", Usage: "override the inventory's preset for this run: " + strings.Join(tune.PresetNames(), ", ")},
 			&cli.BoolFlag{Name: "dry-run", Usage: "show what would change (diffs, commands) and change nothing"},
 			&cli.BoolFlag{Name: "now", Usage: "also stop the display manager now, not only from the next boot"},
+			&cli.DurationFlag{Name: "apt-lock-timeout", Usage: "wait at most `D` for another apt or dpkg (a fresh Pi updates itself at first boot) to let go of its lock", Value: provision.DefaultAptLockWait},
 		),
 		Action: func(c *cli.Context) error { return runSteps(c, "provision") },
 	}
@@ -63,6 +64,11 @@ func runSteps(c *cli.Context, mode string) error {
 	defer done()
 	o := job.ProvisionOptions{Steps: map[string]job.Steps{"provision": job.AllSteps, "apply": job.Configure, "rollback": job.Rollback}[mode],
 		Preset: preset, Now: c.Bool("now"), DryRun: c.Bool("dry-run")}
+	if mode == "provision" {
+		if o.AptLockWait = c.Duration("apt-lock-timeout"); o.AptLockWait <= 0 {
+			return usagef("--apt-lock-timeout %s: want more than 0", o.AptLockWait)
+		}
+	}
 	dry := o.DryRun
 	env := job.Env{Inventory: inv}
 	results := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (provision.Report, error) {

@@ -25,6 +25,7 @@ type provisionJSON struct {
 	Changed []string `json:"changed"`
 	Error   string   `json:"error"`
 	Engine  string   `json:"engine"`
+	Notes   []string `json:"notes"`
 }
 
 func provisionLab(t *testing.T, args ...string) (int, map[string]provisionJSON, string) {

@@ -8,12 +8,17 @@ package labtest
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"pidb/inventory"
 	"pidb/lab"
@@ -99,4 +104,88 @@ func MustSSH(t testing.TB, h inventory.Host, cmd string) string {
 		t.Fatalf("%s: ssh %q: %v\n%s", h.Name, cmd, err, errOut)
 	}
 	return out
+}
+
+// Lab is the lab behind PIDB_LAB, which names the inventory in its state
+// folder; what it does is logged to the test.
+func Lab(t testing.TB) *lab.Lab {
+	t.Helper()
+	path := os.Getenv("PIDB_LAB")
+	if path == "" {
+		Unavailable(t, "PIDB_LAB is not set: run `export PIDB_LAB=$(sudo pidb lab up)` to run the lab tests")
+	}
+	return lab.New(filepath.Dir(path), logWriter{t})
+}
+
+type logWriter struct{ t testing.TB }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// FreshHost boots a pristine lab host of a board (a name `lab up --hosts`
+// takes: "zero2", "cm4-1"), for a test that needs a Pi nothing has touched,
+// and returns the lab's inventory with it and the host. When the test ends
+// the host is removed, disk and all.
+func FreshHost(t testing.TB, name string) (*inventory.Inventory, inventory.Host) {
+	t.Helper()
+	Inventory(t)
+	l := Lab(t)
+	ctx := context.Background()
+	if err := l.Remove(ctx, []string{name}); err != nil { // one a killed test left
+		t.Fatal(err)
+	}
+	path, err := l.Up(ctx, []string{name})
+	if err != nil {
+		t.Fatalf("lab up %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := l.Remove(context.Background(), []string{name}); err != nil {
+			t.Errorf("lab: remove %s: %v", name, err)
+		}
+	})
+	inv, err := inventory.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv, Host(t, inv, name)
+}
+
+// Cut drops every packet between this machine and h until mend is called
+// (or the test ends): the host runs on, unreachable.
+func Cut(t testing.TB, h inventory.Host) (mend func()) {
+	t.Helper()
+	m, err := Lab(t).Cut(context.Background(), h.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	mend = func() {
+		once.Do(func() {
+			if err := m(); err != nil {
+				t.Errorf("%s: mend the cut: %v", h.Name, err)
+			}
+		})
+	}
+	t.Cleanup(mend)
+	return mend
+}
+
+// Reboot reboots h (systemctl reboot, as on a Pi) and waits until it is back
+// from a new boot (a mark in /run, a tmpfs, is gone) with its units started.
+func Reboot(t testing.TB, h inventory.Host) {
+	t.Helper()
+	MustSSH(t, h, "touch /run/pidb-test-before-reboot")
+	_, _, _ = SSH(h, "systemctl reboot")
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		if _, _, err := SSH(h, "test ! -e /run/pidb-test-before-reboot && { systemctl is-system-running --wait >/dev/null 2>&1; true; }"); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not come back within 3 minutes of its reboot", h.Name)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
