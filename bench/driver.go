@@ -102,6 +102,10 @@ type Options struct {
 	// thread keeps its P while it waits for answers (a raw epoll_wait), so
 	// GOMAXPROCS should be at least Threads+1, for the rest of the program.
 	Threads int
+	// StallAfter is how long no transaction may finish and no error come
+	// back before the run counts the host as not answering (an outage of
+	// kind no_answer: the network or the host is down); default 10s.
+	StallAfter time.Duration
 }
 
 // histogram range: 1 microsecond to 5 minutes, 3 significant digits.
@@ -199,7 +203,10 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 	}
 
 	var series []results.Interval
-	var gone outages
+	gone := outages{stallAfter: 10, quietFrom: -1}
+	if o.StallAfter > 0 {
+		gone.stallAfter = o.StallAfter.Seconds()
+	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	tick := time.NewTicker(o.Interval)
@@ -218,7 +225,7 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 		iv, connErrs := interval(all, now.Sub(last))
 		iv.T = now.Sub(measured).Seconds()
 		if iv.T > 0 {
-			gone.add(max(0, last.Sub(measured).Seconds()), iv.T, iv.Transactions, connErrs)
+			gone.add(max(0, last.Sub(measured).Seconds()), iv.T, iv.Transactions, iv.Errors, connErrs)
 		}
 		last = now
 		if iv.Transactions == 0 && iv.Errors == 0 && !running {
@@ -245,26 +252,44 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 	return sum, series, nil
 }
 
-// outages gathers the stretches of a run when the server was gone: from an
-// interval in which no transaction finished and connections were lost or
-// could not be made, through every interval after it without a
-// transaction (the clients wait between attempts to connect, so an
-// interval can pass without one), to the next transaction.
+// outages gathers the stretches of a run when the clients lost the
+// server, through every interval after without a transaction (the
+// clients wait between attempts to connect, so an interval can pass
+// without one), to the next transaction. One begins at an interval in
+// which no transaction finished and connections were lost or could not
+// be made (the server went away), or after stallAfter seconds in which
+// nothing came back at all, neither a transaction nor an error (no
+// answer: the network or the host is down, and the clients wait on
+// connections that carry nothing).
 type outages struct {
-	list []results.Outage
-	open bool // the last interval was in one
+	list       []results.Outage
+	open       bool    // the last interval was in one
+	stallAfter float64 // seconds
+	quietFrom  float64 // where the current silence began; -1: none
 }
 
-func (o *outages) add(from, to float64, txns, connErrs int64) {
-	switch {
-	case txns > 0:
-		o.open = false
+func (o *outages) add(from, to float64, txns, errs, connErrs int64) {
+	if txns > 0 {
+		o.open, o.quietFrom = false, -1
 		return
-	case !o.open && connErrs == 0:
-		return
-	case !o.open:
-		o.list = append(o.list, results.Outage{FromS: from})
-		o.open = true
+	}
+	if !o.open {
+		switch {
+		case connErrs > 0:
+			o.list = append(o.list, results.Outage{FromS: from, Kind: results.ServerGone})
+		case errs > 0: // the server answers, with errors
+			o.quietFrom = -1
+			return
+		default:
+			if o.quietFrom < 0 {
+				o.quietFrom = from
+			}
+			if to-o.quietFrom < o.stallAfter {
+				return
+			}
+			o.list = append(o.list, results.Outage{FromS: o.quietFrom, Kind: results.NoAnswer})
+		}
+		o.open, o.quietFrom = true, -1
 	}
 	cur := &o.list[len(o.list)-1]
 	cur.ToS, cur.FailedConnects = to, cur.FailedConnects+connErrs

@@ -221,3 +221,52 @@ func TestRunServerGone(t *testing.T) {
 		t.Errorf("outages in a run whose server stayed: %+v", sum.Outages)
 	}
 }
+
+// silentWorkload is a host whose link goes dead for a while: from quiet to
+// loud after the run starts, a transaction waits, with no answer and no
+// error, until the link is back.
+type silentWorkload struct {
+	start       time.Time
+	quiet, loud time.Duration
+}
+
+func (s *silentWorkload) Name() string                                   { return "silent" }
+func (s *silentWorkload) Prepare(context.Context) error                  { return nil }
+func (s *silentWorkload) ErrorKind(error) (string, bool)                 { return "other", false }
+func (s *silentWorkload) NewWorker(context.Context, int) (Worker, error) { return s, nil }
+func (s *silentWorkload) Close() error                                   { return nil }
+func (s *silentWorkload) Do(ctx context.Context) (Outcome, error) {
+	wait := time.Millisecond
+	if d := time.Since(s.start); d >= s.quiet && d < s.loud {
+		wait = s.loud - d
+	}
+	select {
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	case <-time.After(wait):
+	}
+	return Outcome{Op: "tx", Queries: 1}, nil
+}
+
+// TestRunNoAnswer: a link dead for a second in the middle of a run, with
+// a stall limit of 0.3 s, is one outage of kind no_answer, about where it
+// was, with no failed connects; a silence shorter than the limit is none.
+func TestRunNoAnswer(t *testing.T) {
+	s := &silentWorkload{start: time.Now(), quiet: time.Second, loud: 2 * time.Second}
+	sum, _, err := Run(context.Background(), s, Options{Clients: 2, Duration: 3 * time.Second, Interval: 100 * time.Millisecond, StallAfter: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Outages) != 1 {
+		t.Fatalf("outages %+v, want one", sum.Outages)
+	}
+	o := sum.Outages[0]
+	if o.Kind != results.NoAnswer || o.FailedConnects != 0 || o.FromS < 0.8 || o.FromS > 1.3 || o.ToS < 1.8 || sum.DownS < 0.6 || sum.DownS > 1.5 {
+		t.Errorf("outage %+v, down %.2f s; want no_answer from about 1 s to 2 s", o, sum.DownS)
+	}
+	s = &silentWorkload{start: time.Now(), quiet: time.Second, loud: 1200 * time.Millisecond}
+	sum, _, _ = Run(context.Background(), s, Options{Clients: 2, Duration: 2 * time.Second, Interval: 100 * time.Millisecond, StallAfter: 500 * time.Millisecond})
+	if len(sum.Outages) != 0 {
+		t.Errorf("a 0.2 s silence under a 0.5 s limit: outages %+v", sum.Outages)
+	}
+}

@@ -306,8 +306,11 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 				m.Start, first = time.Now().Add(-time.Duration(iv.T*float64(time.Second))), false
 			}
 			line := fmt.Sprintf("%6.0fs  tps %8.1f  qps %9.1f  p95 %7.2f ms  errors %d", iv.T, iv.TPS, iv.QPS, iv.P95Ms, iv.Errors)
-			if iv.Transactions == 0 && iv.Errors > 0 {
+			switch {
+			case iv.Transactions == 0 && iv.Errors > 0:
 				line += "  (no transaction: is the server gone?)"
+			case iv.Transactions == 0:
+				line += "  (nothing came back: is the host down?)"
 			}
 			step(line)
 		}})
@@ -360,7 +363,7 @@ type BenchResult struct {
 	LatencyMs    results.Latency  `json:"latency_ms"`
 	P95Ms        float64          `json:"p95_ms"`
 	Errors       map[string]int64 `json:"errors"`
-	DownS        float64          `json:"down_s,omitempty"` // the server gone: left out of TPS
+	DownS        float64          `json:"down_s,omitempty"` // the server gone or not answering: left out of TPS
 	RunDir       string           `json:"run_dir"`
 	Error        string           `json:"error,omitempty"`
 }
@@ -384,18 +387,18 @@ func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, step f
 	res := BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, TLS: m.Run.Workload.TLS, DurationS: sum.MeasuredS,
 		Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir}
 	if len(sum.Outages) > 0 {
-		return res, fmt.Errorf("%s: %s; the numbers leave that time out, and the run is saved in %s", h.Name, gone(sum.Outages), dir)
+		return res, fmt.Errorf("%s: %s; the numbers leave that time out, and the run is saved in %s", h.Name, outages(sum.Outages), dir)
 	}
 	return res, nil
 }
 
-// gone says when and for how long the server was gone in a run.
-func gone(os []results.Outage) string {
+// outages says when and for how long the clients lost the server in a run.
+func outages(os []results.Outage) string {
 	var parts []string
 	for _, o := range os {
-		parts = append(parts, fmt.Sprintf("%.1f s into the measured time for %.1f s (%d failed connections)", o.FromS, o.ToS-o.FromS, o.FailedConnects))
+		parts = append(parts, o.String())
 	}
-	return "the server went away " + strings.Join(parts, ", and again ")
+	return strings.Join(parts, "; and ")
 }
 
 func save(out string, r results.Run) (string, error) {

@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -60,6 +61,8 @@ type Lab struct {
 	NoVcgencmd       map[string]bool
 	ThermalSpeed     float64
 	SimulatorCommand []string
+
+	logMu sync.Mutex // hosts boot at once, and each logs
 }
 
 // New returns a lab with the default fleet. An empty dir means DefaultDir.
@@ -74,6 +77,8 @@ func New(dir string, log io.Writer) *Lab {
 }
 
 func (l *Lab) logf(format string, args ...any) {
+	l.logMu.Lock()
+	defer l.logMu.Unlock()
 	fmt.Fprintf(l.Log, "lab: "+format+"\n", args...)
 }
 

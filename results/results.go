@@ -7,6 +7,7 @@
 package results
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -113,9 +114,10 @@ type Summary struct {
 	Reconnects   int64              `json:"reconnects"`    // dropped connections made again
 	ConnectMs    Latency            `json:"connect_ms"`    // connection set-up, apart from the transactions
 	MeasuredS    float64            `json:"measured_s"`    // the measured time; TPS is over it less DownS
-	// Outages are the stretches of the measured time when the server was
-	// gone: no transaction finished and the clients' connections failed.
-	// DownS is their total, left out of TPS and QPS.
+	// Outages are the stretches of the measured time when the clients lost
+	// the server: no transaction finished, and the connections failed or
+	// nothing came back at all. DownS is their total, left out of TPS and
+	// QPS.
 	Outages []Outage           `json:"outages,omitempty"`
 	DownS   float64            `json:"down_s,omitempty"`
 	Extra   map[string]float64 `json:"extra,omitempty"` // workload-specific figures
@@ -125,12 +127,33 @@ type Summary struct {
 	Histogram []Bucket `json:"histogram,omitempty"`
 }
 
-// Outage is a stretch of a run when the server was gone, in seconds from
-// the measured start, with the connections that failed in it.
+// Outage is a stretch of a run when the clients lost the server, in
+// seconds from the measured start, with the connections that failed in it.
 type Outage struct {
 	FromS          float64 `json:"from_s"`
 	ToS            float64 `json:"to_s"`
 	FailedConnects int64   `json:"failed_connects"`
+	// Kind is ServerGone or NoAnswer; runs saved before there were kinds
+	// have none, and theirs were all ServerGone.
+	Kind string `json:"kind,omitempty"`
+}
+
+// The kinds of outage.
+const (
+	ServerGone = "server_gone" // no transaction, and the connections failed: the server went away
+	NoAnswer   = "no_answer"   // nothing came back, neither a transaction nor an error: the network or the host was down
+)
+
+// Gone reports whether the server went away (ServerGone, or a run from
+// before outages had kinds), rather than stopped answering.
+func (o Outage) Gone() bool { return o.Kind != NoAnswer }
+
+// String says when and for how long, and what the clients saw.
+func (o Outage) String() string {
+	if !o.Gone() {
+		return fmt.Sprintf("the host stopped answering %.1f s into the measured time, for %.1f s (no transaction and no error came back: the network, or the host, was down)", o.FromS, o.ToS-o.FromS)
+	}
+	return fmt.Sprintf("the server went away %.1f s into the measured time, for %.1f s (%d failed connections)", o.FromS, o.ToS-o.FromS, o.FailedConnects)
 }
 
 // Bucket is one bar of a latency histogram: Count transactions took more

@@ -237,3 +237,19 @@ func TestList(t *testing.T) {
 		t.Errorf("a missing folder: %v, %v", l, err)
 	}
 }
+
+func TestOutageString(t *testing.T) {
+	for _, tc := range []struct {
+		o    Outage
+		gone bool
+		want string
+	}{
+		{Outage{FromS: 10, ToS: 30, FailedConnects: 392, Kind: ServerGone}, true, "the server went away 10.0 s into the measured time, for 20.0 s (392 failed connections)"},
+		{Outage{FromS: 10, ToS: 30, FailedConnects: 392}, true, "the server went away 10.0 s into the measured time, for 20.0 s (392 failed connections)"}, // saved before kinds
+		{Outage{FromS: 11.5, ToS: 40, Kind: NoAnswer}, false, "the host stopped answering 11.5 s into the measured time, for 28.5 s (no transaction and no error came back: the network, or the host, was down)"},
+	} {
+		if tc.o.Gone() != tc.gone || tc.o.String() != tc.want {
+			t.Errorf("%+v: gone %v, %q", tc.o, tc.o.Gone(), tc.o.String())
+		}
+	}
+}

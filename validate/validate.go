@@ -24,6 +24,7 @@ const (
 	SettingsMismatch = "settings_mismatch"
 	ServiceDown      = "service_down"
 	ServerGone       = "server_gone"
+	NoAnswer         = "no_answer"
 	DesktopOn        = "desktop_on"
 	MinTPS           = "min_tps"
 	ThermalSag       = "thermal_sag"
@@ -92,8 +93,11 @@ func Judge(in Input) results.Verdict {
 		add(true, ServiceDown, "the database server is not running")
 	}
 	for _, o := range in.Outages {
-		add(true, ServerGone, "the server went away %.1f s into the measured time, for %.1f s (%d failed connections): the TPS leaves that time out; a server that dies under load needs its logs read (journalctl -u the database's unit)",
-			o.FromS, o.ToS-o.FromS, o.FailedConnects)
+		if o.Gone() {
+			add(true, ServerGone, "%s: the TPS leaves that time out; a server that dies under load needs its logs read (journalctl -u the database's unit)", o)
+		} else {
+			add(true, NoAnswer, "%s: the TPS leaves that time out; look at the host's link (cable, Wi-Fi, switch) and its power", o)
+		}
 	}
 	if len(in.Mismatches) > 0 {
 		add(true, SettingsMismatch, "live settings differ from the tuner's: %s", strings.Join(in.Mismatches, "; "))

@@ -144,6 +144,9 @@ func TestJudge(t *testing.T) {
 		{"the server gone for 8 s", func(in *Input) {
 			in.Outages = []results.Outage{{FromS: 10, ToS: 18, FailedConnects: 160}}
 		}, Fail, []string{ServerGone}},
+		{"the host not answering for 12 s", func(in *Input) {
+			in.Outages = []results.Outage{{FromS: 10, ToS: 22, Kind: results.NoAnswer}}
+		}, Fail, []string{NoAnswer}},
 		{"the controller half used", func(in *Input) {
 			in.Client = results.Client{CPUS: 42, WallS: 42, Cores: 2}
 		}, Pass, nil},

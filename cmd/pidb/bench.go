@@ -163,7 +163,7 @@ func runBench(c *cli.Context) error {
 		} else {
 			var errs []string
 			if b.DownS > 0 {
-				errs = append(errs, fmt.Sprintf("SERVER GONE %.1fs (see stderr)", b.DownS))
+				errs = append(errs, fmt.Sprintf("DOWN %.1fs (see stderr)", b.DownS))
 			}
 			for k, v := range b.Errors {
 				errs = append(errs, fmt.Sprintf("%s:%d", k, v))

@@ -26,7 +26,7 @@ func TestDemoOnTheLab(t *testing.T) {
 	needSimulator(t, dir)
 	defer labUp(t, dir, "--hosts", "pi4", "--cooling", "fan", "--thermal-speed", "1")
 	out := filepath.Join(t.TempDir(), "demo")
-	code, stdout, errOut := runPidb(t, "demo", "--dir", dir, "--out", out, "--duration", "30s", "--warmup", "2s", "--idle", "4s", "--thermal-speed", "20")
+	code, stdout, errOut := runPidb(t, "demo", "--dir", dir, "--out", out, "--duration", "20s", "--warmup", "2s", "--idle", "4s", "--thermal-speed", "20")
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, stdout, errOut)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -9,15 +11,16 @@ import (
 
 	"pidb/internal/labtest"
 	"pidb/inventory"
+	"pidb/job"
+	"pidb/results"
 )
 
-// The faults a Pi on a desk or in a rack meets: its link gone for half a
-// minute (nft drops every packet between the controller and the host, as a
-// pulled cable does) and a reboot, each in the middle of an install, of a
-// configuration change and of a benchmark; and another apt holding the
-// lock for longer than pidb waits. Each ends with a clear error and a
-// non-zero exit, the server as it was (the canary rows counted), and a
-// re-run that completes.
+// The faults a Pi on a desk or in a rack meets: its link gone (nft drops
+// every packet between the controller and the host, as a pulled cable
+// does) and a reboot, in the middle of a configuration change and of a
+// benchmark (in the middle of an install: TestFleetOfTen). Each ends with a
+// clear error and a non-zero exit, the server as it was (the canary rows
+// counted), and a re-run that completes.
 
 // watchWriter hands each whole line written to it to on, as it comes.
 type watchWriter struct {
@@ -53,18 +56,24 @@ type pidbRun struct {
 	done           chan struct{}
 	code           int
 	stdout, stderr string
-	at             chan struct{} // closed at the first stderr line with the mark
+	at             map[string]chan struct{} // each closed at the first stderr line with its mark
 	ended          time.Time
 }
 
-// startWatching starts pidb with args and closes r.at when it writes a
-// progress line that contains mark.
-func startWatching(mark string, args ...string) *pidbRun {
-	r := &pidbRun{done: make(chan struct{}), at: make(chan struct{})}
-	var once sync.Once
-	w := &watchWriter{on: func(line string) {
-		if strings.Contains(line, mark) {
-			once.Do(func() { close(r.at) })
+// startWatching starts pidb with args and closes r.at[mark] when it writes
+// a progress line that contains the mark.
+func startWatching(marks []string, args ...string) *pidbRun {
+	r := &pidbRun{done: make(chan struct{}), at: map[string]chan struct{}{}}
+	seen := map[string]bool{}
+	for _, m := range marks {
+		r.at[m] = make(chan struct{})
+	}
+	w := &watchWriter{on: func(line string) { // under the writer's lock
+		for _, m := range marks {
+			if !seen[m] && strings.Contains(line, m) {
+				seen[m] = true
+				close(r.at[m])
+			}
 		}
 	}}
 	go func() {
@@ -77,12 +86,12 @@ func startWatching(mark string, args ...string) *pidbRun {
 	return r
 }
 
-// waitMark waits for the run's mark; it fails the test if the run ends or
-// a few minutes pass first.
+// waitMark waits for one of the run's marks; it fails the test if the run
+// ends or a few minutes pass first.
 func (r *pidbRun) waitMark(t *testing.T, mark string) {
 	t.Helper()
 	select {
-	case <-r.at:
+	case <-r.at[mark]:
 	case <-r.done:
 		t.Fatalf("the run ended (exit %d) before %q\n%s", r.code, mark, r.stderr)
 	case <-time.After(5 * time.Minute):
@@ -102,81 +111,6 @@ func (r *pidbRun) wait(t *testing.T, within time.Duration) {
 
 // noAnswer is how pidb says a host stopped answering over SSH.
 const noAnswer = "no answer from the host"
-
-// TestInstallFaults: on a fresh Pi, an apt that holds the lock for longer
-// than --apt-lock-timeout, the link cut while apt installs the server, and
-// a reboot while dpkg configures it. Each run fails with a clear error; the
-// next one installs the server and leaves no half-installed package.
-func TestInstallFaults(t *testing.T) {
-	labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	installed := func(t *testing.T, h inventory.Host) {
-		t.Helper()
-		if out := labtest.MustSSH(t, h, "dpkg --audit; pg_lsclusters --no-header"); !strings.Contains(out, " online ") || strings.Contains(out, "not fully installed") {
-			t.Errorf("after the re-run: %s", out)
-		}
-	}
-	t.Run("lock held past the wait", func(t *testing.T) {
-		inv, h := labtest.FreshHost(t, "zero2")
-		h.User = "root"
-		// a real apt holding the package lists' lock, as a fresh Pi's
-		// first-boot update does
-		labtest.MustSSH(t, h, "nohup apt-get -o 'APT::Update::Pre-Invoke::=sleep 600' update >/dev/null 2>&1 </dev/null &")
-		defer labtest.MustSSH(t, h, "pkill -x apt-get; pkill -f '^sleep 600$'; true")
-		waitFor(t, h, "pgrep -f '^sleep 600$'")
-		code, res, errOut := provisionLabCmd(t, "provision", "-i", inv.Path, "--limit", h.Name, "--apt-lock-timeout", "6s")
-		msg := res[h.Name].Error
-		if code != 1 || !strings.Contains(msg, "another apt held its lock for 6s") || !strings.Contains(errOut, "waiting for the dpkg lock, held by process") {
-			t.Errorf("exit %d, error %q; want 1 and the lock's holder named\n%s", code, msg, errOut)
-		}
-		if out := labtest.MustSSH(t, h, "ls /usr/lib/postgresql 2>/dev/null | wc -l"); strings.TrimSpace(out) != "0" {
-			t.Errorf("something was installed while the lock was held: %s", out)
-		}
-	})
-	t.Run("link cut mid install", func(t *testing.T) {
-		inv, h := labtest.FreshHost(t, "zero2")
-		r := startWatching("install: apt-get -q install", "provision", "-i", inv.Path, "--limit", h.Name)
-		r.waitMark(t, "install: apt-get -q install")
-		time.Sleep(2 * time.Second)
-		mend := labtest.Cut(t, h)
-		cut := time.Now()
-		r.wait(t, 2*time.Minute)
-		mend()
-		if r.code != 1 || !strings.Contains(r.stderr, noAnswer) {
-			t.Errorf("exit %d; want 1 and %q\n%s", r.code, noAnswer, r.stderr)
-		}
-		t.Logf("the run cut off:\n%s", lastLines(r.stderr, 6))
-		if d := r.ended.Sub(cut); d > 75*time.Second {
-			t.Errorf("the run noticed the cut after %s", d.Round(time.Second))
-		}
-		if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", h.Name); code != 0 {
-			t.Fatalf("the re-run: exit %d\n%s", code, errOut)
-		}
-		installed(t, h)
-	})
-	t.Run("reboot while dpkg configures", func(t *testing.T) {
-		inv, h := labtest.FreshHost(t, "zero2")
-		h.User = "root"
-		r := startWatching("install: apt-get -q install", "provision", "-i", inv.Path, "--limit", h.Name)
-		r.waitMark(t, "install: apt-get -q install")
-		// dpkg at work on the server's packages, as in the issue's case
-		waitFor(t, h, "pgrep -x dpkg && ls /var/lib/dpkg/info/postgresql-common.list")
-		labtest.Reboot(t, h)
-		r.wait(t, 2*time.Minute)
-		if r.code != 1 || !strings.Contains(r.stderr, "FAILED") {
-			t.Errorf("exit %d; want 1\n%s", r.code, r.stderr)
-		}
-		t.Logf("the run cut off by the reboot:\n%s", lastLines(r.stderr, 6))
-		code, res, errOut := provisionLabCmd(t, "provision", "-i", inv.Path, "--limit", h.Name)
-		if code != 0 {
-			t.Fatalf("the re-run: exit %d\n%s", code, errOut)
-		}
-		if notes := strings.Join(res[h.Name].Notes, "\n"); !strings.Contains(notes, "an earlier install was cut off") {
-			t.Errorf("the re-run did not find the install dpkg left half done; notes:\n%s", notes)
-		}
-		installed(t, h)
-	})
-}
 
 // TestConfigureFaults: on pi4 with a canary table, the link cut as the
 // configure step begins writing, and a reboot between the write and the
@@ -217,7 +151,7 @@ func TestConfigureFaults(t *testing.T) {
 		apply(t, "balanced")
 	}
 	t.Run("link cut as the drop-in is written", func(t *testing.T) {
-		r := startWatching("pi4: configure", "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "fast")
+		r := startWatching([]string{"pi4: configure"}, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "fast")
 		r.waitMark(t, "pi4: configure")
 		mend := labtest.Cut(t, h)
 		r.wait(t, 2*time.Minute)
@@ -228,7 +162,7 @@ func TestConfigureFaults(t *testing.T) {
 		after(t)
 	})
 	t.Run("reboot between the write and the restart", func(t *testing.T) {
-		r := startWatching("checking the new configuration", "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "fast")
+		r := startWatching([]string{"checking the new configuration"}, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "fast")
 		r.waitMark(t, "checking the new configuration")
 		labtest.Reboot(t, h)
 		r.wait(t, 2*time.Minute)
@@ -248,6 +182,66 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestBenchLinkCut: the link to pi4 cut for 12 s in the middle of a
+// bench (shorter than SSH's 20 s, so pidb's connection lives on). Nothing
+// comes back, neither a transaction nor an error: the run says the host
+// stopped answering, when and for how long, leaves that time out of its
+// TPS and exits 1; the clients carry on when the link is back, and the
+// canary rows are all there.
+func TestBenchLinkCut(t *testing.T) {
+	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	h := provisionedAsRoot(t, inv, "pi4")
+	psql := func(sql string) string {
+		t.Helper()
+		return strings.TrimSpace(labtest.MustSSH(t, h, `cd /tmp && runuser -u postgres -- psql -AtX -d pidb -c "`+sql+`"`))
+	}
+	args := []string{"bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1", "--clients", "3", "--warmup", "1s", "--interval", "1s", "--out", t.TempDir()}
+	if code, _, errOut := runPidb(t, append(args, "--duration", "1s")...); code != 0 { // load
+		t.Fatalf("load: exit %d\n%s", code, errOut)
+	}
+	psql("DROP TABLE IF EXISTS canary; CREATE TABLE canary AS SELECT generate_series(1, 1000) AS n")
+	defer psql("DROP TABLE IF EXISTS canary")
+	r := startWatching(nil, append(args, "--duration", "35s", "--json")...)
+	waitForClients(t, h, `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'pidb'"`, 3)
+	time.Sleep(4 * time.Second)
+	mend := labtest.Cut(t, h)
+	time.Sleep(12 * time.Second)
+	mend()
+	r.wait(t, 2*time.Minute)
+	var res []job.BenchResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res) != 1 {
+		t.Fatalf("exit %d, not one result: %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	b := res[0]
+	if r.code != 1 || b.DownS < 10 || !strings.Contains(b.Error, "the host stopped answering") {
+		t.Errorf("exit %d, down %.1f s, error %q; want 1, at least 10 s down, and the sentence\n%s", r.code, b.DownS, b.Error, lastLines(r.stderr, 20))
+	}
+	run, err := results.Load(filepath.Join(b.RunDir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run.Summary
+	if len(s.Outages) != 1 || s.Outages[0].Kind != results.NoAnswer || s.Outages[0].FromS < 1 {
+		t.Fatalf("outages %+v; want one of kind no_answer, after the first second", s.Outages)
+	}
+	var after int64
+	for _, iv := range run.Series {
+		if iv.T > s.Outages[0].ToS {
+			after += iv.Transactions
+		}
+	}
+	if after == 0 {
+		t.Errorf("no transactions after the link came back")
+	}
+	if whole := float64(s.Transactions) / s.MeasuredS; s.TPS <= whole {
+		t.Errorf("TPS %.1f, not above %.1f over the whole measured time: the silent time is in it", s.TPS, whole)
+	}
+	if got := psql("SELECT count(*) FROM canary"); got != "1000" {
+		t.Errorf("canary rows after the cut: %s, want 1000", got)
+	}
 }
 
 // waitFor runs cmd on h until it succeeds, for a minute at most.

@@ -130,26 +130,34 @@ func (w logWriter) Write(p []byte) (int, error) {
 // the host is removed, disk and all.
 func FreshHost(t testing.TB, name string) (*inventory.Inventory, inventory.Host) {
 	t.Helper()
+	inv := FreshHosts(t, name)
+	return inv, Host(t, inv, name)
+}
+
+// FreshHosts is FreshHost for several hosts, booted at once; the inventory
+// has every host of the lab that is up.
+func FreshHosts(t testing.TB, names ...string) *inventory.Inventory {
+	t.Helper()
 	Inventory(t)
 	l := Lab(t)
 	ctx := context.Background()
-	if err := l.Remove(ctx, []string{name}); err != nil { // one a killed test left
+	if err := l.Remove(ctx, names); err != nil { // what a killed test left
 		t.Fatal(err)
 	}
-	path, err := l.Up(ctx, []string{name})
+	path, err := l.Up(ctx, names)
 	if err != nil {
-		t.Fatalf("lab up %s: %v", name, err)
+		t.Fatalf("lab up %v: %v", names, err)
 	}
 	t.Cleanup(func() {
-		if err := l.Remove(context.Background(), []string{name}); err != nil {
-			t.Errorf("lab: remove %s: %v", name, err)
+		if err := l.Remove(context.Background(), names); err != nil {
+			t.Errorf("lab: remove %v: %v", names, err)
 		}
 	})
 	inv, err := inventory.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return inv, Host(t, inv, name)
+	return inv
 }
 
 // Cut drops every packet between this machine and h until mend is called
