@@ -22,6 +22,7 @@ import (
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/lab"
+	"pidb/progress"
 	"pidb/provision"
 	"pidb/remote"
 	"pidb/report"
@@ -36,8 +37,11 @@ type Options struct {
 	Idle         time.Duration // the idle readings before and after each load; default 15s
 	ThermalSpeed float64       // simulated seconds per real second; default 10
 	Keep         bool          // leave the lab up at the end
-	Log          io.Writer     // progress: the story's steps and each host's lines
-	Version      string        // pidb's, saved with the runs
+	Log          io.Writer     // progress: the story's steps and the lab's
+	// View shows each host's lines during the fleet's runs; default plain
+	// lines on Log
+	View    *progress.View
+	Version string // pidb's, saved with the runs
 }
 
 // Defaults of the demo: a few minutes on a 2-core machine once the lab's
@@ -112,12 +116,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, err
 	}
 	defer auth.Close()
-	fo := fleet.Options{Progress: o.Log, Auth: auth, ConnectTimeout: 20 * time.Second}
+	fo := fleet.Options{View: o.View, Auth: auth, ConnectTimeout: 20 * time.Second}
 	env := job.Env{Inventory: inv, Out: filepath.Join(o.Out, "runs"), Version: o.Version}
 
 	st.step("provision: install the database (PostgreSQL on the Pi 4 and the Zero, MariaDB on the Pi 3), tune it to the board's RAM, turn the desktop off, open the port to the lab's subnet only")
-	prov := fleet.Run(ctx, hosts, fo, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (provision.Report, error) {
-		return env.Provision(ctx, h, job.Over(r), job.ProvisionOptions{Steps: job.AllSteps}, step)
+	prov := fleet.Run(ctx, hosts, fo, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (provision.Report, error) {
+		return env.Provision(ctx, h, job.Over(rc), job.ProvisionOptions{Steps: job.AllSteps}, r)
 	})
 	if err := fleet.Err(prov); err != nil {
 		return res, fmt.Errorf("provision: %w", err)
@@ -139,8 +143,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	validateAll := func(hs []inventory.Host, pi4Cooling string) ([]job.ValidateResult, error) {
-		out := fleet.Run(ctx, hs, fo, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (job.ValidateResult, error) {
-			return env.Validate(ctx, h, job.Over(r), plans[h.Name], config.Validate{}, step)
+		out := fleet.Run(ctx, hs, fo, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.ValidateResult, error) {
+			return env.Validate(ctx, h, job.Over(rc), plans[h.Name], config.Validate{}, r)
 		})
 		var vs []job.ValidateResult
 		for _, r := range out {
@@ -258,6 +262,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
+	}
+	if o.View == nil {
+		o.View = progress.New(o.Log, progress.Options{})
 	}
 	return o
 }

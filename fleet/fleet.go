@@ -9,27 +9,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"pidb/inventory"
+	"pidb/progress"
 	"pidb/remote"
 )
 
 // Options are the settings of one fleet run.
 type Options struct {
-	Concurrency       int       // hosts at once; default 10
-	Progress          io.Writer // per-host progress lines (stderr); nil for none
+	Concurrency       int            // hosts at once; default 10
+	View              *progress.View // each host's progress (stderr); nil for none
 	Auth              *remote.Auth
 	AcceptNewHostKeys bool
 	ConnectTimeout    time.Duration // default 10s
 }
 
-// Task is the work for one host, on its connection. step reports what the
-// host is doing now, for the progress output.
-type Task[T any] func(ctx context.Context, h inventory.Host, c *remote.Client, step func(string)) (T, error)
+// Task is the work for one host, on its connection; r is where it says how
+// it goes, for the progress output.
+type Task[T any] func(ctx context.Context, h inventory.Host, c *remote.Client, r progress.Reporter) (T, error)
 
 // Result is one host's outcome.
 type Result[T any] struct {
@@ -40,45 +40,50 @@ type Result[T any] struct {
 }
 
 // Run runs task on every host and returns the results in the hosts' order.
+// Every host has its line in the view from the start (those beyond the
+// concurrency wait for a turn), and the view is done when Run returns.
 func Run[T any](ctx context.Context, hosts []inventory.Host, opt Options, task Task[T]) []Result[T] {
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = 10
 	}
-	p := &progress{w: opt.Progress}
+	view := opt.View
+	if view == nil {
+		view = progress.New(io.Discard, progress.Options{})
+	}
+	lines := make([]*progress.Host, len(hosts))
+	for i, h := range hosts {
+		lines[i] = view.Host(h.Name)
+	}
 	results := make([]Result[T], len(hosts))
 	var g errgroup.Group
 	g.SetLimit(opt.Concurrency)
 	for i, h := range hosts {
 		g.Go(func() error {
 			start := time.Now()
-			step := func(s string) { p.printf("%s: %s", h.Name, s) }
+			line := lines[i]
 			var v T
 			err := func() error {
-				step("connecting to " + h.Address)
+				line.Step("connecting to " + h.Address)
 				c, err := remote.Dial(ctx, remote.Config{
 					Name: h.Name, Address: h.Address, Port: h.Port, User: h.User,
 					IdentityFile: h.IdentityFile, Auth: opt.Auth, KnownHosts: h.KnownHosts,
 					AcceptNewHostKeys: opt.AcceptNewHostKeys, ConnectTimeout: opt.ConnectTimeout,
-					Log: opt.Progress,
+					Log: view.Writer(),
 				})
 				if err != nil {
 					return err
 				}
 				defer c.Close()
-				v, err = task(ctx, h, c, step)
+				v, err = task(ctx, h, c, line)
 				return err
 			}()
-			d := time.Since(start)
-			results[i] = Result[T]{Host: h, Value: v, Err: err, Duration: d}
-			if err != nil {
-				p.printf("%s: FAILED after %.1fs", h.Name, d.Seconds())
-			} else {
-				p.printf("%s: done in %.1fs", h.Name, d.Seconds())
-			}
+			results[i] = Result[T]{Host: h, Value: v, Err: err, Duration: time.Since(start)}
+			line.Done(err)
 			return nil
 		})
 	}
 	_ = g.Wait()
+	view.Wait()
 	return results
 }
 
@@ -107,19 +112,4 @@ func Err[T any](results []Result[T]) error {
 		return nil
 	}
 	return &Failed{Count: len(errs), Total: len(results), Err: errors.Join(errs...)}
-}
-
-// progress serialises progress lines from many hosts.
-type progress struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (p *progress) printf(format string, args ...any) {
-	if p.w == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, format+"\n", args...)
 }

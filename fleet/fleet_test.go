@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pidb/inventory"
+	"pidb/progress"
 	"pidb/remote"
 )
 
@@ -30,10 +31,11 @@ func TestRunKeepsEveryHostsResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var progress strings.Builder
+	var lines strings.Builder
+	view := progress.New(&lines, progress.Options{})
 	called := 0
-	results := Run(context.Background(), hosts, Options{Concurrency: 2, Auth: auth, ConnectTimeout: 2 * time.Second, Progress: &progress},
-		func(ctx context.Context, h inventory.Host, c *remote.Client, step func(string)) (int, error) {
+	results := Run(context.Background(), hosts, Options{Concurrency: 2, Auth: auth, ConnectTimeout: 2 * time.Second, View: view},
+		func(ctx context.Context, h inventory.Host, c *remote.Client, r progress.Reporter) (int, error) {
 			called++
 			return 1, nil
 		})
@@ -55,8 +57,8 @@ func TestRunKeepsEveryHostsResult(t *testing.T) {
 		t.Errorf("Err = %v", err)
 	}
 	for _, h := range hosts {
-		if !strings.Contains(progress.String(), h.Name+": FAILED") {
-			t.Errorf("no progress line for %s:\n%s", h.Name, progress.String())
+		if !strings.Contains(lines.String(), h.Name+": FAILED") {
+			t.Errorf("no progress line for %s:\n%s", h.Name, lines.String())
 		}
 	}
 	if Err([]Result[int]{{Host: hosts[0]}}) != nil {

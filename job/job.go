@@ -10,10 +10,12 @@ package job
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"pidb/bench"
@@ -23,6 +25,7 @@ import (
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/inventory"
+	"pidb/progress"
 	"pidb/provision"
 	"pidb/remote"
 	"pidb/results"
@@ -160,7 +163,7 @@ type prepared struct {
 // prepare connects the workload to the host (directly or through the SSH
 // forward; with TLS, the server's certificate pinned to the one read from
 // the host), loads or checks its data, and reads the live settings.
-func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Facts, p Plan, step func(string)) (*prepared, error) {
+func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Facts, p Plan, r progress.Reporter) (*prepared, error) {
 	if !f.Engine.Running {
 		return nil, fmt.Errorf("%s: no database server is running here: run pidb provision first", h.Name)
 	}
@@ -200,9 +203,9 @@ func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 		return nil, err
 	}
 	params := p.Params
-	params.Log = step
+	params.Log = r.Step
 	pw.w = p.Spec.New(db, params)
-	step("preparing " + p.Spec.Name)
+	r.Step("preparing " + p.Spec.Name)
 	if err := pw.w.Prepare(ctx); err != nil {
 		pw.close()
 		hint := ""
@@ -248,15 +251,17 @@ func withReasons(live [][2]string, f facts.Facts, h inventory.Host, invPath, pre
 // Measure runs the plan's workload on a host whose facts are f, with the
 // thermal sampler beside it on the host's connection from the idle time
 // before the load to the idle time after it.
-func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Facts, p Plan, kind string, step func(string)) (Measured, error) {
-	pw, err := e.prepare(ctx, h, c, f, p, step)
+func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Facts, p Plan, kind string, r progress.Reporter) (Measured, error) {
+	pw, err := e.prepare(ctx, h, c, f, p, r)
 	if err != nil {
 		return Measured{}, err
 	}
 	defer pw.close()
 
-	// only the sampler appends; the readings are read after it ended
+	// only the sampler appends; the readings are read after it ended;
+	// the latest temperature goes into the progress as it comes
 	var readings []thermal.Reading
+	var latest atomic.Pointer[string]
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	sampled := make(chan struct{})
 	go func() {
@@ -264,10 +269,14 @@ func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 		s := &thermal.Sampler{R: c.User, Model: f.Model}
 		s.Run(sampleCtx, p.Thermal.Interval, func(rd thermal.Reading, err error) {
 			if err != nil {
-				step("thermal reading failed: " + err.Error())
+				r.Note("thermal reading failed: " + err.Error())
 				return
 			}
 			readings = append(readings, rd)
+			if !math.IsNaN(rd.TempC) {
+				s := fmt.Sprintf("%.1f C", rd.TempC)
+				latest.Store(&s)
+			}
 		})
 	}()
 	stop := func() []thermal.Reading {
@@ -277,14 +286,19 @@ func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	}
 	defer stop()
 
-	if err := idle(ctx, p.Thermal.IdleBefore, "before the load (thermal baseline)", step); err != nil {
+	if err := idle(ctx, p.Thermal.IdleBefore, "before the load (thermal baseline)", r); err != nil {
 		return Measured{}, err
 	}
-	m, err := e.run(ctx, h, f, p, pw, kind, step)
+	m, err := e.run(ctx, h, f, p, pw, kind, r, func() string {
+		if s := latest.Load(); s != nil {
+			return *s
+		}
+		return ""
+	})
 	if err != nil {
 		return Measured{}, err
 	}
-	if err := idle(ctx, p.Thermal.IdleAfter, "after the load (cool-down)", step); err != nil {
+	if err := idle(ctx, p.Thermal.IdleAfter, "after the load (cool-down)", r); err != nil {
 		return Measured{}, err
 	}
 	m.Readings = stop()
@@ -293,26 +307,30 @@ func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	return m, nil
 }
 
-// run runs the prepared workload and builds the run.
-func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, pw *prepared, kind string, step func(string)) (Measured, error) {
+// run runs the prepared workload and builds the run; temp is the host's
+// latest temperature, for the progress ("" while unknown).
+func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, pw *prepared, kind string, r progress.Reporter, temp func() string) (Measured, error) {
 	b := p.Bench
 	start, cpu := time.Now(), processCPU()
 	m := Measured{Start: start.Add(b.Warmup)}
 	first := true
-	step(fmt.Sprintf("running %s: %d clients, %s (after %s warm-up)", p.Spec.Name, b.Clients, b.Duration, b.Warmup))
+	r.Step(fmt.Sprintf("running %s: %d clients, %s (after %s warm-up)", p.Spec.Name, b.Clients, b.Duration, b.Warmup))
 	sum, series, err := bench.Run(ctx, pw.w, bench.Options{Clients: b.Clients, Duration: b.Duration, Warmup: b.Warmup, Interval: b.Interval, Threads: b.Threads,
 		OnInterval: func(iv results.Interval) {
 			if first { // the driver's own measured start, from its first point
 				m.Start, first = time.Now().Add(-time.Duration(iv.T*float64(time.Second))), false
 			}
-			line := fmt.Sprintf("%6.0fs  tps %8.1f  qps %9.1f  p95 %7.2f ms  errors %d", iv.T, iv.TPS, iv.QPS, iv.P95Ms, iv.Errors)
+			line := fmt.Sprintf("%s %3.0fs  tps %8.1f  qps %9.1f  p95 %7.2f ms  errors %d", p.Spec.Name, iv.T, iv.TPS, iv.QPS, iv.P95Ms, iv.Errors)
+			if t := temp(); t != "" {
+				line += "  " + t
+			}
 			switch {
 			case iv.Transactions == 0 && iv.Errors > 0:
 				line += "  (no transaction: is the server gone?)"
 			case iv.Transactions == 0:
 				line += "  (nothing came back: is the host down?)"
 			}
-			step(line)
+			r.Status(line)
 		}})
 	if err != nil {
 		return m, fmt.Errorf("%s: %s: %w", h.Name, p.Spec.Name, err)
@@ -334,11 +352,11 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 }
 
 // idle waits d (the thermal sampler goes on beside it), or until ctx ends.
-func idle(ctx context.Context, d time.Duration, what string, step func(string)) error {
+func idle(ctx context.Context, d time.Duration, what string, r progress.Reporter) error {
 	if d <= 0 {
 		return nil
 	}
-	step(fmt.Sprintf("idle for %s %s", d, what))
+	r.Step(fmt.Sprintf("idle for %s %s", d, what))
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -369,13 +387,13 @@ type BenchResult struct {
 }
 
 // Bench runs the plan's workload on one host and saves the run.
-func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, step func(string)) (BenchResult, error) {
-	step("gathering facts")
+func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, r progress.Reporter) (BenchResult, error) {
+	r.Step("gathering facts")
 	f, err := facts.Collect(ctx, c.User, h)
 	if err != nil {
 		return BenchResult{}, err
 	}
-	m, err := e.Measure(ctx, h, c, f, p, results.KindBench, step)
+	m, err := e.Measure(ctx, h, c, f, p, results.KindBench, r)
 	if err != nil {
 		return BenchResult{}, err
 	}
@@ -384,6 +402,7 @@ func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, step f
 		return BenchResult{}, err
 	}
 	sum := m.Run.Summary
+	r.Step(fmt.Sprintf("%.1f TPS, %.1f QPS, p95 %.2f ms", sum.TPS, sum.QPS, sum.Latency.P95))
 	res := BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, TLS: m.Run.Workload.TLS, DurationS: sum.MeasuredS,
 		Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir}
 	if len(sum.Outages) > 0 {
@@ -419,15 +438,15 @@ type CleanupResult struct {
 
 // Cleanup drops pidb's benchmark database on one host where pidb made it,
 // and leaves any other database of that name alone, with an error.
-func (e Env) Cleanup(ctx context.Context, h inventory.Host, c Conn, step func(string)) (CleanupResult, error) {
+func (e Env) Cleanup(ctx context.Context, h inventory.Host, c Conn, r progress.Reporter) (CleanupResult, error) {
 	res := CleanupResult{Host: h.Name, Database: engine.BenchDatabase}
-	step("gathering facts")
+	r.Step("gathering facts")
 	f, err := facts.Collect(ctx, c.User, h)
 	if err != nil || f.Engine.Flavor == "" {
 		return res, err // no server, so no database
 	}
-	step("dropping database " + engine.BenchDatabase)
-	res.Dropped, err = provision.DropBenchDatabase(ctx, provision.NewTarget(h, e.Inventory.Path, c.Root, f, h.Preset, step))
+	r.Step("dropping database " + engine.BenchDatabase)
+	res.Dropped, err = provision.DropBenchDatabase(ctx, provision.NewTarget(h, e.Inventory.Path, c.Root, f, h.Preset, r.Step))
 	return res, err
 }
 

@@ -19,6 +19,7 @@ import (
 	"pidb/facts"
 	"pidb/internal/fakerun"
 	"pidb/inventory"
+	"pidb/progress"
 	"pidb/results"
 	"pidb/secrets"
 	"pidb/thermal"
@@ -159,7 +160,7 @@ func TestBenchSavesTheRun(t *testing.T) {
 		return [][2]string{{"shared_buffers", "1GB"}, {"fsync", "on"}}, nil
 	}
 	r.plan.Thermal.IdleAfter = 100 * time.Millisecond
-	res, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, func(string) {})
+	res, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, progress.Lines(func(string) {}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestBenchSettingsUnreadable(t *testing.T) {
 	r.env.ReadSettings = func(context.Context, sqldb.DB, []string) ([][2]string, error) {
 		return nil, errors.New("permission denied for view pg_settings")
 	}
-	_, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, func(string) {})
+	_, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, progress.Lines(func(string) {}))
 	if err == nil || !strings.Contains(err.Error(), "pi4: read the live settings: permission denied") {
 		t.Errorf("settings unreadable: %v", err)
 	}
@@ -209,7 +210,7 @@ func TestBenchSettingsUnreadable(t *testing.T) {
 func TestBenchRefusedWorkloadSaysWhatToDo(t *testing.T) {
 	missing := &pgconn.PgError{Severity: "FATAL", Code: "3D000", Message: `database "pidb" does not exist`}
 	r := newRig(t, factsFile(t, same), missing)
-	_, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, func(string) {})
+	_, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, progress.Lines(func(string) {}))
 	if err == nil || !strings.Contains(err.Error(), "pi4: prepare fake") || !strings.Contains(err.Error(), "run pidb provision -i "+r.env.Inventory.Path) {
 		t.Errorf("prepare refused by the server: %v", err)
 	}
@@ -223,7 +224,7 @@ func TestBenchForwardFails(t *testing.T) {
 	r.conn.Forward = func(string) (string, func(), error) {
 		return "", nil, errors.New("pi4: forward to 127.0.0.1:5432: administratively prohibited")
 	}
-	_, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, func(string) {})
+	_, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, progress.Lines(func(string) {}))
 	if err == nil || !strings.Contains(err.Error(), "administratively prohibited") {
 		t.Errorf("forward refused: %v", err)
 	}
@@ -236,7 +237,7 @@ func TestBenchWithoutServer(t *testing.T) {
 	down := factsFile(t, func(s string) string { return strings.Replace(s, "postgresql active", "postgresql inactive", 1) })
 	down = strings.Replace(down, "online", "down", 1)
 	r := newRig(t, down, nil)
-	_, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, func(string) {})
+	_, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, progress.Lines(func(string) {}))
 	if err == nil || !strings.Contains(err.Error(), "pi4: no database server is running here: run pidb provision first") {
 		t.Errorf("no server: %v", err)
 	}
@@ -250,7 +251,7 @@ func TestValidateServiceDown(t *testing.T) {
 		return strings.Replace(strings.Replace(s, "postgresql active", "postgresql inactive", 1), "online", "down", 1)
 	})
 	r := newRig(t, down, nil)
-	res, err := r.env.Validate(context.Background(), r.host, r.conn, r.plan, config.Validate{}, func(string) {})
+	res, err := r.env.Validate(context.Background(), r.host, r.conn, r.plan, config.Validate{}, progress.Lines(func(string) {}))
 	if err != nil || res.Verdict != results.Fail || len(res.Reasons) == 0 || res.Reasons[0].Code != "service_down" || res.RunDir != "" {
 		t.Errorf("validate with the server down: %+v, %v", res, err)
 	}
@@ -269,7 +270,7 @@ func TestValidateServiceDown(t *testing.T) {
 func TestValidateReadBackFails(t *testing.T) {
 	r := newRig(t, factsFile(t, same), nil)
 	r.run.Contains("psql -AtqX", fakerun.Reply{Code: 2, Stderr: "psql: error: connection to server on socket failed"})
-	_, err := r.env.Validate(context.Background(), r.host, r.conn, r.plan, config.Validate{}, func(string) {})
+	_, err := r.env.Validate(context.Background(), r.host, r.conn, r.plan, config.Validate{}, progress.Lines(func(string) {}))
 	if err == nil || !strings.Contains(err.Error(), "read the live settings") || !strings.Contains(err.Error(), "connection to server on socket failed") {
 		t.Errorf("read-back failed: %v", err)
 	}

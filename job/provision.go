@@ -2,10 +2,13 @@ package job
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"pidb/facts"
 	"pidb/inventory"
+	"pidb/progress"
 	"pidb/provision"
 )
 
@@ -39,20 +42,32 @@ func (o ProvisionOptions) PresetFor(h inventory.Host) string {
 }
 
 // Provision gathers a host's facts and runs provisioning's steps on it.
-func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o ProvisionOptions, step func(string)) (provision.Report, error) {
-	step("gathering facts")
+func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o ProvisionOptions, r progress.Reporter) (provision.Report, error) {
+	r.Step("gathering facts")
 	f, err := facts.Collect(ctx, c.User, h)
 	if err != nil {
 		return provision.Report{}, err
 	}
-	t := provision.NewTarget(h, e.Inventory.Path, c.Root, f, o.PresetFor(h), step)
+	t := provision.NewTarget(h, e.Inventory.Path, c.Root, f, o.PresetFor(h), r.Step)
 	t.Now = o.Now
 	t.AptLockWait = o.AptLockWait
+	var rep provision.Report
 	switch o.Steps {
 	case Rollback:
-		return provision.Rollback(ctx, t)
+		rep, err = provision.Rollback(ctx, t)
 	case Configure:
-		return provision.Run(ctx, t, provision.ConfigureOnly(), o.DryRun)
+		rep, err = provision.Run(ctx, t, provision.ConfigureOnly(), o.DryRun)
+	default:
+		rep, err = provision.Run(ctx, t, provision.Steps(), o.DryRun)
 	}
-	return provision.Run(ctx, t, provision.Steps(), o.DryRun)
+	switch {
+	case err != nil:
+	case o.DryRun && len(rep.Plan) > 0:
+		r.Step(fmt.Sprintf("would change %d steps", len(rep.Plan)))
+	case len(rep.Changed) > 0:
+		r.Step("changed " + strings.Join(rep.Changed, ", "))
+	default:
+		r.Step("nothing to change")
+	}
+	return rep, err
 }

@@ -6,6 +6,7 @@ import (
 
 	"pidb/facts"
 	"pidb/inventory"
+	"pidb/progress"
 	"pidb/thermal"
 )
 
@@ -13,8 +14,8 @@ import (
 // duration is zero, else every interval for duration (`pidb thermal`).
 // Each reading also goes to record (the CSV), when it is set; a failed
 // reading is reported and sampling goes on.
-func Watch(ctx context.Context, h inventory.Host, c Conn, interval, duration time.Duration, record func(thermal.Reading) error, step func(string)) ([]thermal.Reading, error) {
-	step("gathering facts")
+func Watch(ctx context.Context, h inventory.Host, c Conn, interval, duration time.Duration, record func(thermal.Reading) error, r progress.Reporter) ([]thermal.Reading, error) {
+	r.Step("gathering facts")
 	f, err := facts.Collect(ctx, c.User, h)
 	if err != nil {
 		return nil, err
@@ -25,11 +26,11 @@ func Watch(ctx context.Context, h inventory.Host, c Conn, interval, duration tim
 	take := func(rd thermal.Reading, err error) {
 		if err != nil {
 			sampleErr = err
-			step("reading failed: " + err.Error())
+			r.Note("reading failed: " + err.Error())
 			return
 		}
 		out = append(out, rd)
-		step(thermal.Describe(rd))
+		r.Status(thermal.Describe(rd))
 		if record != nil {
 			if err := record(rd); err != nil && sampleErr == nil {
 				sampleErr = err

@@ -3,11 +3,13 @@ package job
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"pidb/config"
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/inventory"
+	"pidb/progress"
 	"pidb/provision"
 	"pidb/results"
 	"pidb/validate"
@@ -39,9 +41,9 @@ func (r ValidateResult) Failed(strict bool) bool {
 // against the tuner's), runs its baseline workload with thermal readings
 // around it, judges it (package validate) and saves the run. A host whose
 // server is down is judged at once: nothing runs and nothing is saved.
-func (e Env) Validate(ctx context.Context, h inventory.Host, c Conn, p Plan, v config.Validate, step func(string)) (ValidateResult, error) {
+func (e Env) Validate(ctx context.Context, h inventory.Host, c Conn, p Plan, v config.Validate, r progress.Reporter) (ValidateResult, error) {
 	res := ValidateResult{Host: h.Name, Reasons: []results.Reason{}}
-	step("gathering facts")
+	r.Step("gathering facts")
 	f, err := facts.Collect(ctx, c.User, h)
 	if err != nil {
 		return res, err
@@ -52,13 +54,13 @@ func (e Env) Validate(ctx context.Context, h inventory.Host, c Conn, p Plan, v c
 		res.Verdict, res.Reasons = verdict.Verdict, verdict.Reasons
 		return res, nil
 	}
-	step("reading the live settings")
-	bad, err := provision.LiveMismatches(ctx, provision.NewTarget(h, e.Inventory.Path, c.Root, f, h.Preset, step))
+	r.Step("reading the live settings")
+	bad, err := provision.LiveMismatches(ctx, provision.NewTarget(h, e.Inventory.Path, c.Root, f, h.Preset, r.Step))
 	if err != nil {
 		return res, err
 	}
 	in.Mismatches = engine.Sentences(bad)
-	m, err := e.Measure(ctx, h, c, f, p, results.KindValidate, step)
+	m, err := e.Measure(ctx, h, c, f, p, results.KindValidate, r)
 	if err != nil {
 		return res, err
 	}
@@ -73,8 +75,15 @@ func (e Env) Validate(ctx context.Context, h inventory.Host, c Conn, p Plan, v c
 	if err != nil {
 		return res, err
 	}
-	step(fmt.Sprintf("%s (%d reasons)", verdict.Verdict, len(verdict.Reasons)))
 	sum := m.Run.Summary
+	line := fmt.Sprintf("%s  %.1f TPS", verdict.Verdict, sum.TPS)
+	if verdict.MaxTempC != nil {
+		line += fmt.Sprintf(", up to %.1f C", *verdict.MaxTempC)
+	}
+	if codes := results.Codes(verdict.Reasons); len(codes) > 0 {
+		line += ": " + strings.Join(codes, ", ")
+	}
+	r.Step(line)
 	return ValidateResult{Host: h.Name, Verdict: verdict.Verdict, Reasons: verdict.Reasons, TPS: sum.TPS, QPS: sum.QPS, P95Ms: sum.Latency.P95,
 		MaxTempC: verdict.MaxTempC, Throttled: verdict.Throttled, TPSFirstQuarter: verdict.TPSFirstQuarter, TPSLastQuarter: verdict.TPSLastQuarter, RunDir: dir}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/output"
+	"pidb/progress"
 	"pidb/remote"
 )
 
@@ -147,8 +148,8 @@ func runBench(c *cli.Context) error {
 	}
 	defer done()
 	env := job.Env{Inventory: inv, Out: c.String("out"), Version: version()}
-	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (job.BenchResult, error) {
-		return env.Bench(ctx, h, job.Over(r), params[h.Name], step)
+	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.BenchResult, error) {
+		return env.Bench(ctx, h, job.Over(rc), params[h.Name], r)
 	})
 	var rows [][]string
 	var js []job.BenchResult
@@ -200,8 +201,8 @@ func runBenchCleanup(c *cli.Context) error {
 	}
 	defer done()
 	env := job.Env{Inventory: inv}
-	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (job.CleanupResult, error) {
-		return env.Cleanup(ctx, h, job.Over(r), step)
+	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.CleanupResult, error) {
+		return env.Cleanup(ctx, h, job.Over(rc), r)
 	})
 	var js []job.CleanupResult
 	var rows [][]string

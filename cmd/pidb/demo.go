@@ -18,7 +18,7 @@ func demoCommand() *cli.Command {
 		Usage: "the whole job on three simulated Pis: lab up, provision, validate, the Pi 4 in a case against with a fan, the report (Linux, root)",
 		UsageText: "pidb demo [--keep] [--duration D] [--thermal-speed N] [--idle D] [--out DIR]\n" +
 			"   a few minutes once the lab's base image is cached (the first run builds it and installs the databases)",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "keep", Usage: "leave the lab up at the end, to explore it (a lab that was up before the demo is always left up)"},
 			&cli.DurationFlag{Name: "duration", Usage: "each validation's measured time", Value: demo.DefaultDuration},
 			&cli.DurationFlag{Name: "warmup", Usage: "each validation's warm-up", Value: demo.DefaultWarmup},
@@ -26,7 +26,7 @@ func demoCommand() *cli.Command {
 			&cli.Float64Flag{Name: "thermal-speed", Usage: "simulated seconds per real second: 1 is real time (a Pi 4 in a case takes minutes to pass 80 C)", Value: demo.DefaultThermalSpeed},
 			&cli.StringFlag{Name: "out", Usage: "the runs and the report go into `DIR`", Value: demo.DefaultOut},
 			labDirFlag(),
-		},
+		}, viewFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("unexpected argument %q", c.Args().First())
@@ -38,7 +38,7 @@ func demoCommand() *cli.Command {
 				return usagef("--thermal-speed %g: want more than 0, at most 1000", s)
 			}
 			res, err := demo.Run(c.Context, demo.Options{LabDir: c.String("dir"), Out: c.String("out"), Duration: c.Duration("duration"), Warmup: c.Duration("warmup"),
-				Idle: c.Duration("idle"), ThermalSpeed: c.Float64("thermal-speed"), Keep: c.Bool("keep"), Log: c.App.ErrWriter, Version: version()})
+				Idle: c.Duration("idle"), ThermalSpeed: c.Float64("thermal-speed"), Keep: c.Bool("keep"), Log: c.App.ErrWriter, View: newView(c), Version: version()})
 			w := c.App.Writer
 			if len(res.Validations) > 0 {
 				rows := make([][]string, 0, len(res.Validations))

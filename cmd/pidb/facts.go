@@ -11,6 +11,7 @@ import (
 	"pidb/fleet"
 	"pidb/inventory"
 	"pidb/output"
+	"pidb/progress"
 	"pidb/remote"
 )
 
@@ -30,9 +31,9 @@ func factsCommand() *cli.Command {
 				return err
 			}
 			defer done()
-			results := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (facts.Facts, error) {
-				step("gathering facts")
-				return facts.Collect(ctx, r, h)
+			results := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (facts.Facts, error) {
+				r.Step("gathering facts")
+				return facts.Collect(ctx, rc, h)
 			})
 			if c.Bool("json") {
 				if err := output.JSON(c.App.Writer, factsJSON(results)); err != nil {

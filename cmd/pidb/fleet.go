@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"pidb/fleet"
 	"pidb/inventory"
+	"pidb/progress"
 	"pidb/remote"
 )
 
@@ -17,11 +19,39 @@ import (
 // urfave/cli writes into a flag as it parses, so two apps running at once
 // (in tests) must not share one.
 func fleetFlags() []cli.Flag {
-	return []cli.Flag{inventoryFlag(), limitFlag(), jsonFlag(),
+	return append([]cli.Flag{inventoryFlag(), limitFlag(), jsonFlag(),
 		&cli.IntFlag{Name: "concurrency", Usage: "hosts to work on at once", Value: 10},
 		&cli.BoolFlag{Name: "accept-new-host-keys", Usage: "record the SSH host key of a host known_hosts does not know yet (a changed key is always refused)"},
 		&cli.DurationFlag{Name: "connect-timeout", Usage: "give up on a host that does not answer SSH within `D`", Value: 10 * time.Second},
+	}, viewFlags()...)
+}
+
+// viewFlags choose how progress looks on stderr.
+func viewFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr: only results, failures and notes"},
+		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (also: the NO_COLOR environment variable)"},
 	}
+}
+
+// newView is the progress view the flags and stderr ask for: live lines
+// on a terminal, plain timestamped lines elsewhere.
+func newView(c *cli.Context) *progress.View {
+	w := c.App.ErrWriter
+	tty := isTerminal(w)
+	return progress.New(w, progress.Options{Live: tty, Quiet: c.Bool("quiet"), Color: tty && useColor(c)})
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// useColor is false with --no-color or NO_COLOR set (https://no-color.org).
+func useColor(c *cli.Context) bool {
+	_, no := os.LookupEnv("NO_COLOR")
+	return !no && !c.Bool("no-color")
 }
 
 // fleetOptions reads the fleet flags and the hosts' credentials: the
@@ -51,7 +81,7 @@ func fleetOptions(c *cli.Context, hosts []inventory.Host) (fleet.Options, func()
 	}
 	return fleet.Options{
 		Concurrency:       c.Int("concurrency"),
-		Progress:          c.App.ErrWriter,
+		View:              newView(c),
 		Auth:              auth,
 		AcceptNewHostKeys: c.Bool("accept-new-host-keys"),
 		ConnectTimeout:    c.Duration("connect-timeout"),

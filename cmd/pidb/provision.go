@@ -12,6 +12,7 @@ import (
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/output"
+	"pidb/progress"
 	"pidb/provision"
 	"pidb/remote"
 	"pidb/tune"
@@ -71,8 +72,8 @@ func runSteps(c *cli.Context, mode string) error {
 	}
 	dry := o.DryRun
 	env := job.Env{Inventory: inv}
-	results := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (provision.Report, error) {
-		return env.Provision(ctx, h, job.Over(r), o, step)
+	results := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (provision.Report, error) {
+		return env.Provision(ctx, h, job.Over(rc), o, r)
 	})
 	out := make([]provisionResult, 0, len(results))
 	for _, r := range results {

@@ -15,6 +15,7 @@ import (
 	"pidb/fleet"
 	"pidb/inventory"
 	"pidb/job"
+	"pidb/progress"
 	"pidb/remote"
 	"pidb/thermal"
 )
@@ -60,8 +61,8 @@ func runThermal(c *cli.Context) error {
 		return err
 	}
 	defer done()
-	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) ([]thermal.Reading, error) {
-		return job.Watch(ctx, h, job.Over(r), tc.Interval, duration, record, step)
+	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) ([]thermal.Reading, error) {
+		return job.Watch(ctx, h, job.Over(rc), tc.Interval, duration, record, r)
 	})
 	var js []thermal.Summary
 	var rows [][]string

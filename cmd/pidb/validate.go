@@ -11,6 +11,7 @@ import (
 	"pidb/fleet"
 	"pidb/inventory"
 	"pidb/job"
+	"pidb/progress"
 	"pidb/remote"
 	"pidb/results"
 )
@@ -52,8 +53,8 @@ func runValidate(c *cli.Context) error {
 	}
 	defer done()
 	env := job.Env{Inventory: inv, Out: c.String("out"), Version: version()}
-	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, r *remote.Client, step func(string)) (job.ValidateResult, error) {
-		return env.Validate(ctx, h, job.Over(r), params[h.Name], vc, step)
+	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.ValidateResult, error) {
+		return env.Validate(ctx, h, job.Over(rc), params[h.Name], vc, r)
 	})
 	var js []job.ValidateResult
 	var rows [][]string

@@ -1,0 +1,138 @@
+package progress
+
+import (
+	"bytes"
+	"errors"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"pidb/internal/termtest"
+)
+
+// clock is a fake time of day that tests move on by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 12, 1, 17, 4, 5, 0, time.UTC)} }
+
+// TestPlainLines: off a terminal every step, note and result is a line
+// with the time of day, and a host's status at most once per ten seconds
+// however often it comes (a five-minute bench: 30 lines, not 300).
+func TestPlainLines(t *testing.T) {
+	c := newClock()
+	var out bytes.Buffer
+	v := New(&out, Options{Now: c.now})
+	pi4, pi3 := v.Host("pi4"), v.Host("pi3")
+	pi4.Step("gathering facts")
+	pi3.Step("gathering facts")
+	statuses := 0
+	for i := 0; i < 300; i++ {
+		pi4.Status("tps 100")
+		c.add(time.Second)
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasSuffix(line, "pi4: tps 100") {
+			statuses++
+		}
+	}
+	if statuses != 30 {
+		t.Errorf("%d status lines in 300 s, want 30 (one per 10 s)", statuses)
+	}
+	pi3.Note("note: the password kept was not the server's")
+	pi4.Command("systemctl restart postgresql") // not without Verbose
+	pi4.Done(nil)
+	pi3.Done(errors.New("no route to host"))
+	v.Wait()
+	got := out.String()
+	for _, want := range []string{
+		"17:04:05 pi4: gathering facts\n", "17:04:05 pi3: gathering facts\n",
+		"17:09:05 pi3: note: the password kept was not the server's\n",
+		"17:09:05 pi4: done in 300.0s\n", "17:09:05 pi3: FAILED after 300.0s\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "systemctl") || strings.Contains(got, "\x1b[") {
+		t.Errorf("a command without Verbose, or colour without Color:\n%s", got)
+	}
+}
+
+// TestQuietAndVerbose: Quiet leaves only failures and notes; Verbose adds
+// the commands.
+func TestQuietAndVerbose(t *testing.T) {
+	c := newClock()
+	var out bytes.Buffer
+	v := New(&out, Options{Quiet: true, Now: c.now})
+	a, b := v.Host("a"), v.Host("b")
+	a.Step("installing")
+	a.Status("tps 1")
+	b.Note("note: kept")
+	a.Done(nil)
+	b.Done(errors.New("x"))
+	if got := out.String(); got != "17:04:05 b: note: kept\n17:04:05 b: FAILED after 0.0s\n" {
+		t.Errorf("quiet:\n%s", got)
+	}
+	out.Reset()
+	v = New(&out, Options{Verbose: true, Color: true, Now: c.now})
+	a = v.Host("a")
+	a.Command("apt-get -q update")
+	a.Done(errors.New("x"))
+	if got := out.String(); got != "17:04:05 a: $ apt-get -q update\n17:04:05 a: \x1b[31mFAILED\x1b[0m after 0.0s\n" {
+		t.Errorf("verbose, in colour: %q", got)
+	}
+}
+
+// TestLiveLines: on a terminal (a pty) each host has one line that changes
+// in place: the screen, once the view is done, holds one line per host,
+// the names aligned, with its result, and a note above them; no step is
+// left as a line of its own.
+func TestLiveLines(t *testing.T) {
+	tty, done := termtest.PTY(t, 40, 100)
+	v := New(tty, Options{Live: true})
+	hosts := []*Host{v.Host("pi4"), v.Host("pi3"), v.Host("zero")}
+	for i := 0; i < 5; i++ {
+		for _, h := range hosts {
+			h.Status("tps " + strings.Repeat("9", i+1))
+		}
+		time.Sleep(200 * time.Millisecond) // a few refreshes
+	}
+	hosts[1].Note("note: something to keep")
+	hosts[0].Step("PASS  447.3 TPS")
+	hosts[0].Done(nil)
+	hosts[1].Done(nil)
+	hosts[2].Done(errors.New("gone"))
+	v.Wait()
+	raw := done()
+
+	screen := termtest.Render(raw)
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^pi3: note: something to keep$`),
+		regexp.MustCompile(`^pi4 {4}\d:\d\d  done: PASS  447\.3 TPS$`), // the last step: the task's summary
+		regexp.MustCompile(`^pi3 {4}\d:\d\d  done: tps 99999$`),
+		regexp.MustCompile(`^zero {3}\d:\d\d  FAILED at: tps 99999$`), // where it failed
+	}
+	if len(screen) != len(want) {
+		t.Fatalf("the screen has %d lines, want %d:\n%s\n(raw %q)", len(screen), len(want), strings.Join(screen, "\n"), raw)
+	}
+	for i, w := range want {
+		if !w.MatchString(screen[i]) {
+			t.Errorf("line %d %q, want %s", i, screen[i], w)
+		}
+	}
+	if !strings.Contains(raw, "tps 99999") {
+		t.Errorf("the last status was never drawn: %q", raw)
+	}
+}
