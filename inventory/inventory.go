@@ -495,15 +495,7 @@ func (inv *Inventory) Select(limit string) ([]Host, error) {
 		want[n] = true
 	}
 	if len(unknown) > 0 {
-		names := make([]string, len(inv.Hosts))
-		for i, h := range inv.Hosts {
-			names[i] = h.Name
-		}
-		msg := fmt.Sprintf("--limit: no host named %s in the inventory (hosts: %s)", quoteList(unknown), strings.Join(names, ", "))
-		if len(unknown) == 1 {
-			msg += suggest(unknown[0], names)
-		}
-		return nil, &Error{File: inv.Path, Msg: msg}
+		return nil, inv.unknown("--limit: ", unknown)
 	}
 	if len(want) == 0 {
 		return nil, &Error{File: inv.Path, Msg: "--limit: no host names given"}
@@ -515,6 +507,31 @@ func (inv *Inventory) Select(limit string) ([]Host, error) {
 		}
 	}
 	return out, nil
+}
+
+// Named returns the host called name; an unknown name is an error that
+// lists the hosts there are (a command's argument, not --limit).
+func (inv *Inventory) Named(name string) (Host, error) {
+	for _, h := range inv.Hosts {
+		if h.Name == name {
+			return h, nil
+		}
+	}
+	return Host{}, inv.unknown("", []string{name})
+}
+
+// unknown is the error for names the inventory has no host of: the hosts
+// it has, and the nearest name when one was wrong.
+func (inv *Inventory) unknown(prefix string, unknown []string) error {
+	names := make([]string, len(inv.Hosts))
+	for i, h := range inv.Hosts {
+		names[i] = h.Name
+	}
+	msg := fmt.Sprintf("%sno host named %s in the inventory (hosts: %s)", prefix, quoteList(unknown), strings.Join(names, ", "))
+	if len(unknown) == 1 {
+		msg += suggest(unknown[0], names)
+	}
+	return &Error{File: inv.Path, Msg: msg}
 }
 
 func (inv *Inventory) has(name string) bool {

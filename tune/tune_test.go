@@ -246,6 +246,9 @@ func TestOverrides(t *testing.T) {
 		{"mysql", map[string]string{"aria_pagecache_buffer_size": "8M"}, "it is a MariaDB setting"},
 		{"postgres", map[string]string{"max_connections": "5000"}, "more than the board's"},
 		{"postgres", map[string]string{"checkpoint_timeout": "5 minutes"}, "not a time"},
+		// the fuzzer's find: a bare number is 8kB blocks to PostgreSQL, not bytes
+		{"postgres", map[string]string{"shared_buffers": "170000"}, "has no unit"},
+		{"postgres", map[string]string{"work_mem": "1500B"}, "not a whole number of kB"},
 	}
 	for _, c := range bad {
 		_, err := Recommend(Input{Flavor: c.flavor, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}, "balanced", c.set)

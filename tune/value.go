@@ -3,6 +3,7 @@ package tune
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,6 +113,17 @@ func (p Param) parse(s string) (Value, error) {
 		n, err := inventory.ParseSize(s)
 		if err != nil {
 			return Value{}, err
+		}
+		if slices.Equal(p.Flavors, []string{"postgres"}) {
+			// PostgreSQL reads a bare number in the setting's own unit
+			// (8kB blocks for shared_buffers, kB for work_mem), and has
+			// no unit below kB: pidb does not guess at either
+			if _, bare := strconv.ParseUint(s, 10, 64); bare == nil {
+				return Value{}, fmt.Errorf("%s has no unit, and PostgreSQL would read it in the setting's own unit (8kB blocks for some): write it with one, like 1GB or 512MB", s)
+			}
+			if n%1024 != 0 {
+				return Value{}, fmt.Errorf("%s is not a whole number of kB, PostgreSQL's smallest memory unit", s)
+			}
 		}
 		if n < p.MinBytes || (p.MaxBytes > 0 && n > p.MaxBytes) {
 			return Value{}, fmt.Errorf("%s is out of range %s-%s", s, Size(p.MinBytes).Render("postgres"), Size(p.MaxBytes).Render("postgres"))

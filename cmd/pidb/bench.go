@@ -29,11 +29,11 @@ func benchCommand() *cli.Command {
 		Usage:     "run a workload on each Pi from this machine, and save the run",
 		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--json]",
 		Flags: append(append(fleetFlags(), workloadFlags()...),
-			&cli.IntFlag{Name: "tables", Usage: workloads.ParamHelp("tables")},
-			&cli.IntFlag{Name: "table-size", Usage: workloads.ParamHelp("table_size")},
+			&cli.IntFlag{Name: "tables", Usage: workloads.ParamHelp("tables"), DefaultText: "the workload's"},
+			&cli.IntFlag{Name: "table-size", Usage: workloads.ParamHelp("table_size"), DefaultText: "the workload's"},
 			&cli.DurationFlag{Name: "interval", Usage: fmt.Sprintf("one point of the series per `D` (default: the inventory's [bench], else %s)", d.Interval)},
 			&cli.StringFlag{Name: "protocol", Usage: "tpcb: simple (pgbench's default) or prepared (pgbench -M prepared); the other workloads always prepare, as sysbench does"},
-			&cli.IntFlag{Name: "threads", Usage: "tpcb: threads the clients share, each waiting on its clients' sockets at once, as pgbench -j (default: this machine's cores); 0: a thread per client"},
+			&cli.IntFlag{Name: "threads", Usage: "tpcb: threads the clients share, each waiting on its clients' sockets at once, as pgbench -j; 0: a thread per client (default: this machine's cores)"},
 			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
 			&cli.StringFlag{Name: "tls", Usage: "auto (on for a direct run to a host whose network logins need TLS, as tls = true in the inventory has it), on, or off (refused by a server that requires TLS)"},
 			&cli.DurationFlag{Name: "thermal-interval", Usage: fmt.Sprintf("one thermal reading per `D` beside the run (default: the inventory's [thermal] interval, else %s)", t.Interval)},
@@ -64,7 +64,7 @@ func workloadFlags() []cli.Flag {
 		&cli.StringFlag{Name: "workload", Usage: workloads.Help()},
 		&cli.IntFlag{Name: "clients", Usage: fmt.Sprintf("client connections (default: the inventory's [bench], else %d)", d.Clients)},
 		&cli.DurationFlag{Name: "duration", Usage: fmt.Sprintf("measured time (default: the inventory's [bench], else %s)", d.Duration)},
-		&cli.IntFlag{Name: "scale", Usage: workloads.ParamHelp("scale")},
+		&cli.IntFlag{Name: "scale", Usage: workloads.ParamHelp("scale"), DefaultText: "the workload's"},
 		&cli.DurationFlag{Name: "warmup", Usage: fmt.Sprintf("time before measuring (default: the inventory's [bench], else %s)", d.Warmup)},
 	}
 }

@@ -29,11 +29,11 @@ func credentialsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			hosts, err := inv.Select(c.Args().First())
+			h, err := inv.Named(c.Args().First())
 			if err != nil {
 				return err
 			}
-			u, err := job.Credentials(inv, hosts[0], c.String("database"))
+			u, err := job.Credentials(inv, h, c.String("database"))
 			if err != nil {
 				return err
 			}

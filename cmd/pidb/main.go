@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -76,9 +77,11 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Version:         version(),
 		Writer:          stdout,
 		ErrWriter:       stderr,
-		HideHelpCommand: true,
-		Suggest:         true,
-		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are mapped once, in run
+		HideHelpCommand: true, // pidb's own: helpCommand
+		// with a command named help, urfave/cli adds no --help of its own
+		Flags:          []cli.Flag{cli.HelpFlag},
+		Suggest:        true,
+		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are mapped once, in run
 		Commands: []*cli.Command{
 			inventoryCommand(),
 			factsCommand(),
@@ -93,12 +96,29 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			tuneCommand(),
 			labCommand(),
 			demoCommand(),
+			helpCommand(),
 		},
 	}
 	app.Action = groupAction
 	setUsageErrors(app.Commands)
+	tidyFlags(app.Commands)
 	app.OnUsageError = onUsageError
 	return app
+}
+
+// helpCommand is `pidb help [CMD [SUB]]`: the same page as `pidb CMD SUB
+// --help` (urfave/cli's own help command leaves out a group's commands
+// and flags).
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Usage:     "show the help of pidb or of a command: pidb help [CMD [SUB]]",
+		UsageText: "pidb help [COMMAND [SUBCOMMAND]]",
+		Action: func(c *cli.Context) error {
+			args := append(append([]string{c.App.Name}, c.Args().Slice()...), "--help")
+			return newApp(c.App.Writer, c.App.ErrWriter).RunContext(c.Context, args)
+		},
+	}
 }
 
 // groupAction runs for a command that only holds subcommands: with no
@@ -106,7 +126,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 func groupAction(c *cli.Context) error {
 	if c.Args().Present() {
 		name := c.App.Name
-		if c.Command != nil && c.Command.FullName() != "" {
+		if c.Command != nil && c.Command.FullName() != "" && c.Command.FullName() != c.App.Name {
 			name += " " + c.Command.FullName()
 		}
 		return usagef("unknown command %q (see %s --help)", c.Args().First(), name)
@@ -128,6 +148,55 @@ func setUsageErrors(cmds []*cli.Command) {
 	}
 }
 
+// tidyFlags has every flag's help say its default once: a default the
+// usage text states ("(default: the inventory's [bench], else 8)") becomes
+// the flag's default text, and a bool that is off unless given says
+// nothing. A number whose zero means "not given" states its default.
+func tidyFlags(cmds []*cli.Command) {
+	for _, c := range cmds {
+		for _, f := range c.Flags {
+			tidyFlag(f)
+		}
+		tidyFlags(c.Subcommands)
+	}
+}
+
+func tidyFlag(f cli.Flag) {
+	stated := func(usage *string) (string, bool) {
+		i := strings.LastIndex(*usage, " (default: ")
+		if i < 0 || !strings.HasSuffix(*usage, ")") {
+			return "", false
+		}
+		def := (*usage)[i+len(" (default: ") : len(*usage)-1]
+		*usage = (*usage)[:i]
+		return def, true
+	}
+	switch f := f.(type) {
+	case *cli.BoolFlag:
+		if def, ok := stated(&f.Usage); ok {
+			f.DefaultText = def
+		} else if !f.Value {
+			f.DisableDefaultText = true
+		}
+	case *cli.IntFlag:
+		if def, ok := stated(&f.Usage); ok {
+			f.DefaultText = def
+		}
+	case *cli.DurationFlag:
+		if def, ok := stated(&f.Usage); ok {
+			f.DefaultText = def
+		}
+	case *cli.Float64Flag:
+		if def, ok := stated(&f.Usage); ok {
+			f.DefaultText = def
+		}
+	case *cli.StringFlag:
+		if def, ok := stated(&f.Usage); ok {
+			f.DefaultText = def
+		}
+	}
+}
+
 // Flags shared by the commands that read an inventory; new ones each time
 // (see fleetFlags).
 func inventoryFlag() cli.Flag {
@@ -144,12 +213,12 @@ func jsonFlag() cli.Flag {
 
 // loadHosts reads the inventory named by -i and selects the --limit hosts.
 func loadHosts(c *cli.Context) (*inventory.Inventory, []inventory.Host, error) {
+	if c.Args().Present() {
+		return nil, nil, usagef("unexpected argument %q: %s takes no arguments, and pidb reads no flag after one (put -i FILE and the other flags before it)", c.Args().First(), c.Command.HelpName)
+	}
 	path := c.String("inventory")
 	if path == "" {
 		return nil, nil, usagef("no inventory: give -i FILE (or set PIDB_INVENTORY)")
-	}
-	if c.Args().Present() {
-		return nil, nil, usagef("unexpected argument %q (flags go before arguments)", c.Args().First())
 	}
 	inv, err := job.LoadInventory(path)
 	if err != nil {

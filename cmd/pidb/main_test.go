@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 )
 
 func runPidb(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -115,5 +118,35 @@ func TestHelpEverywhere(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "USAGE") {
 			t.Errorf("pidb %s: exit %d, output %q", strings.Join(args, " "), code, out)
 		}
+	}
+	// every command: `pidb help CMD [SUB]` is `pidb CMD [SUB] --help`, and
+	// each flag's default is said once, never a bare zero
+	var walk func(path []string, cmds []*cli.Command)
+	walk = func(path []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.Hidden || c.Name == "help" {
+				continue
+			}
+			p := append(append([]string{}, path...), c.Name)
+			code, viaFlag, _ := runPidb(t, append(p, "--help")...)
+			helpArgs := append([]string{"help"}, p...)
+			code2, viaHelp, _ := runPidb(t, helpArgs...)
+			if code != 0 || code2 != 0 || viaFlag != viaHelp || !strings.Contains(viaFlag, "USAGE") {
+				t.Errorf("pidb %s --help (exit %d) and pidb %s (exit %d) differ:\n%s\n---\n%s", strings.Join(p, " "), code, strings.Join(helpArgs, " "), code2, viaFlag, viaHelp)
+			}
+			for _, line := range strings.Split(viaFlag, "\n") {
+				if strings.Count(line, "(default:") > 1 || strings.Contains(line, "(default: 0)") || strings.Contains(line, "(default: 0s)") || strings.Contains(line, "(default: false)") {
+					t.Errorf("pidb %s --help: %q", strings.Join(p, " "), strings.TrimSpace(line))
+				}
+			}
+			walk(p, c.Subcommands)
+		}
+	}
+	walk(nil, newApp(io.Discard, io.Discard).Commands)
+	if code, out, errOut := runPidb(t, "help", "facts"); code != 0 || !strings.Contains(out, "pidb facts -i FILE") {
+		t.Errorf("pidb help facts: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := runPidb(t, "nosuch"); code != 2 || !strings.Contains(errOut, `unknown command "nosuch" (see pidb --help)`) {
+		t.Errorf("pidb nosuch: exit %d, %q", code, errOut)
 	}
 }

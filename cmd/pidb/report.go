@@ -22,7 +22,7 @@ func runsCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "host", Usage: "only this host's runs"},
 			&cli.StringFlag{Name: "workload", Usage: "only this workload's runs"},
-			&cli.IntFlag{Name: "last", Usage: "only the newest `N` (after --host and --workload)"},
+			&cli.IntFlag{Name: "last", Usage: "only the newest `N` (after --host and --workload) (default: all)"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {

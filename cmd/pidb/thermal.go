@@ -27,7 +27,7 @@ func thermalCommand() *cli.Command {
 		UsageText: "pidb thermal -i FILE [--limit NAMES] [--interval D] [--duration D] [--csv FILE] [--json]",
 		Flags: append(fleetFlags(),
 			&cli.DurationFlag{Name: "interval", Usage: fmt.Sprintf("one reading per `D` (default: the inventory's [thermal] interval, else %s)", config.DefaultThermal(config.ForBench).Interval)},
-			&cli.DurationFlag{Name: "duration", Usage: "keep reading for `D`; without it, one reading"},
+			&cli.DurationFlag{Name: "duration", Usage: "keep reading for `D` (default: one reading)"},
 			&cli.StringFlag{Name: "csv", Usage: "also write every reading to `FILE` in the write-up's format: hostname, YYYYmmdd-HH:MM:SS, millidegrees (then Arm Hz, get_throttled)"},
 		),
 		Action: runThermal,

@@ -24,7 +24,7 @@ func tuneCommand() *cli.Command {
 					&cli.StringFlag{Name: "engine", Usage: "postgres, mysql or mariadb"},
 					&cli.StringFlag{Name: "version", Usage: "the server's version (default: what Debian 12 / Raspberry Pi OS ships)"},
 					&cli.StringFlag{Name: "mem", Usage: "the board's nominal RAM, e.g. 4GiB or 512MB (binary)"},
-					&cli.IntFlag{Name: "cpus", Usage: "cores"},
+					&cli.IntFlag{Name: "cpus", Usage: "cores", DefaultText: "none: give it"},
 					&cli.StringFlag{Name: "storage", Usage: "sd, usb, nvme or unknown", Value: "sd"},
 					&cli.StringFlag{Name: "preset", Usage: strings.Join(tune.PresetNames(), ", ") + " (see pidb tune presets)", Value: "balanced"},
 					&cli.StringSliceFlag{Name: "set", Usage: "override a setting: `name=value` (repeatable)"},
