@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -67,7 +66,7 @@ func (l *Lab) ensureAptProxy(ctx context.Context) error {
 	defer logf.Close()
 	cmd := exec.Command("apt-cacher-ng", "-c", dir, "ForeGround=1", "pidfile="+filepath.Join(dir, "pid"))
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = detached()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start the lab's package cache: %w", err)
 	}
@@ -90,6 +89,6 @@ func (l *Lab) ensureAptProxy(ctx context.Context) error {
 // stopAptProxy ends the lab's apt-cacher-ng, found by its config folder.
 func (l *Lab) stopAptProxy() {
 	for _, pid := range processesMatching(Prefix + "-apt-proxy") {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = kill(pid)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -305,7 +304,7 @@ func (l *Lab) startNspawn(b Board) (int, error) {
 	defer logf.Close()
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = detached()
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
@@ -322,7 +321,7 @@ func (l *Lab) startNspawn(b Board) (int, error) {
 func (l *Lab) removeHost(ctx context.Context, name string) error {
 	group := machineName(name)
 	for _, pid := range processesMatching("--machine=" + group + " ") {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = kill(pid)
 	}
 	for _, h := range cgroupHierarchies {
 		if err := removeCgroup(ctx, cgroupDir(h, group)); err != nil {
@@ -404,7 +403,7 @@ func (l *Lab) Down(ctx context.Context) error {
 		}
 	}
 	for _, pid := range processesMatching("--machine=" + Prefix + "-") {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = kill(pid)
 	}
 	l.stopSimulator()
 	_ = os.Remove(l.thermalConfigPath())

@@ -80,7 +80,7 @@ func removeCgroup(ctx context.Context, dir string) error {
 			return fmt.Errorf("processes %v in %s did not exit", pids, dir)
 		}
 		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
+			_ = kill(p)
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return err
@@ -167,7 +167,7 @@ func alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	if err := syscall.Kill(pid, 0); err != nil {
+	if err := signal0(pid); err != nil {
 		return false
 	}
 	// a zombie is not alive

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -185,7 +184,7 @@ func (l *Lab) ensureSimulator() error {
 	}
 	defer logf.Close()
 	cmd := &exec.Cmd{Path: l.SimulatorCommand[0], Args: append([]string{simulatorProcess}, l.SimulatorCommand[1:]...), Stdout: logf, Stderr: logf,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+		SysProcAttr: detached()}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start the thermal simulator: %w", err)
 	}
@@ -196,7 +195,7 @@ func (l *Lab) ensureSimulator() error {
 // stopSimulator kills the thermal simulator.
 func (l *Lab) stopSimulator() {
 	for _, pid := range processesMatching(simulatorProcess + " ") {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = kill(pid)
 	}
 	_ = os.Remove(filepath.Join(l.Dir, simulatorPIDFile))
 }
@@ -349,11 +348,11 @@ func writeAtomic(path, data string) error {
 func PauseSimulator() (resume func()) {
 	pids := processesMatching(simulatorProcess + " ")
 	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGSTOP)
+		_ = pause(pid)
 	}
 	return func() {
 		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGCONT)
+			_ = cont(pid)
 		}
 	}
 }

@@ -8,5 +8,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
 mkdir -p bin
-go build -o bin/pidb ./cmd/pidb
+go build -buildvcs=auto -o bin/pidb ./cmd/pidb
 exec bin/pidb demo "$@"

@@ -3,7 +3,8 @@
 #   sudo scripts/test.sh
 # Installs what it needs (apt packages, Go modules), checks formatting and
 # vet, boots the simulated Pi lab, runs every test against it with the race
-# detector, then kills and re-ups the lab and checks that down leaves nothing.
+# detector, then kills and re-ups the lab and checks that down leaves
+# nothing, and last builds the release archives for every controller.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,7 +45,7 @@ done
 
 log "build"
 mkdir -p bin
-go build -o bin/pidb ./cmd/pidb
+go build -buildvcs=auto -o bin/pidb ./cmd/pidb
 
 log "lab up"
 PIDB_LAB=$(bin/pidb lab up)
@@ -54,8 +55,22 @@ trap 'bin/pidb lab down >/dev/null 2>&1 || true' EXIT
 # -p 1: one package at a time, since some lab tests change the hosts
 # (provisioning installs databases) and others measure them
 log "go test -race -p 1 ./... (with the lab at $PIDB_LAB)"
-go test -race -p 1 -count=1 -timeout 15m ./...
+go test -race -p 1 -count=1 -timeout 30m ./...
 
 log "lab lifecycle: kill, up again, down leaves nothing"
 PIDB_LAB_LIFECYCLE=1 go test -count=1 -run '^TestLabLifecycle$' -v ./lab
 trap - EXIT
+
+# the release builds for every controller, and the version they carry
+log "release builds"
+scripts/release.sh >/dev/null
+for a in dist/pidb-*-linux-amd64.tar.gz dist/pidb-*-linux-arm64.tar.gz dist/pidb-*-linux-armv7.tar.gz \
+         dist/pidb-*-darwin-arm64.tar.gz dist/pidb-*-darwin-amd64.tar.gz dist/pidb-*-windows-amd64.zip; do
+  [ -s "$a" ] || { echo "release: $a missing" >&2; exit 1; }
+done
+rev=$(git rev-parse --short=12 HEAD 2>/dev/null || true)
+tar -xzOf dist/pidb-*-linux-amd64.tar.gz --wildcards '*/pidb' > bin/pidb-release
+chmod +x bin/pidb-release
+if [ -n "$rev" ] && ! bin/pidb-release --version | grep -q "$rev"; then
+  echo "release: pidb --version does not name the commit $rev: $(bin/pidb-release --version)" >&2; exit 1
+fi

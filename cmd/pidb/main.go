@@ -56,16 +56,50 @@ func exitCode(err error, stderr io.Writer) int {
 	return 1
 }
 
+// release is the version a release build stamps in (scripts/release.sh:
+// -ldflags "-X main.release=v1.2.3"); set by the linker, never changed.
+var release string
+
+// version is pidb's version: the release's, else the module's, with the
+// commit it was built from (and "modified" when the checkout had changes)
+// when the build recorded it.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "unknown"
+		return orDevel(release)
 	}
-	v := bi.Main.Version
+	return describe(release, bi)
+}
+
+// describe is the version of a build: "v1.2.3 (3f9c2ab41d07)", "(devel)
+// (3f9c2ab41d07, modified)".
+func describe(release string, bi *debug.BuildInfo) string {
+	v := orDevel(release)
+	if release == "" && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	var rev, modified string
 	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " (" + s.Value[:12] + ")"
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
 		}
+	}
+	if len(rev) >= 12 {
+		rev = rev[:12]
+		if modified == "true" {
+			rev += ", modified"
+		}
+		v += " (" + rev + ")"
+	}
+	return v
+}
+
+func orDevel(v string) string {
+	if v == "" {
+		return "(devel)"
 	}
 	return v
 }

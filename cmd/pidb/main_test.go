@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -148,5 +149,30 @@ func TestHelpEverywhere(t *testing.T) {
 	}
 	if code, _, errOut := runPidb(t, "nosuch"); code != 2 || !strings.Contains(errOut, `unknown command "nosuch" (see pidb --help)`) {
 		t.Errorf("pidb nosuch: exit %d, %q", code, errOut)
+	}
+}
+
+func TestDescribeVersion(t *testing.T) {
+	bi := func(main string, settings ...string) *debug.BuildInfo {
+		b := &debug.BuildInfo{Main: debug.Module{Version: main}}
+		for i := 0; i+1 < len(settings); i += 2 {
+			b.Settings = append(b.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
+		}
+		return b
+	}
+	rev := "3f9c2ab41d0712345678"
+	for _, tc := range []struct {
+		release string
+		bi      *debug.BuildInfo
+		want    string
+	}{
+		{"v0.15.0", bi("(devel)", "vcs.revision", rev, "vcs.modified", "false"), "v0.15.0 (3f9c2ab41d07)"},
+		{"", bi("(devel)", "vcs.revision", rev, "vcs.modified", "true"), "(devel) (3f9c2ab41d07, modified)"},
+		{"", bi("v0.15.0"), "v0.15.0"},
+		{"", bi(""), "(devel)"},
+	} {
+		if got := describe(tc.release, tc.bi); got != tc.want {
+			t.Errorf("describe(%q, %+v) = %q, want %q", tc.release, tc.bi.Settings, got, tc.want)
+		}
 	}
 }

@@ -107,3 +107,6 @@ func dial(ctx context.Context, ap netip.AddrPort) (*Conn, error) {
 	f := os.NewFile(uintptr(fd), "tcp:"+ap.String()) // blocking: not in the poller
 	return &Conn{f: f, fd: fd, local: local, remote: net.TCPAddrFromAddrPort(ap)}, nil
 }
+
+// shutdown shuts a socket down both ways.
+func shutdown(fd int) { _ = syscall.Shutdown(fd, syscall.SHUT_RDWR) }

@@ -81,7 +81,7 @@ func (again) Unwrap() error   { return syscall.EAGAIN }
 // Interrupt shuts the socket down: a Read or Write waiting on it returns,
 // and the connection is finished.
 func (c *Conn) Interrupt() {
-	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
+	shutdown(c.fd)
 }
 
 // Close closes the socket.

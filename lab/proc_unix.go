@@ -1,0 +1,22 @@
+//go:build unix
+
+package lab
+
+import (
+	"os"
+	"syscall"
+)
+
+// The lab's processes: it starts them in sessions of their own, outlives
+// nothing it starts, and stops them with signals. The lab runs on Linux
+// only (checkHost); these build wherever pidb does.
+
+// detached is how a process the lab starts runs: in its own session, so
+// it outlives the command that started it.
+func detached() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+
+func kill(pid int) error        { return syscall.Kill(pid, syscall.SIGKILL) }
+func pause(pid int) error       { return syscall.Kill(pid, syscall.SIGSTOP) }
+func cont(pid int) error        { return syscall.Kill(pid, syscall.SIGCONT) }
+func signal0(pid int) error     { return syscall.Kill(pid, 0) }
+func lockFile(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }
