@@ -57,13 +57,22 @@ type databaseView struct {
 	Owner string `json:"owner"`
 }
 
+// storageOf is the host's storage as the table and the JSON both say it:
+// the inventory's, or "detect" (facts find it on the host).
+func storageOf(h inventory.Host) string {
+	if h.Storage == "" {
+		return "detect"
+	}
+	return h.Storage
+}
+
 func hostViews(hosts []inventory.Host) []hostView {
 	views := make([]hostView, 0, len(hosts))
 	for _, h := range hosts {
 		v := hostView{
 			Host: h.Name, Address: h.Address, Port: h.Port, User: h.User,
 			IdentityFile: h.IdentityFile, KnownHosts: h.KnownHosts,
-			Engine: h.Engine, Preset: h.Preset, Storage: h.Storage,
+			Engine: h.Engine, Preset: h.Preset, Storage: storageOf(h),
 			AllowFrom: allowStrings(h), TLS: h.TLS, Settings: raw(h.Settings), Bench: raw(h.Bench),
 			Databases: []databaseView{}, Line: h.Line,
 		}
@@ -100,10 +109,7 @@ func hostRows(hosts []inventory.Host) [][]string {
 		if h.Port != 22 {
 			addr += ":" + strconv.Itoa(h.Port)
 		}
-		storage := h.Storage
-		if storage == "" {
-			storage = "detect"
-		}
+		storage := storageOf(h)
 		allow := strings.Join(allowStrings(h), ",")
 		switch {
 		case allow == "":

@@ -67,6 +67,10 @@ func TestInventoryCheckJSON(t *testing.T) {
 	if len(hosts) != 1 || hosts[0]["host"] != "pi3" || hosts[0]["engine"] != "mysql" || hosts[0]["port"] != float64(22) {
 		t.Errorf("json = %v", hosts)
 	}
+	// the table says detect where the inventory names no storage; so does the JSON
+	if hosts[0]["storage"] != "detect" {
+		t.Errorf("storage = %v, want detect", hosts[0]["storage"])
+	}
 	if allow, _ := hosts[0]["allow_from"].([]any); len(allow) != 1 || allow[0] != "10.9.0.0/24" {
 		t.Errorf("allow_from = %v", hosts[0]["allow_from"])
 	}

@@ -19,7 +19,7 @@ func tuneCommand() *cli.Command {
 			{
 				Name:      "show",
 				Usage:     "print the settings for a board, offline",
-				UsageText: "pidb tune show --engine postgres|mysql|mariadb [--version V] --mem SIZE --cpus N [--storage S] [--preset P] [--set name=value]... [--max-connections N] [--format conf|json]",
+				UsageText: "pidb tune show --engine postgres|mysql|mariadb [--version V] --mem SIZE --cpus N [--storage S] [--preset P] [--set name=value]... [--max-connections N] [--format conf|json] [--json]",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "engine", Usage: "postgres, mysql or mariadb"},
 					&cli.StringFlag{Name: "version", Usage: "the server's version (default: what Debian 12 / Raspberry Pi OS ships)"},
@@ -30,6 +30,7 @@ func tuneCommand() *cli.Command {
 					&cli.StringSliceFlag{Name: "set", Usage: "override a setting: `name=value` (repeatable)"},
 					&cli.IntFlag{Name: "max-connections", Usage: "connections to plan for (default: scaled to RAM)"},
 					&cli.StringFlag{Name: "format", Usage: "conf (the drop-in file) or json", Value: "conf"},
+					jsonFlag(),
 				},
 				Action: tuneShow,
 			},
@@ -109,7 +110,14 @@ func tuneShow(c *cli.Context) error {
 		return usageError{err}
 	}
 	in, _ = tune.Normalize(in)
-	switch c.String("format") {
+	format := c.String("format")
+	if c.Bool("json") {
+		if c.IsSet("format") && format != "json" {
+			return usagef("--json and --format %s: give one", format)
+		}
+		format = "json"
+	}
+	switch format {
 	case "conf":
 		_, err := fmt.Fprint(c.App.Writer, tune.Render(in, c.String("preset"), s))
 		return err

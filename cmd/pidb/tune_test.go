@@ -29,6 +29,10 @@ func TestTuneShow(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"bytes": 1073741824`) || !strings.Contains(out, `"name": "innodb_buffer_pool_size"`) {
 		t.Errorf("mariadb json: exit %d\n%s", code, out)
 	}
+	// --json, as every other command takes it, is --format json
+	if code, viaJSON, _ := runPidb(t, "tune", "show", "--engine", "mariadb", "--mem", "4GiB", "--cpus", "4", "--preset", "seed", "--json"); code != 0 || viaJSON != out {
+		t.Errorf("--json: exit %d, and not what --format json printed:\n%s", code, viaJSON)
+	}
 	code, out, _ = runPidb(t, "tune", "show", "--engine", "mariadb", "--mem", "4GiB", "--cpus", "4", "--preset", "seed")
 	if code != 0 || !strings.Contains(out, "\nskip-log-bin  # ") || !strings.HasPrefix(out, "# Managed by pidb: preset \"seed\" for MariaDB 10.11, 4096 MiB RAM, 4 CPUs") {
 		t.Errorf("mariadb conf: exit %d\n%s", code, out)
@@ -42,6 +46,7 @@ func TestTuneShow(t *testing.T) {
 		{[]string{"--set", "novalue"}, "want name=value"},
 		{[]string{"--preset", "turbo"}, "unknown preset"},
 		{[]string{"--format", "yaml"}, "want conf or json"},
+		{[]string{"--format", "conf", "--json"}, "give one"},
 	} {
 		args := append([]string{"tune", "show", "--engine", "postgres", "--mem", "4GiB", "--cpus", "4"}, c.args...)
 		code, _, errOut := runPidb(t, args...)
