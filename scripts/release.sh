@@ -2,8 +2,9 @@
 # Builds pidb for every controller people use, into dist/: Linux on
 # x86-64, 64-bit Arm and 32-bit Arm v7 (a Pi as the controller), macOS on
 # Apple silicon and Intel, and Windows on x86-64. Each is an archive
-# (tar.gz; zip for Windows) with the binary, the README and the
-# architecture notes, and dist/SHA256SUMS has their checksums.
+# (tar.gz; zip for Windows) with the binary, its man page (pidb.1), the
+# README and the architecture notes, and dist/SHA256SUMS has their
+# checksums.
 #
 #   scripts/release.sh                 # version from git describe
 #   VERSION=v0.15.0 scripts/release.sh
@@ -27,6 +28,8 @@ fi
 
 rm -rf dist
 mkdir -p dist
+# the man page, from the same definitions as the help, into every archive
+go run -buildvcs=auto ./cmd/pidb man > dist/pidb.1
 for t in $TARGETS; do
   IFS=/ read -r os arch arm <<<"$t"
   name=pidb-$VERSION-$os-$arch${arm:+v$arm}
@@ -36,7 +39,7 @@ for t in $TARGETS; do
   mkdir -p "dist/$name"
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOARM=$arm \
     go build -trimpath -buildvcs=auto -ldflags "-s -w -X main.release=$VERSION" -o "dist/$name/pidb$ext" ./cmd/pidb
-  cp README.md ARCHITECTURE.md "dist/$name/"
+  cp README.md ARCHITECTURE.md dist/pidb.1 "dist/$name/"
   if [ "$os" = windows ]; then
     (cd dist && zip -qr "$name.zip" "$name")
   else
@@ -44,5 +47,6 @@ for t in $TARGETS; do
   fi
   rm -rf "dist/${name:?}"
 done
+rm dist/pidb.1
 (cd dist && sha256sum ./*.tar.gz ./*.zip 2>/dev/null | sed 's| \./| |' > SHA256SUMS)
 cat dist/SHA256SUMS

@@ -113,9 +113,11 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ErrWriter:       stderr,
 		HideHelpCommand: true, // pidb's own: helpCommand
 		// with a command named help, urfave/cli adds no --help of its own
-		Flags:          []cli.Flag{cli.HelpFlag},
-		Suggest:        true,
-		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are mapped once, in run
+		Flags:   []cli.Flag{cli.HelpFlag},
+		Suggest: true,
+		// what the shells' completion scripts ask (pidb completion)
+		EnableBashCompletion: true,
+		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are mapped once, in run
 		Commands: []*cli.Command{
 			inventoryCommand(),
 			factsCommand(),
@@ -130,6 +132,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			tuneCommand(),
 			labCommand(),
 			demoCommand(),
+			completionCommand(),
+			manCommand(),
 			helpCommand(),
 		},
 	}

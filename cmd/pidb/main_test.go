@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -177,6 +181,88 @@ func TestDescribeVersion(t *testing.T) {
 	} {
 		if got := describe(tc.release, tc.bi); got != tc.want {
 			t.Errorf("describe(%q, %+v) = %q, want %q", tc.release, tc.bi.Settings, got, tc.want)
+		}
+	}
+}
+
+// TestMain lets the test binary be pidb itself, for the tests that run it
+// from a shell (completion): with PIDB_TEST_AS_PIDB=1 it runs pidb's main.
+func TestMain(m *testing.M) {
+	if os.Getenv("PIDB_TEST_AS_PIDB") == "1" {
+		os.Exit(run(os.Args, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestCompletion: the bash script, sourced in a real bash, completes
+// pidb's commands and a command's flags by asking pidb (here the test
+// binary as pidb); zsh's and fish's scripts come out too.
+func TestCompletion(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	code, script, _ := runPidb(t, "completion", "bash")
+	if code != 0 {
+		t.Fatalf("completion bash: exit %d", code)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	complete := func(words ...string) []string {
+		t.Helper()
+		q := make([]string, len(words))
+		for i, w := range words {
+			q[i] = "'" + w + "'"
+		}
+		sh := script + "\nCOMP_WORDS=('" + self + "' " + strings.Join(q, " ") + ")\nCOMP_CWORD=" + strconv.Itoa(len(words)) +
+			"\n_pidb_complete\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
+		cmd := exec.Command(bash, "--norc", "--noprofile", "-c", sh)
+		cmd.Env = append(os.Environ(), "PIDB_TEST_AS_PIDB=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bash: %v", err)
+		}
+		return strings.Fields(string(out))
+	}
+	if got := complete("val"); strings.Join(got, " ") != "validate" {
+		t.Errorf("pidb val<TAB>: %v, want validate", got)
+	}
+	if got := complete("validate", "--li"); strings.Join(got, " ") != "--limit" {
+		t.Errorf("pidb validate --li<TAB>: %v, want --limit", got)
+	}
+	if got := complete("tune", ""); !slices.Contains(got, "show") || !slices.Contains(got, "apply") {
+		t.Errorf("pidb tune <TAB>: %v, want its subcommands", got)
+	}
+	for _, shell := range []string{"zsh", "fish"} {
+		if code, out, errOut := runPidb(t, "completion", shell); code != 0 || !strings.Contains(out, "pidb") {
+			t.Errorf("completion %s: exit %d\n%s%s", shell, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runPidb(t, "completion", "tcsh"); code != 2 || !strings.Contains(errOut, "want bash, zsh or fish") {
+		t.Errorf("completion tcsh: exit %d %q", code, errOut)
+	}
+}
+
+// TestManPage: the man page is made from the same definitions as the help:
+// every command's usage line and every flag its help lists are in it.
+func TestManPage(t *testing.T) {
+	code, man, _ := runPidb(t, "man")
+	if code != 0 || !strings.HasPrefix(man, ".nh\n.TH pidb 1") {
+		t.Fatalf("man: exit %d\n%.200s", code, man)
+	}
+	page := strings.ReplaceAll(man, `\-`, "-")
+	for _, cmd := range [][]string{{"validate"}, {"bench"}, {"tune", "show"}, {"lab", "up"}} {
+		_, help, _ := runPidb(t, append(cmd, "--help")...)
+		for _, f := range regexp.MustCompile(`(?m)^\s+(--[a-z-]+)`).FindAllStringSubmatch(help, -1) {
+			if f[1] != "--help" && !strings.Contains(page, f[1]) {
+				t.Errorf("pidb %s: flag %s is in the help, not in the man page", strings.Join(cmd, " "), f[1])
+			}
+		}
+		usage := regexp.MustCompile(`(?m)^USAGE:\n\s+(.+)$`).FindStringSubmatch(help)
+		if usage == nil || !strings.Contains(page, strings.ReplaceAll(usage[1], `\`, `\\`)) && !strings.Contains(page, usage[1]) {
+			t.Errorf("pidb %s: the usage line is not in the man page: %v", strings.Join(cmd, " "), usage)
 		}
 	}
 }

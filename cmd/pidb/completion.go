@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+)
+
+// The shells' completion scripts: each asks pidb itself what comes next
+// (urfave/cli's --generate-bash-completion: the commands, or with a word
+// that begins with "-" the flags), so they never go stale.
+const bashCompletion = `# pidb completion for bash: source it, or put it in
+# /etc/bash_completion.d/pidb (pidb completion bash > /etc/bash_completion.d/pidb)
+_pidb_complete() {
+	local cur="${COMP_WORDS[COMP_CWORD]}" words
+	if [[ "$cur" == -* ]]; then
+		words=$("${COMP_WORDS[@]:0:COMP_CWORD}" "$cur" --generate-bash-completion 2>/dev/null)
+	else
+		words=$("${COMP_WORDS[@]:0:COMP_CWORD}" --generate-bash-completion 2>/dev/null)
+	fi
+	COMPREPLY=($(compgen -W "$words" -- "$cur"))
+}
+complete -o bashdefault -o default -F _pidb_complete pidb
+`
+
+const zshCompletion = `#compdef pidb
+# pidb completion for zsh: put it in a folder of $fpath as _pidb
+# (pidb completion zsh > "${fpath[1]}/_pidb")
+_pidb() {
+	local -a words_
+	local cur=${words[CURRENT]}
+	if [[ "$cur" == -* ]]; then
+		words_=(${(f)"$(${words[@]:0:CURRENT-1} "$cur" --generate-bash-completion 2>/dev/null)"})
+	else
+		words_=(${(f)"$(${words[@]:0:CURRENT-1} --generate-bash-completion 2>/dev/null)"})
+	fi
+	compadd -a words_
+}
+compdef _pidb pidb
+`
+
+func completionCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "completion",
+		Usage:     "print the shell completion script for bash, zsh or fish",
+		UsageText: "pidb completion bash|zsh|fish\n\n   source <(pidb completion bash)\n   pidb completion fish > ~/.config/fish/completions/pidb.fish",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("completion needs one shell: bash, zsh or fish")
+			}
+			switch c.Args().First() {
+			case "bash":
+				_, err := fmt.Fprint(c.App.Writer, bashCompletion)
+				return err
+			case "zsh":
+				_, err := fmt.Fprint(c.App.Writer, zshCompletion)
+				return err
+			case "fish":
+				s, err := c.App.ToFishCompletion()
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprint(c.App.Writer, s)
+				return err
+			}
+			return usagef("completion %q: want bash, zsh or fish", c.Args().First())
+		},
+	}
+}
+
+// manCommand prints pidb's man page, made from the same definitions as
+// its help: `pidb man > pidb.1; man ./pidb.1`.
+func manCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "man",
+		Usage:     "print pidb's man page (roff), made from the same definitions as its help",
+		UsageText: "pidb man > pidb.1 && man ./pidb.1",
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("unexpected argument %q", c.Args().First())
+			}
+			s, err := c.App.ToManWithSection(1)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprint(c.App.Writer, s)
+			return err
+		},
+	}
+}
