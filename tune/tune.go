@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"pidb/internal/version"
@@ -127,6 +128,16 @@ func Recommend(in Input, preset string, overrides map[string]string) (Settings, 
 	var s Settings
 	if !slices.Contains(PresetNames(), preset) {
 		return nil, fmt.Errorf("unknown preset %q: want one of %s", preset, strings.Join(PresetNames(), ", "))
+	}
+	// max_connections set is the connections to plan for, as
+	// --max-connections is: the per-connection memory and the budget
+	// scale to it
+	for k, v := range overrides {
+		if name, raw := overrideName(in.Flavor, k, v); name == "max_connections" && in.MaxConnections == 0 {
+			if n, err := strconv.Atoi(strings.TrimSpace(raw)); err == nil && n > 0 {
+				in.MaxConnections = n
+			}
+		}
 	}
 	if in.Flavor == "postgres" {
 		s = postgres(in, preset)

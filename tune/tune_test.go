@@ -409,3 +409,30 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxConnectionsIsAPlan: max_connections set as a setting is the
+// connections the tuner plans for, as --max-connections is: work_mem is
+// scaled to it, not left at the RAM-scaled count's.
+func TestMaxConnectionsIsAPlan(t *testing.T) {
+	in := Input{Flavor: "postgres", RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}
+	viaSet, err := Recommend(in, "balanced", map[string]string{"max_connections": "400"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.MaxConnections = 400
+	viaPlan, err := Recommend(in, "balanced", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := viaSet.Get("work_mem")
+	b, _ := viaPlan.Get("work_mem")
+	plain, _ := Recommend(Input{Flavor: "postgres", RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}, "balanced", nil)
+	c, _ := plain.Get("work_mem")
+	if a.Value != b.Value || a.Value == c.Value {
+		t.Errorf("work_mem: %s with the setting, %s with the plan, %s without either; want the first two equal, and smaller than the third",
+			a.Value.Render("postgres"), b.Value.Render("postgres"), c.Value.Render("postgres"))
+	}
+	if m, _ := viaSet.Get("max_connections"); m.Value.Int != 400 || !m.Override {
+		t.Errorf("max_connections %+v, want 400 as the override", m)
+	}
+}
