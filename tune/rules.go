@@ -118,7 +118,24 @@ func mysqlFamily(in Input, preset string) Settings {
 	case "nvme":
 		io, ioWhy = 1000, "NVMe storage sustains thousands of writes per second"
 	}
-	tmp := pow2Floor(ram / 256)
+	// an in-memory temporary table per connection: 1/256 of RAM, less when
+	// the connections planned for would not fit in nine tenths of it
+	// beside the buffer pool, the server's own and the other buffers
+	tmp, tmpWhy := pow2Floor(ram/256), "1/256 of RAM per in-memory temporary table, so max_connections fit in RAM"
+	fixed := pool + 8*mb // the pool and key_buffer_size
+	if ram > gb {
+		fixed += 200 * mb // performance_schema
+	}
+	if in.Flavor == "mariadb" {
+		fixed += min(max(ram/64, 8*mb), 128*mb) // aria_pagecache_buffer_size
+	}
+	if avail := ram * 9 / 10; avail > fixed {
+		perConn := (avail-fixed)/uint64(conns) - (256+256+128+256)*kib - mb // the other buffers and the thread's stack
+		if perConn < tmp && perConn >= mb {
+			tmp = pow2Floor(perConn)
+			tmpWhy = fmt.Sprintf("per in-memory temporary table: what %d connections can each have within RAM", conns)
+		}
+	}
 	s := Settings{
 		{"max_connections", Integer(int64(conns)), connWhy + ": each connection's buffers must fit in RAM", false},
 		poolSet,
@@ -138,7 +155,7 @@ func mysqlFamily(in Input, preset string) Settings {
 		Setting{"join_buffer_size", Size(256 * kib), "per connection: small, so max_connections fit in RAM", false},
 		Setting{"read_buffer_size", Size(128 * kib), "per connection: the default", false},
 		Setting{"read_rnd_buffer_size", Size(256 * kib), "per connection: the default", false},
-		Setting{"tmp_table_size", Size(tmp), "1/256 of RAM per in-memory temporary table, so max_connections fit in RAM", false},
+		Setting{"tmp_table_size", Size(tmp), tmpWhy, false},
 		Setting{"max_heap_table_size", Size(tmp), "the same as tmp_table_size, which it caps", false},
 	)
 	if in.Flavor == "mariadb" {

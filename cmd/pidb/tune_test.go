@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,30 @@ func TestTuneShow(t *testing.T) {
 	}
 	if code, out, _ := runPidb(t, "tune", "presets"); code != 0 || !strings.Contains(out, "balanced") || !strings.Contains(out, "CAN BE LOST") {
 		t.Errorf("presets: %d\n%s", code, out)
+	}
+}
+
+// TestREADMETuneExamples runs every `pidb tune show` line of the README's
+// examples: each must exit 0 (one did not, the budget check refusing the
+// connections it asked for).
+func TestREADMETuneExamples(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(line, "pidb tune show ") {
+			continue
+		}
+		cmd, _, _ := strings.Cut(line, "#") // the comment
+		args := strings.Fields(cmd)[1:]
+		n++
+		if code, out, errOut := runPidb(t, args...); code != 0 || out == "" {
+			t.Errorf("%s: exit %d\n%s", strings.TrimSpace(cmd), code, errOut)
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d examples of pidb tune show in the README, want at least 3", n)
 	}
 }
