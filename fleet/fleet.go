@@ -68,7 +68,7 @@ func Run[T any](ctx context.Context, hosts []inventory.Host, opt Options, task T
 					Name: h.Name, Address: h.Address, Port: h.Port, User: h.User,
 					IdentityFile: h.IdentityFile, Auth: opt.Auth, KnownHosts: h.KnownHosts,
 					AcceptNewHostKeys: opt.AcceptNewHostKeys, ConnectTimeout: opt.ConnectTimeout,
-					Log: view.Writer(),
+					Log: view.Writer(), Trace: line.Command,
 				})
 				if err != nil {
 					return err

@@ -114,6 +114,10 @@ type Config struct {
 	ConnectTimeout    time.Duration // default 10s
 	KeepAlive         time.Duration // default 5s; three missed answers in a row close the connection
 	Log               io.Writer     // notes for people, such as a recorded host key; may be nil
+	// Trace, when set, gets every command before it runs on the host (as
+	// given, without the sudo around it; what goes to its stdin, such as
+	// a file's contents or SQL with a password's verifier, is not shown)
+	Trace func(cmd string)
 }
 
 // Client is one SSH connection to a host, reused for every command of a run.
@@ -314,6 +318,9 @@ func (c *Client) RunInput(ctx context.Context, cmd string, stdin []byte) (Result
 }
 
 func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader) (Result, error) {
+	if c.cfg.Trace != nil {
+		c.cfg.Trace(cmd)
+	}
 	sess, err := c.conn.ssh.NewSession()
 	if err != nil {
 		return Result{}, c.lost(err, "")

@@ -30,6 +30,7 @@ func fleetFlags() []cli.Flag {
 func viewFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr: only results, failures and notes"},
+		&cli.BoolFlag{Name: "verbose", Usage: "also every command pidb runs on the hosts (never what it sends them on stdin: files, passwords' verifiers)"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (also: the NO_COLOR environment variable)"},
 	}
 }
@@ -39,7 +40,7 @@ func viewFlags() []cli.Flag {
 func newView(c *cli.Context) *progress.View {
 	w := c.App.ErrWriter
 	tty := isTerminal(w)
-	return progress.New(w, progress.Options{Live: tty, Quiet: c.Bool("quiet"), Color: tty && useColor(c)})
+	return progress.New(w, progress.Options{Live: tty, Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose"), Color: tty && useColor(c)})
 }
 
 // isTerminal reports whether w is a terminal.

@@ -16,7 +16,8 @@ import (
 // the slow log with long_query_time = 0), makes the accounts, changes
 // every password (new secrets: the accounts step sets them again), and
 // then searches the servers' logs, the journal and what pidb printed
-// (tables, --json, dry-run plans) for any of the passwords: none is there. The logs did log: pidb's own
+// (tables, --json, dry-run plans, the commands --verbose shows) for any of
+// the passwords: none is there. The logs did log: pidb's own
 // read-back queries are in them.
 func TestPasswordsStayOffTheServersLogs(t *testing.T) {
 	inv := labtest.Inventory(t)
@@ -45,9 +46,12 @@ func TestPasswordsStayOffTheServersLogs(t *testing.T) {
 	var passwords []string
 	for round := 0; round < 2; round++ { // the second round's secrets are new: every password changes
 		t.Setenv("XDG_STATE_HOME", t.TempDir())
-		code, out, errOut := runPidb(t, "provision", "-i", p, "--limit", "pi4,pi3", "--json")
+		code, out, errOut := runPidb(t, "provision", "-i", p, "--limit", "pi4,pi3", "--json", "--verbose")
 		if code != 0 {
 			t.Fatalf("provision round %d: exit %d\n%s\n%s", round, code, out, errOut)
+		}
+		if !strings.Contains(errOut, "pi4: $ ") || !strings.Contains(errOut, "pi3: $ ") {
+			t.Errorf("--verbose showed no command:\n%s", errOut)
 		}
 		outputs = append(outputs, out, errOut)
 		_, out, errOut = runPidb(t, "provision", "-i", p, "--limit", "pi4,pi3", "--dry-run", "--json")
