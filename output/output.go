@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 )
@@ -33,4 +34,23 @@ func JSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// verdicts are the words Paint colours, and their ANSI colours.
+var verdicts = regexp.MustCompile(`\b(PASS|WARN|FAIL|FAILED|DOWN)\b`)
+
+// Paint colours the verdicts in text that was laid out without colour
+// (a table): PASS green, WARN yellow, FAIL, FAILED and DOWN red. The
+// colour codes take no room on a terminal, so the columns stay aligned.
+func Paint(text string) string {
+	return verdicts.ReplaceAllStringFunc(text, func(w string) string {
+		code := "31"
+		switch w {
+		case "PASS":
+			code = "32"
+		case "WARN":
+			code = "33"
+		}
+		return "\x1b[" + code + "m" + w + "\x1b[0m"
+	})
 }

@@ -26,3 +26,11 @@ func TestJSON(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+func TestPaint(t *testing.T) {
+	got := Paint("HOST  VERDICT  REASONS\npi4   PASS     -\npi3   WARN     unstable_throughput\nzero  FAIL     throttled\nPASSED FAILING\n")
+	want := "HOST  VERDICT  REASONS\npi4   \x1b[32mPASS\x1b[0m     -\npi3   \x1b[33mWARN\x1b[0m     unstable_throughput\nzero  \x1b[31mFAIL\x1b[0m     throttled\nPASSED FAILING\n"
+	if got != want {
+		t.Errorf("got %q", got)
+	}
+}

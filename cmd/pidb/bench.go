@@ -186,7 +186,7 @@ func printResults(c *cli.Context, js any, header []string, rows [][]string) erro
 	if c.Bool("json") {
 		return output.JSON(c.App.Writer, js)
 	}
-	return output.Table(c.App.Writer, header, rows)
+	return table(c, header, rows)
 }
 
 // runBenchCleanup drops pidb's benchmark database where pidb made it.

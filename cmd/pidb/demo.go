@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/demo"
-	"pidb/output"
 	"pidb/results"
 )
 
@@ -47,7 +46,7 @@ func demoCommand() *cli.Command {
 						fmt.Sprint(v.Throttled), strings.Join(results.Codes(v.Reasons), ",")})
 				}
 				fmt.Fprintln(w)
-				if err := output.Table(w, []string{"HOST", "COOLING", "VERDICT", "TPS", "P95_MS", "MAX_C", "THROTTLED", "REASONS"}, rows); err != nil {
+				if err := table(c, []string{"HOST", "COOLING", "VERDICT", "TPS", "P95_MS", "MAX_C", "THROTTLED", "REASONS"}, rows); err != nil {
 					return err
 				}
 			}
@@ -57,7 +56,7 @@ func demoCommand() *cli.Command {
 			if res.Comparison != nil {
 				fmt.Fprintln(w, "\nThe Pi 4 in a case (base) against the Pi 4 with a fan:")
 				header, rows := res.Comparison.Table()
-				if err := output.Table(w, header, rows); err != nil {
+				if err := table(c, header, rows); err != nil {
 					return err
 				}
 			}

@@ -39,7 +39,7 @@ func factsCommand() *cli.Command {
 				if err := output.JSON(c.App.Writer, factsJSON(results)); err != nil {
 					return err
 				}
-			} else if err := output.Table(c.App.Writer, factsHeader, factsRows(results)); err != nil {
+			} else if err := table(c, factsHeader, factsRows(results)); err != nil {
 				return err
 			}
 			return fleet.Err(results)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -11,6 +12,7 @@ import (
 
 	"pidb/fleet"
 	"pidb/inventory"
+	"pidb/output"
 	"pidb/progress"
 	"pidb/remote"
 )
@@ -47,6 +49,21 @@ func newView(c *cli.Context) *progress.View {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// table writes a table on stdout; on a terminal, with colour allowed,
+// its verdicts are coloured.
+func table(c *cli.Context, header []string, rows [][]string) error {
+	w := c.App.Writer
+	if !isTerminal(w) || !useColor(c) {
+		return output.Table(w, header, rows)
+	}
+	var b strings.Builder
+	if err := output.Table(&b, header, rows); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, output.Paint(b.String()))
+	return err
 }
 
 // useColor is false with --no-color or NO_COLOR set (https://no-color.org).

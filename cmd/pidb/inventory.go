@@ -27,7 +27,7 @@ func inventoryCommand() *cli.Command {
 				if c.Bool("json") {
 					return output.JSON(c.App.Writer, hostViews(hosts))
 				}
-				return output.Table(c.App.Writer, hostHeader, hostRows(hosts))
+				return table(c, hostHeader, hostRows(hosts))
 			},
 		}},
 	}

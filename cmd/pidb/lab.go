@@ -113,7 +113,7 @@ func labCommand() *cli.Command {
 					for _, s := range st {
 						rows = append(rows, []string{s.Name, s.Address, s.State, s.Model, strconv.FormatUint(s.RAM>>20, 10) + " MB", s.Engine})
 					}
-					return output.Table(c.App.Writer, []string{"HOST", "ADDRESS", "STATE", "MODEL", "RAM", "ENGINE"}, rows)
+					return table(c, []string{"HOST", "ADDRESS", "STATE", "MODEL", "RAM", "ENGINE"}, rows)
 				},
 			},
 		},

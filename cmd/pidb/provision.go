@@ -96,7 +96,7 @@ func runSteps(c *cli.Context, mode string) error {
 		if dry {
 			printPlans(c, out)
 		}
-		if err := output.Table(c.App.Writer, []string{"HOST", "ENGINE", "PRESET", "CHANGED", "RESULT", "TIME"}, provisionRows(out, dry)); err != nil {
+		if err := table(c, []string{"HOST", "ENGINE", "PRESET", "CHANGED", "RESULT", "TIME"}, provisionRows(out, dry)); err != nil {
 			return err
 		}
 		for _, r := range out {

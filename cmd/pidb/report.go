@@ -51,11 +51,11 @@ func runsCommand() *cli.Command {
 				}
 				return output.JSON(c.App.Writer, rows)
 			}
-			table := make([][]string, 0, len(rows))
+			cells := make([][]string, 0, len(rows))
 			for _, r := range rows {
-				table = append(table, r.Cells())
+				cells = append(cells, r.Cells())
 			}
-			if err := output.Table(c.App.Writer, report.RowHeader, table); err != nil {
+			if err := table(c, report.RowHeader, cells); err != nil {
 				return err
 			}
 			for _, r := range rows {
@@ -133,7 +133,7 @@ func runReport(c *cli.Context, compare bool) error {
 			fmt.Fprintln(c.App.Writer, s)
 		}
 		header, rows := rep.Comparison.Table()
-		if err := output.Table(c.App.Writer, header, rows); err != nil {
+		if err := table(c, header, rows); err != nil {
 			return err
 		}
 	}

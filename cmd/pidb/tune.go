@@ -71,7 +71,7 @@ func tuneCommand() *cli.Command {
 					for _, x := range tune.Presets {
 						rows = append(rows, []string{x.Name, x.Description})
 					}
-					return output.Table(c.App.Writer, []string{"PRESET", "DESCRIPTION"}, rows)
+					return table(c, []string{"PRESET", "DESCRIPTION"}, rows)
 				},
 			},
 		},
