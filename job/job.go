@@ -209,8 +209,16 @@ func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	if err := pw.w.Prepare(ctx); err != nil {
 		pw.close()
 		hint := ""
-		if sqldb.MissingDatabase(err) {
+		switch {
+		case sqldb.MissingDatabase(err):
 			hint = fmt.Sprintf(" (pidb's database %q is not there: run pidb provision -i %s to make it again)", engine.BenchDatabase, e.Inventory.Path)
+		case sqldb.BadPassword(err):
+			where := "this controller's secrets"
+			if dir, err := secrets.Dir(); err == nil {
+				where = dir
+			}
+			hint = fmt.Sprintf(" (the server has another password for %s than the one kept in %s, as after provisioning from another controller or user: run pidb provision -i %s --limit %s, which gives it the one kept)",
+				engine.BenchUser, where, e.Inventory.Path, h.Name)
 		}
 		return nil, fmt.Errorf("%s: prepare %s: %w%s", h.Name, p.Spec.Name, err, hint)
 	}

@@ -194,6 +194,14 @@ func MissingDatabase(err error) bool {
 	return (errors.As(err, &pe) && pe.Code == "3D000") || (errors.As(err, &me) && me.Number == 1049)
 }
 
+// BadPassword reports whether the server refused the login's password
+// (PostgreSQL 28P01, MySQL and MariaDB 1045).
+func BadPassword(err error) bool {
+	var pe *pgconn.PgError
+	var me *mysql.MySQLError
+	return (errors.As(err, &pe) && pe.Code == "28P01") || (errors.As(err, &me) && me.Number == 1045)
+}
+
 // Settings reads live server settings for a run's record: on PostgreSQL
 // those taken from its configuration files, on MySQL and MariaDB the
 // variables named (none: nothing is read).

@@ -40,3 +40,16 @@ func TestDialects(t *testing.T) {
 		t.Errorf("quote or engine")
 	}
 }
+
+func TestBadPassword(t *testing.T) {
+	for err, want := range map[error]bool{
+		fmt.Errorf("connect: %w", &pgconn.PgError{Code: "28P01", Message: "password authentication failed for user \"pidb\""}): true,
+		fmt.Errorf("connect: %w", &mysql.MySQLError{Number: 1045, Message: "Access denied for user 'pidb'@'10.213.41.1'"}):     true,
+		&pgconn.PgError{Code: "3D000"}:               false,
+		errors.New("password authentication failed"): false, // only the server's own code counts
+	} {
+		if got := BadPassword(err); got != want {
+			t.Errorf("BadPassword(%v) = %v, want %v", err, got, want)
+		}
+	}
+}

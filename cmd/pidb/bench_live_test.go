@@ -404,3 +404,29 @@ func TestBenchSurvivesAKilledConnection(t *testing.T) {
 		})
 	}
 }
+
+// TestStalePassword: pi4 provisioned from another controller (another
+// state folder: its own password for pidb) refuses this one's; the bench
+// says what happened and what to run, and after that run it works.
+func TestStalePassword(t *testing.T) {
+	inv := labtest.Inventory(t)
+	mine, other := t.TempDir(), t.TempDir()
+	for _, state := range []string{mine, other} {
+		t.Setenv("XDG_STATE_HOME", state)
+		if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4"); code != 0 {
+			t.Fatalf("provision: exit %d\n%s", code, errOut)
+		}
+	}
+	t.Setenv("XDG_STATE_HOME", mine)
+	args := []string{"bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1", "--clients", "1", "--duration", "1s", "--warmup", "0s", "--out", t.TempDir()}
+	code, _, errOut := runPidb(t, args...)
+	if code != 1 || !strings.Contains(errOut, "the server has another password for pidb than the one kept in "+mine) || !strings.Contains(errOut, "run pidb provision -i "+inv.Path+" --limit pi4") {
+		t.Errorf("exit %d; want 1, and the hint\n%s", code, errOut)
+	}
+	if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4"); code != 0 {
+		t.Fatalf("provision: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := runPidb(t, args...); code != 0 {
+		t.Errorf("after provision: exit %d\n%s", code, errOut)
+	}
+}
