@@ -120,10 +120,7 @@ func TestConfigureFaults(t *testing.T) {
 	inv := labtest.Inventory(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	h := provisionedAsRoot(t, inv, "pi4")
-	psql := func(sql string) string {
-		t.Helper()
-		return strings.TrimSpace(labtest.MustSSH(t, h, `cd /tmp && runuser -u postgres -- psql -AtX -d pidb -c "`+sql+`"`))
-	}
+	psql := func(sql string) string { t.Helper(); return pidbSQL(t, h, sql) }
 	const live = "SELECT setting FROM pg_settings WHERE name = 'synchronous_commit' UNION ALL SELECT count(*)::text FROM pg_settings WHERE pending_restart"
 	apply := func(t *testing.T, preset string) {
 		t.Helper()
@@ -194,10 +191,7 @@ func TestBenchLinkCut(t *testing.T) {
 	inv := labtest.Inventory(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	h := provisionedAsRoot(t, inv, "pi4")
-	psql := func(sql string) string {
-		t.Helper()
-		return strings.TrimSpace(labtest.MustSSH(t, h, `cd /tmp && runuser -u postgres -- psql -AtX -d pidb -c "`+sql+`"`))
-	}
+	psql := func(sql string) string { t.Helper(); return pidbSQL(t, h, sql) }
 	args := []string{"bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1", "--clients", "3", "--warmup", "1s", "--interval", "1s", "--out", t.TempDir()}
 	if code, _, errOut := runPidb(t, append(args, "--duration", "1s")...); code != 0 { // load
 		t.Fatalf("load: exit %d\n%s", code, errOut)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pidb/internal/labtest"
+	"pidb/inventory"
 	"pidb/job"
 	"pidb/results"
 )
@@ -79,9 +80,7 @@ func TestBenchServerKilled(t *testing.T) {
 	inv := labtest.Inventory(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	h := provisionedAsRoot(t, inv, "pi4")
-	psql := func(sql string) string {
-		return strings.TrimSpace(labtest.MustSSH(t, h, `cd /tmp && runuser -u postgres -- psql -AtX -d pidb -c "`+sql+`"`))
-	}
+	psql := func(sql string) string { t.Helper(); return pidbSQL(t, h, sql) }
 	args := []string{"bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1", "--clients", "3", "--warmup", "1s", "--interval", "500ms", "--out", t.TempDir()}
 	if code, _, errOut := runPidb(t, append(args, "--duration", "1s")...); code != 0 { // load
 		t.Fatalf("load: exit %d\n%s", code, errOut)
@@ -164,4 +163,11 @@ func TestUploadToAFullDisk(t *testing.T) {
 	if code, _, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "balanced"); code != 0 {
 		t.Errorf("back to balanced: exit %d\n%s", code, errOut)
 	}
+}
+
+// pidbSQL runs sql in pidb's database on h (as root: the host's own psql,
+// as postgres) and returns what it printed, trimmed.
+func pidbSQL(t *testing.T, h inventory.Host, sql string) string {
+	t.Helper()
+	return strings.TrimSpace(labtest.MustSSH(t, h, `cd /tmp && runuser -u postgres -- psql -AtX -d pidb -c "`+sql+`"`))
 }
