@@ -150,8 +150,7 @@ func (l *Lab) setVcgencmd(b Board, reset bool) error {
 	root := l.rootfs(b.Name)
 	state := filepath.Join(root, vcgencmdStateDir)
 	if reset || !fileExists(filepath.Join(state, "throttled")) {
-		m := modelFor(b, "fan")
-		if err := writeFile(filepath.Join(state, "arm_hz"), strconv.Itoa(m.maxMHz*1_000_000)+"\n", 0o644); err != nil {
+		if err := writeFile(filepath.Join(state, "arm_hz"), strconv.Itoa(b.Heat.MaxMHz*1_000_000)+"\n", 0o644); err != nil {
 			return err
 		}
 		if err := writeFile(filepath.Join(state, "throttled"), "0x0\n", 0o644); err != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,7 +9,6 @@ import (
 
 	"pidb/internal/labtest"
 	"pidb/inventory"
-	"pidb/job"
 	"pidb/results"
 )
 
@@ -188,53 +185,18 @@ func lastLines(s string, n int) string {
 // TPS and exits 1; the clients carry on when the link is back, and the
 // canary rows are all there.
 func TestBenchLinkCut(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	h := provisionedAsRoot(t, inv, "pi4")
-	psql := func(sql string) string { t.Helper(); return pidbSQL(t, h, sql) }
-	args := []string{"bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1", "--clients", "3", "--warmup", "1s", "--interval", "1s", "--out", t.TempDir()}
-	if code, _, errOut := runPidb(t, append(args, "--duration", "1s")...); code != 0 { // load
-		t.Fatalf("load: exit %d\n%s", code, errOut)
-	}
-	psql("DROP TABLE IF EXISTS canary; CREATE TABLE canary AS SELECT generate_series(1, 1000) AS n")
-	defer psql("DROP TABLE IF EXISTS canary")
-	r := startWatching(nil, append(args, "--duration", "35s", "--json")...)
-	waitForClients(t, h, `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'pidb'"`, 3)
+	f := startFaultBench(t, "1s", "35s")
 	time.Sleep(4 * time.Second)
-	mend := labtest.Cut(t, h)
+	mend := labtest.Cut(t, f.h)
 	time.Sleep(12 * time.Second)
 	mend()
-	r.wait(t, 2*time.Minute)
-	var res []job.BenchResult
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res) != 1 {
-		t.Fatalf("exit %d, not one result: %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	f.r.wait(t, 2*time.Minute)
+	b, run := f.outcome(t)
+	if f.r.code != 1 || b.DownS < 10 || !strings.Contains(b.Error, "the host stopped answering") {
+		t.Errorf("exit %d, down %.1f s, error %q; want 1, at least 10 s down, and the sentence\n%s", f.r.code, b.DownS, b.Error, lastLines(f.r.stderr, 20))
 	}
-	b := res[0]
-	if r.code != 1 || b.DownS < 10 || !strings.Contains(b.Error, "the host stopped answering") {
-		t.Errorf("exit %d, down %.1f s, error %q; want 1, at least 10 s down, and the sentence\n%s", r.code, b.DownS, b.Error, lastLines(r.stderr, 20))
-	}
-	run, err := results.Load(filepath.Join(b.RunDir, "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := run.Summary
-	if len(s.Outages) != 1 || s.Outages[0].Kind != results.NoAnswer || s.Outages[0].FromS < 1 {
-		t.Fatalf("outages %+v; want one of kind no_answer, after the first second", s.Outages)
-	}
-	var after int64
-	for _, iv := range run.Series {
-		if iv.T > s.Outages[0].ToS {
-			after += iv.Transactions
-		}
-	}
-	if after == 0 {
-		t.Errorf("no transactions after the link came back")
-	}
-	if whole := float64(s.Transactions) / s.MeasuredS; s.TPS <= whole {
-		t.Errorf("TPS %.1f, not above %.1f over the whole measured time: the silent time is in it", s.TPS, whole)
-	}
-	if got := psql("SELECT count(*) FROM canary"); got != "1000" {
-		t.Errorf("canary rows after the cut: %s, want 1000", got)
+	if s := run.Summary; len(s.Outages) != 1 || s.Outages[0].Kind != results.NoAnswer || s.Outages[0].FromS < 1 {
+		t.Errorf("outages %+v; want one of kind no_answer, after the first second", s.Outages)
 	}
 }
 

@@ -77,60 +77,83 @@ func TestWrittenNotApplied(t *testing.T) {
 // Restart=on-failure), the clients connect again and the run goes on; the
 // canary rows are all there after.
 func TestBenchServerKilled(t *testing.T) {
+	f := startFaultBench(t, "500ms", "25s")
+	time.Sleep(3 * time.Second)
+	labtest.MustSSH(t, f.h, "systemctl kill -s KILL postgresql@15-main")
+	f.r.wait(t, 2*time.Minute)
+	b, run := f.outcome(t)
+	if f.r.code != 1 || b.DownS <= 0 || !strings.Contains(b.Error, "the server went away") || !strings.Contains(f.r.stderr, "the server went away") {
+		t.Errorf("exit %d, down %.1f s, error %q; want 1, the time gone, and the sentence\n%s", f.r.code, b.DownS, b.Error, f.r.stderr)
+	}
+	s := run.Summary
+	if len(s.Outages) != 1 || s.Outages[0].FromS < 1 || s.Outages[0].FailedConnects == 0 {
+		t.Fatalf("outages %+v; want one, after the first second, with failed connections", s.Outages)
+	}
+	if s.Reconnects == 0 {
+		t.Errorf("no reconnects: systemd did not start the server again, or the clients did not connect again")
+	}
+}
+
+// faultBench is a bench on pi4 started for a fault to fall on it: the
+// host (as root), the run, and the canary table's rows to count after.
+type faultBench struct {
+	h inventory.Host
+	r *pidbRun
+}
+
+// startFaultBench provisions pi4, loads tpcb at scale 1, makes a canary
+// table of 1000 rows (dropped when the test ends), and starts a bench of
+// three clients for duration with a point per interval; it returns once
+// the clients are connected.
+func startFaultBench(t *testing.T, interval, duration string) faultBench {
+	t.Helper()
 	inv := labtest.Inventory(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	h := provisionedAsRoot(t, inv, "pi4")
-	psql := func(sql string) string { t.Helper(); return pidbSQL(t, h, sql) }
-	args := []string{"bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1", "--clients", "3", "--warmup", "1s", "--interval", "500ms", "--out", t.TempDir()}
+	args := []string{"bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1", "--clients", "3", "--warmup", "1s", "--interval", interval, "--out", t.TempDir()}
 	if code, _, errOut := runPidb(t, append(args, "--duration", "1s")...); code != 0 { // load
 		t.Fatalf("load: exit %d\n%s", code, errOut)
 	}
-	psql("DROP TABLE IF EXISTS canary; CREATE TABLE canary AS SELECT generate_series(1, 1000) AS n")
-	type out struct {
-		code           int
-		stdout, stderr string
-	}
-	done := make(chan out, 1)
-	go func() {
-		code, stdout, stderr := runPidb(t, append(args, "--duration", "25s", "--json")...)
-		done <- out{code, stdout, stderr}
-	}()
+	pidbSQL(t, h, "DROP TABLE IF EXISTS canary; CREATE TABLE canary AS SELECT generate_series(1, 1000) AS n")
+	t.Cleanup(func() { pidbSQL(t, h, "DROP TABLE IF EXISTS canary") })
+	r := startWatching(nil, append(args, "--duration", duration, "--json")...)
 	waitForClients(t, h, `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'pidb'"`, 3)
-	time.Sleep(3 * time.Second)
-	labtest.MustSSH(t, h, "systemctl kill -s KILL postgresql@15-main")
-	r := <-done
+	return faultBench{h, r}
+}
+
+// outcome reads the ended run's result and its saved run, and checks what
+// every fault must leave: transactions after the first outage ended (the
+// run went on), a TPS above the transactions over the whole measured time
+// (the outage is left out of it), and the canary's 1000 rows.
+func (f faultBench) outcome(t *testing.T) (job.BenchResult, results.Run) {
+	t.Helper()
 	var res []job.BenchResult
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res) != 1 {
-		t.Fatalf("exit %d, not one result: %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(f.r.stdout), &res); err != nil || len(res) != 1 {
+		t.Fatalf("exit %d, not one result: %v\n%s\n%s", f.r.code, err, f.r.stdout, f.r.stderr)
 	}
-	b := res[0]
-	if r.code != 1 || b.DownS <= 0 || !strings.Contains(b.Error, "the server went away") || !strings.Contains(r.stderr, "the server went away") {
-		t.Errorf("exit %d, down %.1f s, error %q; want 1, the time gone, and the sentence\n%s", r.code, b.DownS, b.Error, r.stderr)
-	}
-	run, err := results.Load(filepath.Join(b.RunDir, "run.json"))
+	run, err := results.Load(filepath.Join(res[0].RunDir, "run.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := run.Summary
-	if len(s.Outages) != 1 || s.Outages[0].FromS < 1 || s.Outages[0].FailedConnects == 0 {
-		t.Errorf("outages %+v; want one, after the first second, with failed connections", s.Outages)
-	}
-	var after int64
-	for _, iv := range run.Series {
-		if len(s.Outages) > 0 && iv.T > s.Outages[0].ToS {
-			after += iv.Transactions
+	if len(s.Outages) > 0 {
+		var after int64
+		for _, iv := range run.Series {
+			if iv.T > s.Outages[0].ToS {
+				after += iv.Transactions
+			}
+		}
+		if after == 0 {
+			t.Errorf("no transactions after the outage ended at %.1f s: the run did not go on", s.Outages[0].ToS)
 		}
 	}
-	if after == 0 || s.Reconnects == 0 {
-		t.Errorf("no transactions after the server came back (%d reconnects): systemd did not start it again, or the clients did not connect again", s.Reconnects)
-	}
 	if whole := float64(s.Transactions) / s.MeasuredS; s.TPS <= whole {
-		t.Errorf("TPS %.1f, not above %.1f over the whole measured time: the dead time is in it", s.TPS, whole)
+		t.Errorf("TPS %.1f, not above %.1f over the whole measured time: the outage is in it", s.TPS, whole)
 	}
-	if got := psql("SELECT count(*) FROM canary"); got != "1000" {
-		t.Errorf("canary rows after the kill: %s, want 1000", got)
+	if got := pidbSQL(t, f.h, "SELECT count(*) FROM canary"); got != "1000" {
+		t.Errorf("canary rows after the fault: %s, want 1000", got)
 	}
-	psql("DROP TABLE canary")
+	return res[0], run
 }
 
 // TestUploadToAFullDisk: the folder of the tuner's drop-in is full (a

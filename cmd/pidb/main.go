@@ -200,39 +200,32 @@ func tidyFlags(cmds []*cli.Command) {
 }
 
 func tidyFlag(f cli.Flag) {
-	stated := func(usage *string) (string, bool) {
-		i := strings.LastIndex(*usage, " (default: ")
-		if i < 0 || !strings.HasSuffix(*usage, ")") {
-			return "", false
-		}
-		def := (*usage)[i+len(" (default: ") : len(*usage)-1]
-		*usage = (*usage)[:i]
-		return def, true
-	}
 	switch f := f.(type) {
 	case *cli.BoolFlag:
-		if def, ok := stated(&f.Usage); ok {
-			f.DefaultText = def
-		} else if !f.Value {
+		if !statedDefault(&f.Usage, &f.DefaultText) && !f.Value {
 			f.DisableDefaultText = true
 		}
 	case *cli.IntFlag:
-		if def, ok := stated(&f.Usage); ok {
-			f.DefaultText = def
-		}
+		statedDefault(&f.Usage, &f.DefaultText)
 	case *cli.DurationFlag:
-		if def, ok := stated(&f.Usage); ok {
-			f.DefaultText = def
-		}
+		statedDefault(&f.Usage, &f.DefaultText)
 	case *cli.Float64Flag:
-		if def, ok := stated(&f.Usage); ok {
-			f.DefaultText = def
-		}
+		statedDefault(&f.Usage, &f.DefaultText)
 	case *cli.StringFlag:
-		if def, ok := stated(&f.Usage); ok {
-			f.DefaultText = def
-		}
+		statedDefault(&f.Usage, &f.DefaultText)
 	}
+}
+
+// statedDefault moves a default the usage text ends with, " (default:
+// X)", into the flag's default text, and reports whether there was one.
+func statedDefault(usage, defaultText *string) bool {
+	i := strings.LastIndex(*usage, " (default: ")
+	if i < 0 || !strings.HasSuffix(*usage, ")") {
+		return false
+	}
+	*defaultText = (*usage)[i+len(" (default: ") : len(*usage)-1]
+	*usage = (*usage)[:i]
+	return true
 }
 
 // Flags shared by the commands that read an inventory; new ones each time
