@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"pidb/facts"
+	"pidb/inventory"
 	"pidb/tune"
 )
 
@@ -74,5 +76,43 @@ func TestCompareLive(t *testing.T) {
 	}
 	if bad := my.CompareLive(ms, "134217728\t1\t1\tfsync\n"); len(bad) != 3 {
 		t.Errorf("mariadb mismatches: %v", bad)
+	}
+}
+
+// TestDesiredPlansConnections: the inventory's max_connections beside the
+// host's keys is the connections the tuner plans for, as --max-connections
+// is in tune show: max_connections is that number and work_mem shrinks for
+// it; a [host.settings] max_connections that disagrees is refused at its
+// line.
+func TestDesiredPlansConnections(t *testing.T) {
+	f := facts.Facts{RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", Engine: facts.EngineState{Flavor: "postgres", Version: "15.18"}}
+	e, _ := Of(f)
+	_, byRAM, err := Desired(e, f, inventory.Host{Name: "pi4"}, "pis.toml", "balanced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, planned, err := Desired(e, f, inventory.Host{Name: "pi4", Connections: 300}, "pis.toml", "balanced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns, _ := planned.Get("max_connections")
+	if conns.Value.Int != 300 || conns.Override {
+		t.Errorf("max_connections planned for 300: %+v, want 300, the tuner's own", conns)
+	}
+	a, _ := byRAM.Get("work_mem")
+	b, _ := planned.Get("work_mem")
+	if b.Value.Bytes >= a.Value.Bytes {
+		t.Errorf("work_mem for 300 connections %s, by RAM %s; want it smaller", b.Value.Render("postgres"), a.Value.Render("postgres"))
+	}
+
+	clash := inventory.Host{Name: "pi4", Connections: 300, Settings: inventory.Section{"max_connections": {Raw: int64(100), Line: 17}}}
+	_, _, err = Desired(e, f, clash, "pis.toml", "balanced")
+	var ie *inventory.Error
+	if !errors.As(err, &ie) || ie.Line != 17 || !strings.Contains(err.Error(), "planned for are 300") {
+		t.Errorf("max_connections 300 planned, 100 set: %v; want an inventory error at line 17 naming the 300", err)
+	}
+	agree := inventory.Host{Name: "pi4", Connections: 300, Settings: inventory.Section{"max_connections": {Raw: int64(300), Line: 17}}}
+	if _, _, err := Desired(e, f, agree, "pis.toml", "balanced"); err != nil {
+		t.Errorf("max_connections 300 planned and set: %v", err)
 	}
 }

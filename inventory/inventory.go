@@ -43,6 +43,7 @@ type Host struct {
 	AllowPublic  bool           // allow_from may open the port to a prefix shorter than /8
 	TLS          bool           // logins from allow_from must use TLS (tls = true, the default)
 	Storage      string         // "" = detect; else sd, usb or nvme
+	Connections  int            // max_connections: the connections to plan for; 0 = scaled to RAM
 	Settings     Section        // [host.settings]: tuner overrides, checked by the tuner
 	Databases    []Database     // [[host.database]]
 	Bench        Section        // [bench] with this host's [host.bench] over it
@@ -360,6 +361,9 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	h.Engine = normalizeEngine(getString("engine", "postgres"))
 	h.Preset = getString("preset", "balanced")
 	h.Storage = getString("storage", "")
+	if v, ok := get("max_connections"); ok {
+		h.Connections = int(v.(int64))
+	}
 	if v, ok := get("allow_from"); ok {
 		for _, item := range v.([]any) {
 			pfx, _ := parsePrefix(item.(string))
@@ -411,6 +415,13 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 		}
 		return sec
 	})
+
+	// the connections to plan for, said twice, must be the same number
+	if v, ok := h.Settings["max_connections"]; ok && h.Connections > 0 {
+		if n, isInt := v.Raw.(int64); !isInt || int(n) != h.Connections {
+			p.errorf(appendPath(path, "settings", "max_connections"), "host %q: [host.settings] max_connections = %v, but max_connections = %d plans the connections: give the number once", h.Name, v.Raw, h.Connections)
+		}
+	}
 
 	h.Bench = Section{}
 	for k, v := range bench {

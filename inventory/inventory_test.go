@@ -75,6 +75,10 @@ func TestLoadFull(t *testing.T) {
 	if zero.User != "admin" || zero.IdentityFile != "/etc/pidb/zero_key" || len(zero.AllowFrom) != 0 {
 		t.Errorf("zero = %+v", zero)
 	}
+	// the connections to plan for: zero's own key; the others scale to RAM
+	if zero.Connections != 30 || pi4.Connections != 0 || pi3.Connections != 0 {
+		t.Errorf("max_connections to plan for: zero %d, pi4 %d, pi3 %d; want 30, 0, 0", zero.Connections, pi4.Connections, pi3.Connections)
+	}
 	if len(pi4.Settings) != 0 || len(pi4.Databases) != 0 {
 		t.Errorf("pi4 picked up pi3's settings or databases")
 	}
@@ -123,6 +127,8 @@ func TestErrors(t *testing.T) {
 			`7: unknown key "onwer" in [host.database]`},
 		{"wrong type", "[[host]]\nname = \"a\"\naddress = \"x\"\nport = \"22\"\n",
 			`4: host.port: want an integer, not a string`},
+		{"no connections to plan for", "[defaults]\nmax_connections = 0\n[[host]]\nname = \"a\"\naddress = \"x\"\n",
+			`2: defaults.max_connections: 0 is out of range 1-100000`},
 		{"wrong type for a table", "defaults = 3\n[[host]]\nname = \"a\"\naddress = \"x\"\n",
 			`1: defaults: want a table, not an integer`},
 		{"duplicate host", "[[host]]\nname = \"a\"\naddress = \"x\"\n\n[[host]]\nname = \"a\"\naddress = \"y\"\n",

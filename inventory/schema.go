@@ -196,6 +196,9 @@ var (
 		"allow_public":  isBool,
 		"tls":           isBool,
 		"storage":       oneOf(StorageKinds...),
+		// the connections the tuner plans for (per-connection memory, the
+		// budget); the same as [host.settings] max_connections
+		"max_connections": intIn(1, 100000),
 	}
 	benchKeys = table{
 		"workload":   isString, // "" picks one by engine; the names: the Workloads option

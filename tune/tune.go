@@ -131,12 +131,20 @@ func Recommend(in Input, preset string, overrides map[string]string) (Settings, 
 	}
 	// max_connections set is the connections to plan for, as
 	// --max-connections is: the per-connection memory and the budget
-	// scale to it
+	// scale to it; given both ways, they must agree
 	for k, v := range overrides {
-		if name, raw := overrideName(in.Flavor, k, v); name == "max_connections" && in.MaxConnections == 0 {
-			if n, err := strconv.Atoi(strings.TrimSpace(raw)); err == nil && n > 0 {
-				in.MaxConnections = n
-			}
+		name, raw := overrideName(in.Flavor, k, v)
+		if name != "max_connections" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(raw))
+		switch {
+		case err != nil || n <= 0: // refused by the setting's own check below
+		case in.MaxConnections == 0:
+			in.MaxConnections = n
+		case n != in.MaxConnections:
+			return nil, &OverrideError{Name: k, Value: v, Msg: fmt.Sprintf(
+				"the connections planned for are %d (the host's max_connections in the inventory, or --max-connections): give the number once", in.MaxConnections)}
 		}
 	}
 	if in.Flavor == "postgres" {

@@ -44,6 +44,7 @@ type hostView struct {
 	Engine       string         `json:"engine"`
 	Preset       string         `json:"preset"`
 	Storage      string         `json:"storage"`
+	Connections  *int           `json:"max_connections"` // null: scaled to RAM
 	AllowFrom    []string       `json:"allow_from"`
 	TLS          bool           `json:"tls"` // logins from allow_from must use TLS
 	Settings     map[string]any `json:"settings"`
@@ -76,6 +77,9 @@ func hostViews(hosts []inventory.Host) []hostView {
 			AllowFrom: allowStrings(h), TLS: h.TLS, Settings: raw(h.Settings), Bench: raw(h.Bench),
 			Databases: []databaseView{}, Line: h.Line,
 		}
+		if h.Connections > 0 {
+			v.Connections = &h.Connections
+		}
 		for _, d := range h.Databases {
 			v.Databases = append(v.Databases, databaseView{Name: d.Name, Owner: d.Owner})
 		}
@@ -100,7 +104,7 @@ func allowStrings(h inventory.Host) []string {
 	return out
 }
 
-var hostHeader = []string{"HOST", "ADDRESS", "USER", "ENGINE", "PRESET", "STORAGE", "ALLOW_FROM", "SETTINGS", "DATABASES"}
+var hostHeader = []string{"HOST", "ADDRESS", "USER", "ENGINE", "PRESET", "CONNECTIONS", "STORAGE", "ALLOW_FROM", "SETTINGS", "DATABASES"}
 
 func hostRows(hosts []inventory.Host) [][]string {
 	rows := make([][]string, 0, len(hosts))
@@ -110,6 +114,10 @@ func hostRows(hosts []inventory.Host) [][]string {
 			addr += ":" + strconv.Itoa(h.Port)
 		}
 		storage := storageOf(h)
+		conns := "by RAM"
+		if h.Connections > 0 {
+			conns = strconv.Itoa(h.Connections)
+		}
 		allow := strings.Join(allowStrings(h), ",")
 		switch {
 		case allow == "":
@@ -124,7 +132,7 @@ func hostRows(hosts []inventory.Host) [][]string {
 			dbs = append(dbs, d.Name+"("+d.Owner+")")
 		}
 		settings := h.Settings.Keys()
-		rows = append(rows, []string{h.Name, addr, h.User, h.Engine, h.Preset, storage, allow,
+		rows = append(rows, []string{h.Name, addr, h.User, h.Engine, h.Preset, conns, storage, allow,
 			strings.Join(settings, ","), strings.Join(dbs, ",")})
 	}
 	return rows

@@ -75,6 +75,10 @@ func TestInventoryCheckJSON(t *testing.T) {
 	if hosts[0]["storage"] != "detect" {
 		t.Errorf("storage = %v, want detect", hosts[0]["storage"])
 	}
+	// no connections planned for: null, scaled to RAM (the table: "by RAM")
+	if c, ok := hosts[0]["max_connections"]; !ok || c != nil {
+		t.Errorf("max_connections = %v (present %v), want null", c, ok)
+	}
 	if allow, _ := hosts[0]["allow_from"].([]any); len(allow) != 1 || allow[0] != "10.9.0.0/24" {
 		t.Errorf("allow_from = %v", hosts[0]["allow_from"])
 	}
@@ -86,6 +90,7 @@ func TestExitCodes(t *testing.T) {
 	// settings the tuner does not have, or of the wrong type, on the host's engine
 	badSettings := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n[host.settings]\nshared_preload_libraries = \"evil\"\n"+
 		"work_mem = \"lots\"\ninnodb_buffer_pool_size = \"1G\"\n\n[[host]]\nname = \"b\"\naddress = \"10.1.2.4\"\nengine = \"mysql\"\n[host.settings]\nskip-log-bin = true\ninnodb_buffer_pool_size = \"1G\"\n")
+	conns := writeInventory(t, "[defaults]\nmax_connections = 200\n[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n[host.settings]\nmax_connections = 50\n")
 	cases := []struct {
 		args    []string
 		code    int
@@ -94,6 +99,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"inventory", "check", "-i", badSettings}, 2, badSettings + ":5: host \"a\": setting shared_preload_libraries = \"evil\": pidb does not set shared_preload_libraries on PostgreSQL"},
 		{[]string{"inventory", "check", "-i", badSettings}, 2, badSettings + ":6: host \"a\": setting work_mem = \"lots\": want a size"},
 		{[]string{"inventory", "check", "-i", badSettings}, 2, badSettings + ":7: host \"a\": setting innodb_buffer_pool_size = \"1G\": PostgreSQL has no innodb_buffer_pool_size (it is a MySQL/MariaDB setting)"},
+		{[]string{"inventory", "check", "-i", conns}, 2, conns + ":7: host \"a\": [host.settings] max_connections = 50, but max_connections = 200 plans the connections"},
 		{[]string{"--version"}, 0, ""},
 		{[]string{"inventory", "check", "-i", good}, 0, ""},
 		{[]string{"inventory", "check", "-i", bad}, 2, bad + ":4: host.engine: unknown engine \"oracle\""},

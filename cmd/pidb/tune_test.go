@@ -48,6 +48,7 @@ func TestTuneShow(t *testing.T) {
 		{[]string{"--preset", "turbo"}, "unknown preset"},
 		{[]string{"--format", "yaml"}, "want conf or json"},
 		{[]string{"--format", "conf", "--json"}, "give one"},
+		{[]string{"--max-connections", "200", "--set", "max_connections=100"}, "the connections planned for are 200"},
 	} {
 		args := append([]string{"tune", "show", "--engine", "postgres", "--mem", "4GiB", "--cpus", "4"}, c.args...)
 		code, _, errOut := runPidb(t, args...)
