@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -123,7 +124,7 @@ func (v *View) Host(name string) *Host {
 	v.mu.Unlock()
 	if bars != nil { // not under the lock: mpb renders the lines, which takes it
 		h.bar = bars.New(0, mpb.NopStyle(), mpb.BarFillerTrim(),
-			mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return h.render() })))
+			mpb.PrependDecorators(lineDecor{h: h}))
 	}
 	return h
 }
@@ -136,23 +137,71 @@ type Host struct {
 	bar        *mpb.Bar
 	text       string    // the step or status shown
 	lastStatus time.Time // plain lines: when a status was last printed
-	result     string    // set when done
+	result     string    // set when done: "done: ..." or "FAILED at: ...", unpainted
 	took       time.Duration
 }
 
-// render is the host's live line.
-func (h *Host) render() string {
+// lineDecor draws a host's live line for mpb, with its width on the
+// screen: without the colours' escapes, which mpb would count as
+// characters (and then cut the line, and strip its colours).
+type lineDecor struct {
+	decor.WC
+	h *Host
+}
+
+// Decor is the line, cut to the terminal's width.
+func (d lineDecor) Decor(st decor.Statistics) (string, int) { return d.h.render(st.AvailableWidth) }
+
+// render is the host's live line and its width on the screen, cut to
+// cols (the terminal's width; 0: uncut) so that it never wraps, which
+// would scatter the lines as they are redrawn; a result is painted after
+// the cut, so its colour stays.
+func (h *Host) render(cols int) (string, int) {
 	h.v.mu.Lock()
 	defer h.v.mu.Unlock()
 	took := h.took
 	if h.result == "" {
 		took = h.v.opt.Now().Sub(h.start)
 	}
+	head := fmt.Sprintf("%-*s  %5s  ", h.v.width, h.name, clock(took))
 	text := h.text
 	if h.result != "" {
 		text = h.result
 	}
-	return fmt.Sprintf("%-*s  %5s  %s", h.v.width, h.name, clock(took), text)
+	if cols > 0 {
+		text = fit(text, cols-utf8.RuneCountInString(head))
+	}
+	width := utf8.RuneCountInString(head) + utf8.RuneCountInString(text)
+	if h.result != "" {
+		text = h.v.paintResult(text)
+	}
+	return head + text, width
+}
+
+// fit cuts s to n characters, the last of them an ellipsis when it cut.
+func fit(s string, n int) string {
+	r := []rune(s)
+	switch {
+	case len(r) <= n:
+		return s
+	case n <= 0:
+		return ""
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// paintResult paints a result's done (green) or FAILED (red), and the
+// verdict after done.
+func (v *View) paintResult(s string) string {
+	switch {
+	case strings.HasPrefix(s, "FAILED"):
+		return v.paint(red, "FAILED") + s[len("FAILED"):]
+	case strings.HasPrefix(s, "done: "):
+		return v.paint(green, "done") + ": " + v.verdict(s[len("done: "):])
+	case strings.HasPrefix(s, "done"):
+		return v.paint(green, "done") + s[len("done"):]
+	}
+	return s
 }
 
 // clock is a duration as m:ss.
@@ -206,10 +255,10 @@ func (h *Host) Done(err error) {
 	h.took = h.v.opt.Now().Sub(h.start)
 	var plain string
 	if err != nil {
-		h.result = h.v.paint(red, "FAILED") + " at: " + h.text
+		h.result = "FAILED at: " + h.text
 		plain = h.v.paint(red, "FAILED") + fmt.Sprintf(" after %.1fs", h.took.Seconds())
 	} else {
-		h.result = h.v.paint(green, "done") + ": " + h.v.verdict(h.text)
+		h.result = "done: " + h.text
 		plain = h.v.paint(green, "done") + fmt.Sprintf(" in %.1fs", h.took.Seconds())
 	}
 	h.v.mu.Unlock()

@@ -3,11 +3,13 @@ package progress
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"pidb/internal/termtest"
 )
@@ -134,5 +136,62 @@ func TestLiveLines(t *testing.T) {
 	}
 	if !strings.Contains(raw, "tps 99999") {
 		t.Errorf("the last status was never drawn: %q", raw)
+	}
+}
+
+// TestLiveLinesFitTheTerminal: a line wider than the terminal is cut by
+// pidb to the terminal's width, ending in an ellipsis, so that it never
+// wraps (a wrapped line leaves stale rows behind each redraw: the cursor
+// goes up one row per line, not per row); the verdict's colour survives
+// the cut.
+func TestLiveLinesFitTheTerminal(t *testing.T) {
+	const cols = 40
+	tty, done := termtest.PTY(t, 24, cols)
+	v := New(tty, Options{Live: true, Color: true})
+	pi4, pi3 := v.Host("pi4"), v.Host("pi3")
+	for i := 0; i < 4; i++ {
+		pi4.Status(fmt.Sprintf("tps 1234.%d  qps 23456.7  p95 12.3 ms  errors 0  52.1 C", i))
+		pi3.Status("bench (oltp-read-only on MariaDB 10.11, 8 clients)")
+		time.Sleep(200 * time.Millisecond) // a few redraws
+	}
+	pi4.Step("PASS  447.3 TPS, up to 46.3 C: no reasons to give")
+	pi4.Done(nil)
+	pi3.Done(errors.New("gone"))
+	v.Wait()
+	raw := done()
+
+	screen := termtest.RenderCols(raw, cols)
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^pi4 {3}\d:\d\d  done: PASS  447\.3 TPS, up t…$`),
+		regexp.MustCompile(`^pi3 {3}\d:\d\d  FAILED at: bench \(oltp-read…$`),
+	}
+	if len(screen) != len(want) {
+		t.Fatalf("the screen has %d rows, want %d (a line wrapped?):\n%s\n(raw %q)", len(screen), len(want), strings.Join(screen, "\n"), raw)
+	}
+	for i, w := range want {
+		if !w.MatchString(screen[i]) || utf8.RuneCountInString(screen[i]) != cols {
+			t.Errorf("row %d %q (%d wide), want %s, %d wide", i, screen[i], utf8.RuneCountInString(screen[i]), w, cols)
+		}
+	}
+	for _, painted := range []string{"\x1b[32mPASS\x1b[0m", "\x1b[31mFAILED\x1b[0m", "\x1b[32mdone\x1b[0m"} {
+		if !strings.Contains(raw, painted) {
+			t.Errorf("no %q in the output: the colour was lost in the cut", painted)
+		}
+	}
+}
+
+// TestFit: the cut counts characters, not bytes, and marks itself.
+func TestFit(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"tps 100", 10, "tps 100"}, {"tps 100", 7, "tps 100"}, {"tps 100", 6, "tps 1…"},
+		{"52.1 °C", 6, "52.1 …"}, {"anything", 0, ""}, {"anything", 1, "…"},
+	} {
+		if got := fit(c.s, c.n); got != c.want {
+			t.Errorf("fit(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/creack/pty"
 )
@@ -18,10 +19,17 @@ import (
 // that live progress lines use (ESC [ n A: up; ESC [ n G: to a column;
 // ESC [ J and ESC [ K: clear; other sequences, colours among them, are
 // dropped), and returns the screen's non-empty lines.
-func Render(s string) []string {
+func Render(s string) []string { return RenderCols(s, 0) }
+
+// RenderCols is Render on a screen cols wide, which wraps a longer line
+// onto the next row as a terminal does (0: no wrapping).
+func RenderCols(s string, cols int) []string {
 	var screen []string
 	row, col := 0, 0
 	put := func(r rune) {
+		if cols > 0 && col >= cols {
+			row, col = row+1, 0
+		}
 		for len(screen) <= row {
 			screen = append(screen, "")
 		}
@@ -62,7 +70,7 @@ func Render(s string) []string {
 			i += len(m[0])
 			continue
 		}
-		r := rune(s[i])
+		r, size := utf8.DecodeRuneInString(s[i:])
 		switch r {
 		case '\r':
 			col = 0
@@ -71,7 +79,7 @@ func Render(s string) []string {
 		default:
 			put(r)
 		}
-		i++
+		i += size
 	}
 	var out []string
 	for _, l := range screen {
