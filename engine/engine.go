@@ -61,7 +61,7 @@ func New(flavor, version string) (Engine, error) {
 		e.Service = "mysql"
 		e.ConfPath = "/etc/mysql/mysql.conf.d/90-pidb.cnf"
 	default:
-		return e, errors.New("no database engine installed")
+		return e, errors.New("no PostgreSQL, MySQL or MariaDB is installed on the host: pidb provision installs one")
 	}
 	return e, nil
 }

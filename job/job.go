@@ -90,9 +90,9 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 	case b.Threads < 0:
 		return p, usagef("--threads %d: want 0 or more", b.Threads)
 	case t.Interval <= 0 || t.IdleBefore < 0 || t.IdleAfter < 0:
-		return p, usagef("the thermal interval must be more than zero, the idle time before and after the load not negative")
+		return p, usagef("[thermal] interval %s (want more than zero), idle_before %s and idle_after %s (want zero or more)", t.Interval, t.IdleBefore, t.IdleAfter)
 	case b.Clients < 1 || b.Scale < 0 || b.Tables < 0 || b.TableSize < 0 || b.Duration <= 0 || b.Warmup < 0 || b.Interval <= 0:
-		return p, usagef("%s: clients and scale must be at least 1, duration and interval more than zero", h.Name)
+		return p, usagef("%s: %s", h.Name, badBench(b))
 	case b.Protocol != "" && b.Protocol != "simple" && b.Protocol != "prepared":
 		return p, usagef("--protocol %q: want simple or prepared", b.Protocol)
 	}
@@ -121,6 +121,28 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 		return p, usagef("--tls %q: want auto, on or off", b.TLS)
 	}
 	return p, nil
+}
+
+// badBench names the bench values out of range, with what each wants.
+func badBench(b config.Bench) string {
+	var bad []string
+	for _, c := range []struct {
+		wrong bool
+		what  string
+	}{
+		{b.Clients < 1, fmt.Sprintf("--clients %d: want 1 or more", b.Clients)},
+		{b.Scale < 0, fmt.Sprintf("--scale %d: want 1 or more", b.Scale)},
+		{b.Tables < 0, fmt.Sprintf("--tables %d: want 1 or more", b.Tables)},
+		{b.TableSize < 0, fmt.Sprintf("--table-size %d: want 1 or more", b.TableSize)},
+		{b.Duration <= 0, fmt.Sprintf("--duration %s: want more than zero", b.Duration)},
+		{b.Warmup < 0, fmt.Sprintf("--warmup %s: want zero or more", b.Warmup)},
+		{b.Interval <= 0, fmt.Sprintf("--interval %s: want more than zero", b.Interval)},
+	} {
+		if c.wrong {
+			bad = append(bad, c.what)
+		}
+	}
+	return strings.Join(bad, "; ")
 }
 
 func engineNames(families []string) string {

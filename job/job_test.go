@@ -61,7 +61,8 @@ func TestResolve(t *testing.T) {
 		{pg, with(func(b *config.Bench) { b.Workload = "tpcc" }), `pi4: unknown workload "tpcc"`},
 		{my, with(func(b *config.Bench) { b.Protocol = "simple" }), "is not for oltp-read-only"},
 		{pg, with(func(b *config.Bench) { b.Protocol = "fast" }), `--protocol "fast": want simple or prepared`},
-		{pg, with(func(b *config.Bench) { b.Clients = 0 }), "clients and scale must be at least 1"},
+		{pg, with(func(b *config.Bench) { b.Clients = 0 }), "pi4: --clients 0: want 1 or more"},
+		{pg, with(func(b *config.Bench) { b.Duration, b.Warmup = 0, -time.Second }), "pi4: --duration 0s: want more than zero; --warmup -1s: want zero or more"},
 		{pg, with(func(b *config.Bench) { b.Via = "carrier-pigeon" }), `--via "carrier-pigeon"`},
 		{pg, with(func(b *config.Bench) { b.Threads = -1 }), "--threads -1"},
 	} {

@@ -79,7 +79,7 @@ func (s installStep) Apply(ctx context.Context, t *Target) error {
 	for _, cmd := range ch.Commands {
 		t.Step("install: " + strings.TrimPrefix(cmd, "DEBIAN_FRONTEND=noninteractive "))
 		if err := t.retryLock(ctx, cmd); err != nil {
-			return err
+			return aptHint(err)
 		}
 	}
 	if err := t.refresh(ctx); err != nil {
@@ -93,6 +93,23 @@ func (s installStep) Apply(ctx context.Context, t *Target) error {
 		return fmt.Errorf("%s does not accept connections after the install: %w", e.Flavor, err)
 	}
 	return t.refresh(ctx)
+}
+
+// aptHint adds what to do to an apt failure whose message says the Pi
+// could not fetch packages (apt 2.6's "Failed to fetch ... Temporary
+// failure resolving", "Could not connect", "Unable to fetch some
+// archives") or knows no such package (its lists are empty or stale: an
+// update that could not fetch leaves them so, with warnings only).
+func aptHint(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "Failed to fetch"), strings.Contains(msg, "Unable to fetch"),
+		strings.Contains(msg, "Temporary failure resolving"), strings.Contains(msg, "Could not connect"), strings.Contains(msg, "Unable to connect"):
+		return fmt.Errorf("%w\nthe Pi cannot fetch packages: check its network, its DNS (/etc/resolv.conf) and its apt sources (/etc/apt/sources.list, and any proxy in /etc/apt/apt.conf.d), then run provision again", err)
+	case strings.Contains(msg, "Unable to locate package"):
+		return fmt.Errorf("%w\napt on the Pi knows no such package: its package lists are empty or stale (apt-get update on the Pi says why: often no network) or its sources lack it", err)
+	}
+	return err
 }
 
 // lockHeld reports whether an apt or dpkg command failed on another's lock:

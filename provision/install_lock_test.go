@@ -1,6 +1,10 @@
 package provision
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 // The messages are apt 2.6's and dpkg 1.21's own, copied from Debian 12.
 func TestLockMessages(t *testing.T) {
@@ -19,5 +23,23 @@ func TestLockMessages(t *testing.T) {
 	}
 	if lockHeld("E: Unable to locate package postgresql") {
 		t.Error("a missing package taken for a held lock")
+	}
+}
+
+// The messages are apt 2.6's own, made on Debian 12 with the mirror out of
+// reach and with an unknown package.
+func TestAptHints(t *testing.T) {
+	for msg, want := range map[string]string{
+		"E: Failed to fetch http://mirror/debian/pool/main/p/postgresql-15/postgresql-15_15.14-0+deb12u1_arm64.deb  Temporary failure resolving 'mirror'\nE: Unable to fetch some archives, maybe run apt-get update or try with --fix-missing?": "the Pi cannot fetch packages",
+		"W: Failed to fetch http://mirror/debian/dists/bookworm/InRelease  Could not connect to 127.0.0.1:1 (127.0.0.1). - connect (111: Connection refused)":                                                                                    "check its network, its DNS",
+		"E: Unable to locate package postgresql": "its package lists are empty or stale",
+	} {
+		err := aptHint(errors.New(msg))
+		if !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), msg) {
+			t.Errorf("aptHint(%q) = %q, want the message and then %q", msg, err, want)
+		}
+	}
+	if err := aptHint(errors.New("E: Sub-process /usr/bin/dpkg returned an error code (1)")); strings.Contains(err.Error(), "\n") {
+		t.Errorf("a dpkg failure got a network hint: %q", err)
 	}
 }

@@ -3,6 +3,7 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 
@@ -41,7 +42,7 @@ func NewAuth(identityFiles []string, agentSocket string, ask PassphraseFunc) (*A
 		s, err := readKey(f, ask, a.agent != nil)
 		if err != nil {
 			a.Close()
-			return nil, err
+			return nil, &KeyError{File: f, Err: err}
 		}
 		if s != nil {
 			a.signers[f] = s
@@ -50,12 +51,28 @@ func NewAuth(identityFiles []string, agentSocket string, ask PassphraseFunc) (*A
 	return a, nil
 }
 
+// KeyError is an identity file that cannot be used; Err says why, and
+// names the file.
+type KeyError struct {
+	File string
+	Err  error
+}
+
+func (e *KeyError) Error() string { return e.Err.Error() }
+
+func (e *KeyError) Unwrap() error { return e.Err }
+
 // readKey parses a private key file. It returns nil, nil for an encrypted key
 // that the agent is expected to hold.
 func readKey(file string, ask PassphraseFunc, haveAgent bool) (ssh.Signer, error) {
 	pem, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("identity file: %w", err)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("identity file %s does not exist: write the key's path (ssh-keygen -t ed25519 makes one), or leave identity_file out to use the ssh-agent", file)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, fmt.Errorf("identity file %s cannot be read by this user: %w", file, err)
+	case err != nil:
+		return nil, fmt.Errorf("identity file %s: %w", file, err)
 	}
 	s, err := ssh.ParsePrivateKey(pem)
 	var missing *ssh.PassphraseMissingError

@@ -63,7 +63,8 @@ func TestPassphraseProtectedKey(t *testing.T) {
 
 func TestMissingIdentityFile(t *testing.T) {
 	_, err := NewAuth([]string{"/nonexistent/id_ed25519"}, "", nil)
-	if err == nil || !strings.Contains(err.Error(), "/nonexistent/id_ed25519") {
+	var ke *KeyError
+	if !errors.As(err, &ke) || ke.File != "/nonexistent/id_ed25519" || !strings.Contains(err.Error(), "identity file /nonexistent/id_ed25519 does not exist") {
 		t.Errorf("missing identity file: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/pkg/sftp"
@@ -83,10 +84,43 @@ type ConnError struct {
 	Host, Address string
 	Op            string // "connect", "log in", "connection lost"
 	Err           error
+	Hint          string // what to check, when the cause says it
 }
 
 func (e *ConnError) Error() string {
+	if e.Hint != "" {
+		return fmt.Sprintf("%s: %s %s: %v: %s", e.Host, e.Op, e.Address, e.Err, e.Hint)
+	}
 	return fmt.Sprintf("%s: %s %s: %v", e.Host, e.Op, e.Address, e.Err)
+}
+
+// dialHint says what to check for a TCP connection that failed, by its
+// cause.
+func dialHint(err error) string {
+	var dns *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.As(err, &dns):
+		return "the name does not resolve here: check the host's address (a .local name needs mDNS on this machine: avahi-daemon and libnss-mdns)"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "nothing listens on that port: is SSH enabled on the Pi (raspi-config, or a file named ssh on the boot partition), and is the host's port right?"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no way to that address from this machine: is the Pi on and on this network, and is the host's address right?"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "no answer within --connect-timeout: is the Pi on, and is the host's address right?"
+	}
+	return ""
+}
+
+// handshakeHint says what to check for an SSH handshake that failed.
+func handshakeHint(err error) string {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
+		return "the other end closed the connection before SSH began: is that port the Pi's SSH server, and does its sshd allow this machine (MaxStartups, hosts.deny)?"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "no SSH answer within --connect-timeout: is that port the Pi's SSH server?"
+	}
+	return dialHint(err)
 }
 
 func (e *ConnError) Unwrap() error { return e.Err }
@@ -191,7 +225,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	d := net.Dialer{Timeout: cfg.ConnectTimeout}
 	tcp, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, &ConnError{Host: cfg.Name, Address: addr, Op: "connect to", Err: unwrapOp(err)}
+		return nil, &ConnError{Host: cfg.Name, Address: addr, Op: "connect to", Err: unwrapOp(err), Hint: dialHint(err)}
 	}
 	// the handshake gets the connect timeout too; a context cancel ends it
 	_ = tcp.SetDeadline(time.Now().Add(cfg.ConnectTimeout))
@@ -215,7 +249,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return nil, &ConnError{Host: cfg.Name, Address: addr, Op: "connect to", Err: err}
+		return nil, &ConnError{Host: cfg.Name, Address: addr, Op: "connect to", Err: err, Hint: handshakeHint(err)}
 	}
 	_ = tcp.SetDeadline(time.Time{})
 	if accepted && cfg.Log != nil {
@@ -226,11 +260,16 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	return cl, nil
 }
 
-// unwrapOp drops net.OpError's repetition of the address.
+// unwrapOp drops net.OpError's repetition of the address, and the system
+// call's name ("connect: connection refused").
 func unwrapOp(err error) error {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Err != nil {
-		return op.Err
+		err = op.Err
+	}
+	var sc *os.SyscallError
+	if errors.As(err, &sc) && sc.Err != nil {
+		err = sc.Err
 	}
 	return err
 }

@@ -30,8 +30,13 @@ func demoCommand() *cli.Command {
 			if c.Args().Present() {
 				return usagef("unexpected argument %q", c.Args().First())
 			}
-			if c.Duration("duration") <= 0 || c.Duration("warmup") < 0 || c.Duration("idle") < 0 {
-				return usagef("--duration must be more than zero, --warmup and --idle not negative")
+			switch {
+			case c.Duration("duration") <= 0:
+				return usagef("--duration %s: want more than zero", c.Duration("duration"))
+			case c.Duration("warmup") < 0:
+				return usagef("--warmup %s: want zero or more", c.Duration("warmup"))
+			case c.Duration("idle") < 0:
+				return usagef("--idle %s: want zero or more", c.Duration("idle"))
 			}
 			if s := c.Float64("thermal-speed"); s <= 0 || s > 1000 {
 				return usagef("--thermal-speed %g: want more than 0, at most 1000", s)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -94,6 +95,16 @@ func fleetOptions(c *cli.Context, hosts []inventory.Host) (fleet.Options, func()
 		}
 	}
 	auth, err := remote.NewAuth(files, os.Getenv("SSH_AUTH_SOCK"), ask)
+	var ke *remote.KeyError
+	if errors.As(err, &ke) {
+		var users []string
+		for _, h := range hosts {
+			if h.IdentityFile == ke.File {
+				users = append(users, h.Name)
+			}
+		}
+		err = fmt.Errorf("%s: %w", strings.Join(users, ", "), err)
+	}
 	if err != nil {
 		return fleet.Options{}, nil, usageError{err}
 	}

@@ -44,8 +44,11 @@ func runThermal(c *cli.Context) error {
 		return usageError{err}
 	}
 	duration := c.Duration("duration")
-	if tc.Interval <= 0 || duration < 0 {
-		return usagef("--interval must be more than zero and --duration not negative")
+	switch {
+	case tc.Interval <= 0:
+		return usagef("--interval %s: want more than zero", tc.Interval)
+	case duration < 0:
+		return usagef("--duration %s: want zero (one reading) or more", duration)
 	}
 	var record func(thermal.Reading) error
 	if path := c.String("csv"); path != "" {

@@ -67,7 +67,7 @@ func (w *Conn) SetExecPrepared(name string, params [][]byte) {
 // Send writes the request in w.out.
 func (w *Conn) Send() error {
 	if w.broken {
-		return errors.New("tpcb: the connection is broken")
+		return errors.New("pgwire: the connection to the server is broken")
 	}
 	w.first = nil
 	if err := netx.WriteAll(w.conn, w.out); err != nil {
@@ -129,7 +129,7 @@ func (w *Conn) Receive() (done bool, err error) {
 func messageSize(h []byte) (int, error) {
 	size := 1 + int(binary.BigEndian.Uint32(h[1:]))
 	if size < 5 {
-		return 0, fmt.Errorf("tpcb: a message of length %d from the server", size-1)
+		return 0, fmt.Errorf("pgwire: a message of length %d from the server: not PostgreSQL's protocol", size-1)
 	}
 	return size, nil
 }

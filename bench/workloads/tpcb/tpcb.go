@@ -83,7 +83,7 @@ func count(ctx context.Context, c *pgconn.PgConn, sql string) (int64, error) {
 		return 0, err
 	}
 	if len(res) == 0 || len(res[0].Rows) == 0 {
-		return 0, errors.New("no rows")
+		return 0, fmt.Errorf("%s: no rows", sql)
 	}
 	return strconv.ParseInt(string(res[0].Rows[0][0]), 10, 64)
 }
