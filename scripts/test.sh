@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian or Ubuntu machine, as root:
 #   sudo scripts/test.sh
-# Installs what it needs (apt packages, Go modules), checks formatting and
-# vet, boots the simulated Pi lab, runs every test against it with the race
-# detector, then kills and re-ups the lab and checks that down leaves
-# nothing, and last builds the release archives for every controller.
+# Installs what it needs (apt packages, Go modules), builds the release
+# archives for every controller in the background, checks formatting and
+# vet, fuzzes, boots the simulated Pi lab, runs every test against it with
+# the race detector, then kills and re-ups the lab and checks that down
+# leaves nothing, and last checks the release archives and their version.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,15 +13,28 @@ log() { printf '== %s\n' "$*" >&2; }
 
 . scripts/deps.sh
 
-# the report's browser test: Debian's chromium, headless
-if ! command -v chromium >/dev/null; then
-  log "installing chromium"
+# the report's browser test: Debian's chromium, headless; zip for the
+# Windows release archive
+need=()
+command -v chromium >/dev/null || need+=(chromium)
+command -v zip >/dev/null || need+=(zip)
+if [ ${#need[@]} -gt 0 ]; then
+  log "installing ${need[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
 log "go mod download"
 go mod download
+
+# the release builds for every controller, in the background while the
+# checks run and the lab comes up (on a fresh machine both take minutes:
+# the cross-builds compile the standard library six times, the lab
+# bootstraps its image); waited for before the tests, which measure
+log "release builds (in the background)"
+scripts/release.sh > /tmp/pidb-release.log 2>&1 &
+release_pid=$!
+trap 'kill "$release_pid" 2>/dev/null || true' EXIT
 
 log "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -50,7 +64,12 @@ go build -buildvcs=auto -o bin/pidb ./cmd/pidb
 log "lab up"
 PIDB_LAB=$(bin/pidb lab up)
 export PIDB_LAB
-trap 'bin/pidb lab down >/dev/null 2>&1 || true' EXIT
+trap 'kill "$release_pid" 2>/dev/null || true; bin/pidb lab down >/dev/null 2>&1 || true' EXIT
+
+log "waiting for the release builds"
+if ! wait "$release_pid"; then
+  echo "release builds failed:" >&2; cat /tmp/pidb-release.log >&2; exit 1
+fi
 
 # -p 1: one package at a time, since some lab tests change the hosts
 # (provisioning installs databases) and others measure them
@@ -61,9 +80,9 @@ log "lab lifecycle: kill, up again, down leaves nothing"
 PIDB_LAB_LIFECYCLE=1 go test -count=1 -run '^TestLabLifecycle$' -v ./lab
 trap - EXIT
 
-# the release builds for every controller, and the version they carry
-log "release builds"
-scripts/release.sh >/dev/null
+# the release builds for every controller (made above), and the version
+# they carry
+log "release archives"
 for a in dist/pidb-*-linux-amd64.tar.gz dist/pidb-*-linux-arm64.tar.gz dist/pidb-*-linux-armv7.tar.gz \
          dist/pidb-*-darwin-arm64.tar.gz dist/pidb-*-darwin-amd64.tar.gz dist/pidb-*-windows-amd64.zip; do
   [ -s "$a" ] || { echo "release: $a missing" >&2; exit 1; }
