@@ -91,9 +91,15 @@ type Workload interface {
 // Options are a run's parameters.
 type Options struct {
 	Clients  int
-	Duration time.Duration // measured time, after the warm-up
-	Warmup   time.Duration
-	Interval time.Duration // one point of the series per interval; default 1s
+	Duration time.Duration // measured time, after the warm-up; with PerClient, the most the run may take (0: no limit)
+	Warmup   time.Duration // none with PerClient
+	// PerClient, when more than zero, is a fixed amount of work: each
+	// client stops after this many transactions went through (pgbench -t;
+	// load.py's QUERIES, quiz's transaction being one query), and the
+	// run, measured from its start with no warm-up, ends when the last
+	// client is done.
+	PerClient int
+	Interval  time.Duration // one point of the series per interval; default 1s
 	// OnInterval, if set, gets each point as it is made (progress output).
 	OnInterval func(results.Interval)
 	// Threads, when more than zero and every worker is Async (and this
@@ -126,6 +132,9 @@ func (l *lockedHist) record(d time.Duration) {
 // stats are one client's counts; the ticker and the client share them under mu.
 type stats struct {
 	mu sync.Mutex
+	// a fixed amount of work: the transactions the client is to run (0:
+	// until the run ends) and those it ran
+	quota, ran int64
 	// the measured run
 	total      *hdrhistogram.Histogram
 	ops        map[string]*hdrhistogram.Histogram
@@ -142,8 +151,15 @@ type stats struct {
 	ivConnErrs int64 // of ivErrors: connections lost or not made
 }
 
-func newStats() *stats {
-	return &stats{total: newHist(), ops: map[string]*hdrhistogram.Histogram{}, errors: map[string]int64{}, ivHist: newHist()}
+func newStats(quota int) *stats {
+	return &stats{quota: int64(quota), total: newHist(), ops: map[string]*hdrhistogram.Histogram{}, errors: map[string]int64{}, ivHist: newHist()}
+}
+
+// finished reports whether the client did its fixed amount of work.
+func (s *stats) finished() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.quota > 0 && s.ran >= s.quota
 }
 
 // Run runs the workload with o.Clients clients and returns the summary of
@@ -152,8 +168,11 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 	if o.Clients < 1 {
 		return results.Summary{}, nil, errors.New("clients must be at least 1")
 	}
-	if o.Duration <= 0 {
-		return results.Summary{}, nil, errors.New("duration must be more than zero")
+	if o.PerClient < 0 || (o.Duration <= 0 && o.PerClient == 0) {
+		return results.Summary{}, nil, errors.New("duration must be more than zero, or the transactions per client given")
+	}
+	if o.PerClient > 0 {
+		o.Warmup = 0
 	}
 	if o.Interval <= 0 {
 		o.Interval = time.Second
@@ -175,13 +194,15 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 
 	start := time.Now()
 	measured := start.Add(o.Warmup)
-	end := measured.Add(o.Duration)
-	runCtx, cancel := context.WithDeadline(ctx, end)
+	runCtx, cancel := context.WithCancel(ctx)
+	if o.Duration > 0 {
+		runCtx, cancel = context.WithDeadline(ctx, measured.Add(o.Duration))
+	}
 	defer cancel()
 
 	all := make([]*stats, o.Clients)
 	for i := range all {
-		all[i] = newStats()
+		all[i] = newStats(o.PerClient)
 	}
 	var wg sync.WaitGroup
 	if groups := multiplexed(workers, o.Threads); groups != nil {
@@ -211,11 +232,11 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 	go func() { wg.Wait(); close(done) }()
 	tick := time.NewTicker(o.Interval)
 	defer tick.Stop()
-	last := start
+	last, ended := start, time.Time{}
 	for running := true; running; {
 		select {
 		case <-done:
-			running = false
+			running, ended = false, time.Now()
 		case <-tick.C:
 		}
 		now := time.Now()
@@ -241,8 +262,8 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 			wk.Close()
 		}
 	}
-	elapsed := time.Since(measured)
-	if elapsed > o.Duration {
+	elapsed := ended.Sub(measured)
+	if o.Duration > 0 && elapsed > o.Duration {
 		elapsed = o.Duration
 	}
 	sum := summarize(all, connect, elapsed, gone.list)
@@ -325,7 +346,7 @@ func client(ctx context.Context, w Workload, id int, wk *Worker, s *stats, measu
 	}
 	watch()
 	defer func() { stop() }()
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !s.finished() {
 		if *wk == nil {
 			if !reconnect(ctx, w, id, wk, s, connect) {
 				continue
@@ -392,6 +413,7 @@ func (s *stats) record(w Workload, now, t0, measured time.Time, out Outcome, err
 		return again
 	}
 	_ = s.ivHist.RecordValue(lat)
+	s.ran++
 	s.ivTxns++
 	s.ivQueries += int64(out.Queries)
 	if inRun {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,7 +127,7 @@ func TestRunHonoursCancel(t *testing.T) {
 }
 
 func BenchmarkRecord(b *testing.B) {
-	s := newStats()
+	s := newStats(0)
 	for i := 0; i < b.N; i++ {
 		s.mu.Lock()
 		_ = s.ivHist.RecordValue(int64(i%100000 + 1))
@@ -268,5 +269,37 @@ func TestRunNoAnswer(t *testing.T) {
 	sum, _, _ = Run(context.Background(), s, Options{Clients: 2, Duration: 2 * time.Second, Interval: 100 * time.Millisecond, StallAfter: 500 * time.Millisecond})
 	if len(sum.Outages) != 0 {
 		t.Errorf("a 0.2 s silence under a 0.5 s limit: outages %+v", sum.Outages)
+	}
+}
+
+// TestRunFixedWork: with PerClient each client runs that many
+// transactions through, its failed ones not counted (memWorker fails every
+// 30th and drops its connection every 50th), and the run ends when the
+// last client is done, measured from its start with no warm-up; with a
+// Duration too, the run ends there if the work is not done.
+func TestRunFixedWork(t *testing.T) {
+	m := &memWorkload{}
+	sum, _, err := Run(context.Background(), m, Options{Clients: 4, PerClient: 300, Warmup: time.Hour, Interval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := int64(0)
+	for _, n := range sum.Errors {
+		errs += n
+	}
+	if sum.Transactions != 1200 || sum.Queries != 3600 || errs == 0 || m.calls.Load() != 1200+errs || sum.MeasuredS <= 0 {
+		t.Errorf("%d transactions, %d queries, %d errors, %d calls, %.3f s; want 1,200 and 3,600, the errors redone, time measured",
+			sum.Transactions, sum.Queries, errs, m.calls.Load(), sum.MeasuredS)
+	}
+	if sum.TPS <= 0 || math.Abs(sum.QPS-3*sum.TPS) > 1e-9*sum.QPS {
+		t.Errorf("TPS %.1f, QPS %.1f", sum.TPS, sum.QPS)
+	}
+
+	capped, _, err := Run(context.Background(), &memWorkload{}, Options{Clients: 2, PerClient: 1 << 30, Duration: 200 * time.Millisecond})
+	if err != nil || capped.Transactions == 0 || capped.Transactions >= 2<<30 {
+		t.Errorf("work past its time limit: %d transactions, %v", capped.Transactions, err)
+	}
+	if _, _, err := Run(context.Background(), m, Options{Clients: 1}); err == nil {
+		t.Error("neither a duration nor the work: no error")
 	}
 }

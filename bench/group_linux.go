@@ -80,8 +80,9 @@ func group(ctx context.Context, w Workload, ids []int, workers []Worker, all []*
 		watch(id)
 		start(id)
 	}
+	busy := len(ids) // clients not done with a fixed amount of work
 	events := make([]syscall.EpollEvent, len(ids))
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && busy > 0 {
 		n, err := epollWait(epfd, events, 100) // ms: how late the end of the run may be seen
 		if err != nil {
 			if err == syscall.EINTR {
@@ -104,6 +105,13 @@ func group(ctx context.Context, w Workload, ids []int, workers []Worker, all []*
 			}
 			if all[id].record(w, now, began[id], measured, out, err) {
 				drop(id)
+			}
+			if all[id].finished() {
+				if workers[id] != nil {
+					drop(id)
+				}
+				busy--
+				continue
 			}
 			start(id)
 		}

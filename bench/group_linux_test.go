@@ -122,3 +122,21 @@ func TestRunMultiplexed(t *testing.T) {
 		t.Errorf("%d points", len(series))
 	}
 }
+
+// TestRunFixedWorkMultiplexed: multiplexed clients stop at their amount of
+// work too, each connection closed when its client is done (every server
+// sees its end), their broken transactions (every 40th) redone.
+func TestRunFixedWorkMultiplexed(t *testing.T) {
+	p := &pairWorkload{}
+	sum, _, err := Run(context.Background(), p, Options{Clients: 5, Threads: 2, PerClient: 100, Interval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.wg.Wait()
+	if sum.Transactions != 500 || sum.Queries != 1000 || sum.Errors["connection"] < 5 {
+		t.Errorf("%d transactions, %d queries, errors %v; want 500, 1,000 and the broken ones", sum.Transactions, sum.Queries, sum.Errors)
+	}
+	if got := p.answered.Load(); got < 1000 {
+		t.Errorf("the servers answered %d round trips for 500 transactions of two", got)
+	}
+}

@@ -77,7 +77,19 @@ type Workload struct {
 	Protocol  string  `json:"protocol,omitempty"`
 	Via       string  `json:"via,omitempty"`
 	TLS       bool    `json:"tls,omitempty"` // the clients' logins used TLS
+	// Queries is, for a fixed amount of work (load.py's QUERIES), how many
+	// each client ran; 0: a timed run (DurationS). A fixed run's measured
+	// time is how long the work took (Summary.MeasuredS).
+	Queries int `json:"queries,omitempty"`
+	// Revision is the workload's revision, where its work changed since
+	// its first (quiz: 2, the write-up's own schema and loop).
+	Revision int `json:"revision,omitempty"`
 }
+
+// EarlierQuiz is the name a run of pidb's first quiz is read under: it had
+// other tables and columns, SELECT * and a table at random per query, so
+// its numbers are not the write-up's quiz's (revision 2 and later).
+const EarlierQuiz = "quiz-v1"
 
 // Client is what pidb's own process used of the controller while a
 // workload ran (its warm-up and measured time): CPU seconds (user and

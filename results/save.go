@@ -174,6 +174,9 @@ func Load(path string) (Run, error) {
 	if r.Schema < 1 || r.Schema > Schema {
 		return Run{}, fmt.Errorf("%s: schema %d; this pidb reads 1 to %d", path, r.Schema, Schema)
 	}
+	if r.Workload.Name == "quiz" && r.Workload.Revision == 0 {
+		r.Workload.Name, r.Workload.Revision = EarlierQuiz, 1
+	}
 	return r, nil
 }
 

@@ -1,8 +1,8 @@
-// Package sqldb is what the workloads that run through database/sql share
-// (oltp-read-only and quiz, on PostgreSQL, MySQL and MariaDB): opening a
-// database and a client's own connection, the engines' differences in SQL
-// (placeholders, quoting, table options), reading a result through, and
-// naming errors for the counts.
+// Package sqldb is where every workload connects, on PostgreSQL, MySQL
+// and MariaDB: the server, the account and TLS (the wire clients' configs
+// come from here), a database/sql handle for loading data and checking it,
+// the engines' differences in SQL (placeholders, quoting, table options),
+// and naming errors for the counts.
 package sqldb
 
 import (
@@ -132,21 +132,6 @@ func (d DB) Open() (*sql.DB, error) {
 	return sql.OpenDB(c), nil
 }
 
-// Connect opens a database handle and takes one connection from it: a
-// client's own connection, on which its statements are prepared.
-func (d DB) Connect(ctx context.Context) (*sql.DB, *sql.Conn, error) {
-	db, err := d.Open()
-	if err != nil {
-		return nil, nil, err
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	return db, conn, nil
-}
-
 // Rebind turns the ? placeholders of q into the engine's own ($1, $2... on
 // PostgreSQL). The workloads' statements have no ? inside strings.
 func (d DB) Rebind(q string) string {
@@ -247,19 +232,4 @@ func ErrorKind(err error) (string, bool) {
 		return "sqlstate " + pe.Code, pe.Severity == "FATAL"
 	}
 	return "connection", true
-}
-
-// Drain reads every row of a query's result and closes it, returning the
-// query's error, the rows' error, or the close's.
-func Drain(rows *sql.Rows, err error) error {
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return err
-	}
-	return rows.Close()
 }

@@ -117,3 +117,27 @@ func TestServerError(t *testing.T) {
 		t.Errorf("a connection closed mid-answer: %v, broken %v", err, c.Broken())
 	}
 }
+
+// TestQueryInt: a statement with its value in the text, as MySQLdb sends
+// it, and its text result set as a server with CLIENT_DEPRECATE_EOF
+// answers it (one column, one row, the OK that replaces EOF), read in
+// pieces of every size.
+func TestQueryInt(t *testing.T) {
+	c := &Conn{out: make([]byte, 0, 16), in: newFrames(64)}
+	c.SetQueryInt("SELECT username FROM user WHERE user_id = ", 731, ";")
+	if got, want := string(c.out[4:]), "\x03SELECT username FROM user WHERE user_id = 731;"; got != want {
+		t.Errorf("request %q, want %q", got, want)
+	}
+	textRow := []byte("\x0bjohnmary17x")
+	for _, n := range []int{1, 3, 64 << 10} {
+		c.SetQueryInt("SELECT username FROM user WHERE user_id = ", 731, ";")
+		if err := roundTrip(t, c, packets([]byte{1}, colDef, textRow, okEOF), n); err != nil {
+			t.Errorf("reads of %d: %v", n, err)
+		}
+		// no rows: the column, then the OK at once
+		c.SetQueryInt("SELECT username FROM user WHERE user_id = ", 0, ";")
+		if err := roundTrip(t, c, packets([]byte{1}, colDef, okEOF), n); err != nil {
+			t.Errorf("reads of %d, no rows: %v", n, err)
+		}
+	}
+}

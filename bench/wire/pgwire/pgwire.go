@@ -5,6 +5,7 @@
 package pgwire
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -32,6 +33,37 @@ type Conn struct {
 // New takes over conn, whose transaction status (pgconn's TxStatus) is tx.
 func New(conn net.Conn, tx byte) *Conn {
 	return &Conn{conn: conn, out: make([]byte, 0, 512), in: netx.NewFrames(8192, 5, messageSize), tx: tx}
+}
+
+// Statement is a statement to prepare on a new connection, by name.
+type Statement struct{ Name, SQL string }
+
+// Connect opens a client's connection with cfg on a blocking socket
+// (package netx: one system call per send and per answer, as libpq's),
+// prepares stmts on it, and takes it over.
+func Connect(ctx context.Context, cfg *pgconn.Config, stmts []Statement) (*Conn, error) {
+	c := cfg.Copy()
+	c.DialFunc = netx.Dial
+	pc, err := pgconn.ConnectConfig(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range stmts {
+		if _, err := pc.Prepare(ctx, st.Name, st.SQL, nil); err != nil {
+			pc.Close(ctx)
+			return nil, fmt.Errorf("prepare %q: %w", st.SQL, err)
+		}
+	}
+	if err := pc.SyncConn(ctx); err != nil {
+		pc.Close(ctx)
+		return nil, err
+	}
+	hj, err := pc.Hijack()
+	if err != nil {
+		pc.Close(ctx)
+		return nil, err
+	}
+	return New(hj.Conn, hj.TxStatus), nil
 }
 
 // SetQuery makes the request sql with the simple protocol (a Query
@@ -151,3 +183,10 @@ func (w *Conn) Broken() bool { return w.broken }
 
 // NetConn is the socket underneath.
 func (w *Conn) NetConn() net.Conn { return w.conn }
+
+// Fd is the socket's descriptor, for a driver that multiplexes clients;
+// -1 when it has none.
+func (w *Conn) Fd() int { return netx.Fd(w.conn) }
+
+// Interrupt ends a wait on the server, from another goroutine.
+func (w *Conn) Interrupt() { netx.Interrupt(w.conn) }

@@ -3,7 +3,9 @@
 // prepares them on each engine, and per
 // transaction 10 point selects, a simple range, a sum range, an order range
 // and a distinct range of 100 rows, between BEGIN and COMMIT, with server-
-// side prepared statements, as sysbench sends them.
+// side prepared statements, as sysbench sends them. The clients speak to
+// the servers themselves (packages mywire and pgwire); database/sql only
+// loads the tables.
 package oltp
 
 import (
@@ -13,7 +15,6 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"pidb/bench"
 	"pidb/bench/sqldb"
 )
 
@@ -130,87 +131,3 @@ func (w *Workload) log(s string) {
 
 // ErrorKind names server errors by number or SQLSTATE; a lost connection reconnects.
 func (w *Workload) ErrorKind(err error) (string, bool) { return w.DB.ErrorKind(err) }
-
-var queries = map[string]string{
-	"point_select":   kindSQL[kPoint],
-	"simple_range":   kindSQL[kSimple],
-	"sum_range":      kindSQL[kSum],
-	"order_range":    kindSQL[kOrder],
-	"distinct_range": kindSQL[kDistinct],
-}
-
-type worker struct {
-	db    *sql.DB
-	conn  *sql.Conn
-	stmts []map[string]*sql.Stmt // per table
-	rnd   *rand.Rand
-	size  int
-}
-
-// NewWorker connects one client and prepares its statements on its
-// connection. On MySQL and MariaDB the client then speaks to the server
-// itself (package mywire, on a socket outside Go's poller) and can be
-// multiplexed (bench.Async), as sysbench's C client costs; on PostgreSQL it
-// goes through database/sql.
-func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) {
-	w.defaults()
-	if w.DB.MySQL != nil {
-		return w.newWireWorker(ctx, id)
-	}
-	db, conn, err := w.DB.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	wk := &worker{db: db, conn: conn, rnd: rand.New(rand.NewPCG(rand.Uint64(), uint64(id))), size: w.TableSize}
-	for t := 1; t <= w.Tables; t++ {
-		m := map[string]*sql.Stmt{}
-		for name, q := range queries {
-			st, err := conn.PrepareContext(ctx, w.DB.Rebind(fmt.Sprintf(q, fmt.Sprintf("sbtest%d", t))))
-			if err != nil {
-				wk.Close()
-				return nil, err
-			}
-			m[name] = st
-		}
-		wk.stmts = append(wk.stmts, m)
-	}
-	return wk, nil
-}
-
-// Do runs one oltp_read_only transaction: 16 statements with BEGIN and COMMIT.
-func (wk *worker) Do(ctx context.Context) (bench.Outcome, error) {
-	out := bench.Outcome{Op: "oltp_read_only"}
-	st := wk.stmts[wk.rnd.IntN(len(wk.stmts))]
-	if _, err := wk.conn.ExecContext(ctx, "BEGIN"); err != nil {
-		return out, err
-	}
-	out.Queries++
-	for i := 0; i < pointSelects; i++ {
-		if err := sqldb.Drain(st["point_select"].QueryContext(ctx, wk.rnd.IntN(wk.size)+1)); err != nil {
-			return out, err
-		}
-		out.Queries++
-	}
-	for _, name := range []string{"simple_range", "sum_range", "order_range", "distinct_range"} {
-		lo := wk.rnd.IntN(max(wk.size-rangeSize, 1)) + 1
-		if err := sqldb.Drain(st[name].QueryContext(ctx, lo, lo+rangeSize-1)); err != nil {
-			return out, err
-		}
-		out.Queries++
-	}
-	if _, err := wk.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return out, err
-	}
-	out.Queries++
-	return out, nil
-}
-
-func (wk *worker) Close() error {
-	for _, m := range wk.stmts {
-		for _, s := range m {
-			s.Close()
-		}
-	}
-	wk.conn.Close()
-	return wk.db.Close()
-}

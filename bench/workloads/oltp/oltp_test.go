@@ -1,13 +1,19 @@
 package oltp
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
 
 	"pidb/bench/sqldb"
+	"pidb/bench/wire/pgwire"
 	"pidb/internal/sqlrec"
+	"pidb/internal/wiretest"
 )
 
 // TestPrepareLoadsWhatIsMissing: sbtest1 is empty and is loaded as
@@ -43,58 +49,90 @@ func TestPrepareLoadsWhatIsMissing(t *testing.T) {
 	}
 }
 
+// fakeClient records each request and answers it at once.
+type fakeClient struct {
+	calls []string // "BEGIN", or "t k lo hi"
+	fail  int      // the call (from 1) that gets a server error
+}
+
+func (f *fakeClient) Send() error { return nil }
+func (f *fakeClient) Receive() (bool, error) {
+	if len(f.calls) == f.fail {
+		return true, errors.New("ERROR: canceling statement due to user request")
+	}
+	return true, nil
+}
+func (f *fakeClient) Broken() bool     { return false }
+func (f *fakeClient) Fd() int          { return -1 }
+func (f *fakeClient) Interrupt()       {}
+func (f *fakeClient) Close() error     { return nil }
+func (f *fakeClient) Query(sql string) { f.calls = append(f.calls, sql) }
+func (f *fakeClient) Execute(t, k int, lo, hi int64) {
+	f.calls = append(f.calls, fmt.Sprintf("%d %d %d %d", t, k, lo, hi))
+}
+
 // TestTransaction is sysbench's oltp_read_only on one table: BEGIN, ten
-// point selects, the four ranges of 100 rows, COMMIT, with the statements
-// prepared once per table in the engine's placeholders.
+// point selects, the four ranges of 100 rows in sysbench's order, COMMIT,
+// each on the transaction's table, the ids inside it; a statement the
+// server refuses rolls the transaction back and ends it with the error.
 func TestTransaction(t *testing.T) {
-	rec := &sqlrec.Recorder{}
-	w := &Workload{DB: sqldb.DB{Connector: rec, Dialect: "postgres"}, Tables: 2, TableSize: 10000}
-	wk, err := w.NewWorker(context.Background(), 1)
-	if err != nil {
+	f := &fakeClient{}
+	wk := &worker{c: f, rnd: rand.New(rand.NewPCG(1, 2)), size: 10000, n: 2}
+	tables := map[int]bool{}
+	for range 20 {
+		f.calls = nil
+		out, err := wk.Do(context.Background())
+		if err != nil || out.Queries != 16 || out.Op != "oltp_read_only" {
+			t.Fatalf("Do: %+v, %v", out, err)
+		}
+		if len(f.calls) != 16 || f.calls[0] != "BEGIN" || f.calls[15] != "COMMIT" {
+			t.Fatalf("%d calls: %q", len(f.calls), f.calls)
+		}
+		var table int
+		for i, c := range f.calls[1:15] {
+			var tb, k int
+			var lo, hi int64
+			if _, err := fmt.Sscanf(c, "%d %d %d %d", &tb, &k, &lo, &hi); err != nil {
+				t.Fatalf("call %d %q", i+1, c)
+			}
+			if i == 0 {
+				table = tb
+			}
+			switch {
+			case tb != table:
+				t.Errorf("call %d on table %d, the transaction's is %d", i+1, tb, table)
+			case i < 10 && (k != kPoint || lo < 1 || lo > 10000):
+				t.Errorf("point select %d: %q", i, c)
+			case i >= 10 && (k != kSimple+i-10 || hi-lo != 99 || lo < 1 || hi > 10000):
+				t.Errorf("range %d: %q", i, c)
+			}
+		}
+		tables[table] = true
+	}
+	if len(tables) != 2 { // 20 transactions on one of two tables: odds 2^-19
+		t.Errorf("tables used: %v, want both", tables)
+	}
+	f.calls, f.fail = nil, 4
+	if _, err := wk.Do(context.Background()); err == nil || f.calls[len(f.calls)-1] != "ROLLBACK" || len(f.calls) != 5 {
+		t.Errorf("a refused statement: %v after %q, want its error after a ROLLBACK", err, f.calls)
+	}
+}
+
+// TestPGStatements: on PostgreSQL each table's five statements are
+// prepared under names of their own, in PostgreSQL's placeholders, and a
+// range is executed with both its ends as text.
+func TestPGStatements(t *testing.T) {
+	if got := pgName(1, kSum); got != "sbtest2_2" {
+		t.Errorf("name %q", got)
+	}
+	tr := wiretest.NewTrickle(nil, 64)
+	c := &pgClient{Conn: pgwire.New(tr, 'I')}
+	c.Execute(1, kSum, 5, 104)
+	if err := c.Send(); err != nil {
 		t.Fatal(err)
 	}
-	defer wk.Close()
-	prepared := rec.Of("prepare")
-	if len(prepared) != 10 {
-		t.Errorf("%d statements prepared, want 5 per table:\n%s", len(prepared), strings.Join(prepared, "\n"))
-	}
-	want := map[string]bool{
-		"SELECT c FROM sbtest2 WHERE id=$1":                                    true,
-		"SELECT c FROM sbtest2 WHERE id BETWEEN $1 AND $2":                     true,
-		"SELECT SUM(k) FROM sbtest2 WHERE id BETWEEN $1 AND $2":                true,
-		"SELECT c FROM sbtest2 WHERE id BETWEEN $1 AND $2 ORDER BY c":          true,
-		"SELECT DISTINCT c FROM sbtest2 WHERE id BETWEEN $1 AND $2 ORDER BY c": true,
-	}
-	for _, p := range prepared {
-		delete(want, p)
-	}
-	if len(want) != 0 {
-		t.Errorf("not prepared: %v\nprepared:\n%s", want, strings.Join(prepared, "\n"))
-	}
-	before := len(rec.Calls())
-	out, err := wk.Do(context.Background())
-	if err != nil || out.Queries != 16 || out.Op != "oltp_read_only" {
-		t.Fatalf("Do: %+v, %v", out, err)
-	}
-	calls := rec.Calls()[before:]
-	if len(calls) != 16 || calls[0].SQL != "BEGIN" || calls[15].SQL != "COMMIT" {
-		t.Fatalf("%d calls: %+v", len(calls), calls)
-	}
-	table := regexp.MustCompile(`sbtest\d`).FindString(calls[1].SQL)
-	for i, c := range calls[1:15] {
-		if !strings.Contains(c.SQL, table) {
-			t.Errorf("call %d on another table than the transaction's %s: %s", i+1, table, c.SQL)
-		}
-		switch {
-		case i < 10:
-			if !strings.HasSuffix(c.SQL, "WHERE id=$1") || len(c.Args) != 1 || c.Args[0].(int64) < 1 || c.Args[0].(int64) > 10000 {
-				t.Errorf("point select %d: %+v", i, c)
-			}
-		default:
-			lo, hi := c.Args[0].(int64), c.Args[1].(int64)
-			if hi-lo != 99 || lo < 1 || hi > 10000 {
-				t.Errorf("range %d: %+v", i, c)
-			}
-		}
+	want := wiretest.PGMessage('B', "\x00sbtest2_2\x00\x00\x00\x00\x02\x00\x00\x00\x015\x00\x00\x00\x03104\x00\x00")
+	if got := tr.Sent.Bytes(); !bytes.HasPrefix(got, want) {
+		t.Errorf("sent %q, want it to begin %q", got, want)
 	}
 }

@@ -19,7 +19,6 @@ import (
 
 	"pidb/bench"
 	"pidb/bench/sqldb"
-	"pidb/bench/wire/netx"
 	"pidb/bench/wire/pgwire"
 )
 
@@ -60,14 +59,6 @@ func Rows(scale int) (branches, tellers, accounts int64) {
 
 func (w *Workload) connect(ctx context.Context) (*pgconn.PgConn, error) {
 	return pgconn.ConnectConfig(ctx, &w.DB.Postgres.Config)
-}
-
-// connectBlocking connects a client on a blocking socket (package netx):
-// one system call per send and per answer, as pgbench's.
-func (w *Workload) connectBlocking(ctx context.Context) (*pgconn.PgConn, error) {
-	cfg := w.DB.Postgres.Config.Copy()
-	cfg.DialFunc = netx.Dial
-	return pgconn.ConnectConfig(ctx, cfg)
 }
 
 // exec runs statements and reads every result.
@@ -180,26 +171,15 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 	default:
 		return nil, fmt.Errorf("tpcb: protocol %q: want simple or prepared", w.Protocol)
 	}
-	c, err := w.connectBlocking(ctx)
-	if err != nil {
-		return nil, err
-	}
+	var stmts []pgwire.Statement
 	if prepared {
 		for _, st := range script {
-			if _, err := c.Prepare(ctx, st.pname, st.sql, nil); err != nil {
-				c.Close(ctx)
-				return nil, fmt.Errorf("tpcb: prepare %q: %w", st.sql, err)
-			}
+			stmts = append(stmts, pgwire.Statement{Name: st.pname, SQL: st.sql})
 		}
 	}
-	if err := c.SyncConn(ctx); err != nil {
-		c.Close(ctx)
-		return nil, err
-	}
-	hj, err := c.Hijack()
+	c, err := pgwire.Connect(ctx, &w.DB.Postgres.Config, stmts)
 	if err != nil {
-		c.Close(ctx)
-		return nil, err
+		return nil, fmt.Errorf("tpcb: %w", err)
 	}
 	seed := w.Seed
 	if seed == 0 {
@@ -210,7 +190,7 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 		maxTry = 10
 	}
 	nb, nt, na := Rows(w.Scale)
-	wk := &worker{w: pgwire.New(hj.Conn, hj.TxStatus), prepared: prepared, rnd: rand.New(rand.NewPCG(seed, uint64(id))),
+	wk := &worker{w: c, prepared: prepared, rnd: rand.New(rand.NewPCG(seed, uint64(id))),
 		nb: nb, nt: nt, na: na, maxTry: maxTry, buf: make([]byte, 0, 256)}
 	for i := range wk.args {
 		wk.args[i] = make([]byte, 0, 20)
@@ -409,9 +389,9 @@ func (wk *worker) Do(context.Context) (bench.Outcome, error) { return bench.DoAs
 
 // Fd is the socket, for the driver's multiplexing (bench.Async); -1 when
 // the connection has none.
-func (wk *worker) Fd() int { return netx.Fd(wk.w.NetConn()) }
+func (wk *worker) Fd() int { return wk.w.Fd() }
 
 // Interrupt ends a wait on the server, from another goroutine (bench.Interrupter).
-func (wk *worker) Interrupt() { netx.Interrupt(wk.w.NetConn()) }
+func (wk *worker) Interrupt() { wk.w.Interrupt() }
 
 func (wk *worker) Close() error { return wk.w.Close() }
