@@ -28,6 +28,10 @@ type Bench struct {
 	Via       string        // auto (direct when allow_from lets the controller in), direct, ssh
 	TLS       string        // auto (on when the host's network logins need it and the run is direct), on, off
 	Threads   int           // threads the clients share (pgbench -j); 0: one per client
+	// Queries, when more than zero, is a fixed amount of work (quiz):
+	// each client runs that many queries, as load.py's QUERIES, and
+	// Duration is then the most the run may take.
+	Queries int
 }
 
 // DefaultBench is [bench] when the inventory says nothing.
@@ -126,6 +130,8 @@ func (b *Bench) set(key string, v any) (err error) {
 		b.TableSize, err = asInt(key, v)
 	case "threads":
 		b.Threads, err = asInt(key, v)
+	case "queries":
+		b.Queries, err = asInt(key, v)
 	case "duration":
 		b.Duration, err = asDuration(key, v)
 	case "warmup":

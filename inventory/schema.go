@@ -211,6 +211,7 @@ var (
 		"tables":     intIn(1, 1000),
 		"table_size": intIn(1, 1000000000),
 		"protocol":   oneOf("simple", "prepared"),
+		"queries":    intIn(1, 1000000000), // per client, a fixed amount of work (quiz)
 	}
 	thermalKeys = table{
 		"interval":    isDuration,

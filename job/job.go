@@ -95,6 +95,15 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 		return p, usagef("%s: %s", h.Name, badBench(b))
 	case b.Protocol != "" && b.Protocol != "simple" && b.Protocol != "prepared":
 		return p, usagef("--protocol %q: want simple or prepared", b.Protocol)
+	case b.Queries < 0:
+		return p, usagef("--queries %d: want 1 or more", b.Queries)
+	case b.Queries > 0 && !p.Spec.FixedWork:
+		return p, usagef("%s: --queries is for %s, whose transaction is one query (load.py's QUERIES); %s runs for --duration", h.Name, fixedWork(), p.Spec.Name)
+	}
+	if b.Queries > 0 {
+		// as load.py: no warm-up, measured from the start to the last
+		// client's last query; the duration is the most it may take
+		p.Bench.Warmup = 0
 	}
 	if p.Params, err = p.Spec.Resolve(workloads.Params{Scale: b.Scale, Tables: b.Tables, TableSize: b.TableSize, Protocol: b.Protocol}); err != nil {
 		return p, UsageError{fmt.Errorf("%s: %w", h.Name, err)}
@@ -121,6 +130,17 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 		return p, usagef("--tls %q: want auto, on or off", b.TLS)
 	}
 	return p, nil
+}
+
+// fixedWork names the workloads that run a fixed number of queries.
+func fixedWork() string {
+	var names []string
+	for _, s := range workloads.All() {
+		if s.FixedWork {
+			names = append(names, s.Name)
+		}
+	}
+	return strings.Join(names, " and ")
 }
 
 // badBench names the bench values out of range, with what each wants.
@@ -344,8 +364,12 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 	start, cpu := time.Now(), processCPU()
 	m := Measured{Start: start.Add(b.Warmup)}
 	first := true
-	r.Step(fmt.Sprintf("running %s: %d clients, %s (after %s warm-up)", p.Spec.Name, b.Clients, b.Duration, b.Warmup))
-	sum, series, err := bench.Run(ctx, pw.w, bench.Options{Clients: b.Clients, Duration: b.Duration, Warmup: b.Warmup, Interval: b.Interval, Threads: b.Threads,
+	if b.Queries > 0 {
+		r.Step(fmt.Sprintf("running %s: %d clients, %d queries each (at most %s)", p.Spec.Name, b.Clients, b.Queries, b.Duration))
+	} else {
+		r.Step(fmt.Sprintf("running %s: %d clients, %s (after %s warm-up)", p.Spec.Name, b.Clients, b.Duration, b.Warmup))
+	}
+	sum, series, err := bench.Run(ctx, pw.w, bench.Options{Clients: b.Clients, Duration: b.Duration, Warmup: b.Warmup, Interval: b.Interval, Threads: b.Threads, PerClient: b.Queries,
 		OnInterval: func(iv results.Interval) {
 			if first { // the driver's own measured start, from its first point
 				m.Start, first = time.Now().Add(-time.Duration(iv.T*float64(time.Second))), false
@@ -375,7 +399,11 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 		id = kind
 	}
 	wl := results.Workload{Name: p.Spec.Name, Engine: f.Engine.Flavor, Clients: b.Clients, DurationS: b.Duration.Seconds(), WarmupS: b.Warmup.Seconds(),
-		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: b.Via, TLS: b.TLS == "on"}
+		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: b.Via, TLS: b.TLS == "on",
+		Revision: p.Spec.Revision, Queries: b.Queries}
+	if b.Queries > 0 { // the time the work took is the summary's
+		wl.DurationS, wl.WarmupS = 0, 0
+	}
 	m.Run = results.Run{ID: results.NewID(start, id), Kind: kind, Host: h.Name, PidbVersion: e.Version, Preset: p.Preset,
 		Started: start, Facts: &f, Settings: pw.settings, Workload: wl, Summary: sum, Series: series, Client: client}
 	return m, nil
@@ -405,6 +433,7 @@ type BenchResult struct {
 	Clients      int              `json:"clients"`
 	TLS          bool             `json:"tls"` // the clients logged in with TLS
 	DurationS    float64          `json:"duration_s"`
+	Queries      int              `json:"queries_per_client,omitempty"` // a fixed amount of work: duration_s is the time it took
 	Transactions int64            `json:"transactions"`
 	TPS          float64          `json:"tps"`
 	QPS          float64          `json:"qps"`
@@ -432,11 +461,19 @@ func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, r prog
 		return BenchResult{}, err
 	}
 	sum := m.Run.Summary
-	r.Step(fmt.Sprintf("%.1f TPS, %.1f QPS, p95 %.2f ms", sum.TPS, sum.QPS, sum.Latency.P95))
+	if q := p.Bench.Queries; q > 0 {
+		// the write-up's own words for a fixed amount of work (load.py)
+		r.Step(fmt.Sprintf("completed in %.2f seconds, QPS = %.2f", sum.MeasuredS, sum.QPS))
+	} else {
+		r.Step(fmt.Sprintf("%.1f TPS, %.1f QPS, p95 %.2f ms", sum.TPS, sum.QPS, sum.Latency.P95))
+	}
 	res := BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, TLS: m.Run.Workload.TLS, DurationS: sum.MeasuredS,
-		Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir}
+		Queries: p.Bench.Queries, Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir}
 	if len(sum.Outages) > 0 {
 		return res, fmt.Errorf("%s: %s; the numbers leave that time out, and the run is saved in %s", h.Name, outages(sum.Outages), dir)
+	}
+	if want := int64(p.Bench.Queries) * int64(p.Bench.Clients); want > 0 && sum.Transactions < want {
+		return res, fmt.Errorf("%s: the clients had run %d of their %d queries when --duration %s ran out; the run is saved in %s", h.Name, sum.Transactions, want, p.Bench.Duration, dir)
 	}
 	return res, nil
 }

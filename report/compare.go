@@ -221,6 +221,12 @@ func cautions(rs []results.Run) []string {
 		if a.Clients != b.Clients {
 			diffs = append(diffs, fmt.Sprintf("%d clients against %d", a.Clients, b.Clients))
 		}
+		if a.Protocol != b.Protocol && a.Protocol != "" && b.Protocol != "" {
+			diffs = append(diffs, fmt.Sprintf("the %s protocol against the %s", a.Protocol, b.Protocol))
+		}
+		if a.Queries != b.Queries {
+			diffs = append(diffs, fmt.Sprintf("%s against %s", work(a), work(b)))
+		}
 		if a.DurationS != b.DurationS {
 			diffs = append(diffs, fmt.Sprintf("a %s run against %s", seconds(a.DurationS), seconds(b.DurationS)))
 		}
@@ -235,6 +241,15 @@ func cautions(rs []results.Run) []string {
 		}
 	}
 	return out
+}
+
+// work is a run's amount of work: a number of queries per client, or
+// timed.
+func work(w results.Workload) string {
+	if w.Queries > 0 {
+		return fmt.Sprintf("%d queries per client", w.Queries)
+	}
+	return "a timed run"
 }
 
 func withTLS(on bool) string {

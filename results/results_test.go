@@ -253,3 +253,26 @@ func TestOutageString(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlierQuiz: a quiz run saved before the write-up's quiz (no
+// revision) loads as quiz-v1, other work; one of the write-up's quiz
+// (revision 2) loads as quiz.
+func TestEarlierQuiz(t *testing.T) {
+	r, err := Load(filepath.Join("testdata", "quiz-v1-run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Workload.Name != EarlierQuiz || r.Workload.Revision != 1 {
+		t.Errorf("an earlier quiz run loads as %q revision %d, want %q", r.Workload.Name, r.Workload.Revision, EarlierQuiz)
+	}
+	r.Workload.Name, r.Workload.Revision, r.Workload.Queries = "quiz", 2, 1000
+	r.ID = "20261201T120000Z-quiz"
+	dir, err := Save(t.TempDir(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Load(filepath.Join(dir, "run.json"))
+	if err != nil || again.Workload.Name != "quiz" || again.Workload.Revision != 2 || again.Workload.Queries != 1000 {
+		t.Errorf("the write-up's quiz loads as %+v, %v", again.Workload, err)
+	}
+}

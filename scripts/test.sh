@@ -14,10 +14,12 @@ log() { printf '== %s\n' "$*" >&2; }
 . scripts/deps.sh
 
 # the report's browser test: Debian's chromium, headless; zip for the
-# Windows release archive
+# Windows release archive; MySQLdb for Debian's python3
 need=()
 command -v chromium >/dev/null || need+=(chromium)
 command -v zip >/dev/null || need+=(zip)
+# the MySQL write-up's load.py (../shared/peers/quiz), run by a lab test
+/usr/bin/python3 -c 'import MySQLdb' 2>/dev/null || need+=(python3-mysqldb)
 if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
   apt-get update -qq

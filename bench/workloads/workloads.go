@@ -34,6 +34,9 @@ type Spec struct {
 	DefaultOn []string // the families whose default workload it is
 	// Protocols are the query protocols it can use, the default first.
 	Protocols []string
+	// FixedWork says it can run a fixed number of queries per client
+	// (--queries): its transaction is one query.
+	FixedWork bool
 	// Revision is the workload's revision where its work changed (saved
 	// with each run, so that runs of different work are not compared as
 	// the same); 0: its first.
@@ -57,7 +60,7 @@ func All() []Spec {
 			Defaults: Params{Tables: oltp.DefaultTables, TableSize: oltp.DefaultTableSize}, Means: map[string]string{"tables": "sbtest tables", "table_size": "rows per table"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &oltp.Workload{DB: db, Tables: p.Tables, TableSize: p.TableSize, Log: p.Log}
 			}},
-		{Name: quiz.Name, Engines: []string{"postgres", "mysql"}, Protocols: []string{"simple", "prepared"}, Revision: quiz.Revision,
+		{Name: quiz.Name, Engines: []string{"postgres", "mysql"}, Protocols: []string{"simple", "prepared"}, Revision: quiz.Revision, FixedWork: true,
 			Defaults: Params{Scale: quiz.DefaultScale}, Means: map[string]string{"scale": "users"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &quiz.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Log: p.Log}
 			}},

@@ -27,12 +27,13 @@ func benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "bench",
 		Usage:     "run a workload on each Pi from this machine, and save the run",
-		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--json]",
+		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--queries N] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--json]",
 		Flags: append(append(fleetFlags(), workloadFlags()...),
 			&cli.IntFlag{Name: "tables", Usage: workloads.ParamHelp("tables"), DefaultText: "the workload's"},
 			&cli.IntFlag{Name: "table-size", Usage: workloads.ParamHelp("table_size"), DefaultText: "the workload's"},
 			&cli.DurationFlag{Name: "interval", Usage: fmt.Sprintf("one point of the series per `D` (default: the inventory's [bench], else %s)", d.Interval)},
-			&cli.StringFlag{Name: "protocol", Usage: "tpcb: simple (pgbench's default) or prepared (pgbench -M prepared); the other workloads always prepare, as sysbench does"},
+			&cli.StringFlag{Name: "protocol", Usage: "tpcb and quiz: simple (the value in the statement's text: pgbench's default, and load.py's through MySQLdb) or prepared (pgbench -M prepared); oltp-read-only always prepares, as sysbench does"},
+			&cli.IntFlag{Name: "queries", Usage: "quiz: a fixed amount of work instead of a time: each client runs `N` queries, as load.py's QUERIES, with no warm-up; --duration is then the most it may take", DefaultText: "a timed run"},
 			&cli.IntFlag{Name: "threads", Usage: "tpcb: threads the clients share, each waiting on its clients' sockets at once, as pgbench -j; 0: a thread per client (default: this machine's cores)"},
 			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
 			&cli.StringFlag{Name: "tls", Usage: "auto (on for a direct run to a host whose network logins need TLS, as tls = true in the inventory has it), on, or off (refused by a server that requires TLS)"},
@@ -70,7 +71,7 @@ func workloadFlags() []cli.Flag {
 }
 
 // benchKeys are the flags that override [bench], by the inventory's key.
-var benchKeys = []string{"workload", "clients", "duration", "scale", "warmup", "tables", "table_size", "interval", "protocol", "threads", "via", "tls"}
+var benchKeys = []string{"workload", "clients", "duration", "scale", "warmup", "tables", "table_size", "interval", "protocol", "threads", "via", "tls", "queries"}
 
 // thermalKeys map the flags that override [thermal] to its keys.
 var thermalKeys = map[string]string{"thermal-interval": "interval", "idle-before": "idle_before", "idle-after": "idle_after"}
@@ -160,7 +161,7 @@ func runBench(c *cli.Context) error {
 			b.Error = r.Err.Error()
 		}
 		if r.Err != nil && b.RunDir == "" {
-			rows = append(rows, []string{b.Host, params[b.Host].Spec.Name, "", "", "", "", "", "", "", "FAILED (see stderr)", ""})
+			rows = append(rows, []string{b.Host, params[b.Host].Spec.Name, "", "", "", "", "", "", "", "", "FAILED (see stderr)", ""})
 		} else {
 			var errs []string
 			if b.DownS > 0 {
@@ -169,13 +170,13 @@ func runBench(c *cli.Context) error {
 			for k, v := range b.Errors {
 				errs = append(errs, fmt.Sprintf("%s:%d", k, v))
 			}
-			rows = append(rows, []string{b.Host, b.Workload, strconv.Itoa(b.Clients), strconv.FormatInt(b.Transactions, 10),
+			rows = append(rows, []string{b.Host, b.Workload, strconv.Itoa(b.Clients), strconv.FormatInt(b.Transactions, 10), fmt.Sprintf("%.2f", b.DurationS),
 				fmt.Sprintf("%.1f", b.TPS), fmt.Sprintf("%.1f", b.QPS), fmt.Sprintf("%.3f", b.LatencyMs.Avg), fmt.Sprintf("%.3f", b.P95Ms),
 				fmt.Sprintf("%.3f", b.LatencyMs.P99), strings.Join(errs, ","), b.RunDir})
 		}
 		js = append(js, b)
 	}
-	if err := printResults(c, js, []string{"HOST", "WORKLOAD", "CLIENTS", "TRANSACTIONS", "TPS", "QPS", "AVG_MS", "P95_MS", "P99_MS", "ERRORS", "RUN"}, rows); err != nil {
+	if err := printResults(c, js, []string{"HOST", "WORKLOAD", "CLIENTS", "TRANSACTIONS", "SECONDS", "TPS", "QPS", "AVG_MS", "P95_MS", "P99_MS", "ERRORS", "RUN"}, rows); err != nil {
 		return err
 	}
 	return fleet.Err(res)

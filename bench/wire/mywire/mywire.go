@@ -43,6 +43,7 @@ type response struct {
 	err     error
 	prepare *Stmt // a COM_STMT_PREPARE's statement, filled in as it comes
 	params  int   // parameter definitions still to come (prepare)
+	probe   bool  // SELECT 1, to learn whether EOF packets end the columns
 }
 
 const (
@@ -51,6 +52,7 @@ const (
 	stParamsEOF         // after them: EOF, or (CLIENT_DEPRECATE_EOF) the first column definition
 	stColumns           // column definitions
 	stColumnsEOF        // after them: EOF (without CLIENT_DEPRECATE_EOF)
+	stProbe             // after the probe's column: EOF, or its row
 	stRows              // rows until EOF/OK (0xFE) or ERR
 	stDone
 )
@@ -91,7 +93,23 @@ func Connect(ctx context.Context, cfg *mysql.Config, dial func(ctx context.Conte
 			return nil, err
 		}
 	}
-	return &Conn{dc: dc, conn: conn, out: make([]byte, 0, 256), in: newFrames(64 << 10), eof: true}, nil
+	c := &Conn{dc: dc, conn: conn, out: make([]byte, 0, 256), in: newFrames(64 << 10), eof: true}
+	if err := c.probe(); err != nil {
+		dc.Close()
+		return nil, fmt.Errorf("mywire: SELECT 1: %w", err)
+	}
+	return c, nil
+}
+
+// probe learns how the server ends column definitions in a result set
+// (with an EOF packet, or without: CLIENT_DEPRECATE_EOF, which the driver
+// asks for): from SELECT 1, whose one column is followed by either an
+// EOF or its one row. A text query's rows are read right only once this is
+// known.
+func (c *Conn) probe() error {
+	c.SetQuery("SELECT 1")
+	c.resp.probe = true
+	return c.RoundTrip()
 }
 
 // tlsConnOf is the TLS connection the driver made over the socket for its
@@ -317,6 +335,8 @@ func (c *Conn) take(p []byte) error {
 				r.state = stColumnsEOF
 			case r.prepare != nil:
 				r.state = stDone
+			case r.probe:
+				r.state = stProbe
 			case c.eof:
 				r.state = stColumnsEOF
 			default:
@@ -331,6 +351,10 @@ func (c *Conn) take(p []byte) error {
 		if r.prepare != nil {
 			r.state = stDone
 		}
+	case stProbe:
+		// an EOF here ends the column definitions; else it is the row
+		c.eof = isEOF(p)
+		r.state = stRows
 	case stRows:
 		if p[0] == 0xFE { // EOF, or the OK that replaces it
 			r.state = stDone

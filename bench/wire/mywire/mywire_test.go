@@ -119,25 +119,40 @@ func TestServerError(t *testing.T) {
 }
 
 // TestQueryInt: a statement with its value in the text, as MySQLdb sends
-// it, and its text result set as a server with CLIENT_DEPRECATE_EOF
-// answers it (one column, one row, the OK that replaces EOF), read in
-// pieces of every size.
+// it, and its text result set read as the server ends its columns, which
+// the probe at connect (SELECT 1) learns: with an EOF packet, or without
+// (CLIENT_DEPRECATE_EOF, the OK that replaces EOF after the rows); in
+// pieces of every size, with one row and none.
 func TestQueryInt(t *testing.T) {
 	c := &Conn{out: make([]byte, 0, 16), in: newFrames(64)}
 	c.SetQueryInt("SELECT username FROM user WHERE user_id = ", 731, ";")
 	if got, want := string(c.out[4:]), "\x03SELECT username FROM user WHERE user_id = 731;"; got != want {
 		t.Errorf("request %q, want %q", got, want)
 	}
-	textRow := []byte("\x0bjohnmary17x")
-	for _, n := range []int{1, 3, 64 << 10} {
-		c.SetQueryInt("SELECT username FROM user WHERE user_id = ", 731, ";")
-		if err := roundTrip(t, c, packets([]byte{1}, colDef, textRow, okEOF), n); err != nil {
-			t.Errorf("reads of %d: %v", n, err)
-		}
-		// no rows: the column, then the OK at once
-		c.SetQueryInt("SELECT username FROM user WHERE user_id = ", 0, ";")
-		if err := roundTrip(t, c, packets([]byte{1}, colDef, okEOF), n); err != nil {
-			t.Errorf("reads of %d, no rows: %v", n, err)
+	one, textRow := []byte("\x011"), []byte("\x0bjohnmary17x")
+	for _, mode := range []struct {
+		name              string
+		eof               bool
+		probe, row, empty []byte
+	}{
+		{"EOF packets", true, packets([]byte{1}, colDef, eof, one, eof), packets([]byte{1}, colDef, eof, textRow, eof), packets([]byte{1}, colDef, eof, eof)},
+		{"CLIENT_DEPRECATE_EOF", false, packets([]byte{1}, colDef, one, okEOF), packets([]byte{1}, colDef, textRow, okEOF), packets([]byte{1}, colDef, okEOF)},
+	} {
+		for _, n := range []int{1, 3, 64 << 10} {
+			c := &Conn{out: make([]byte, 0, 16), in: newFrames(64), eof: !mode.eof}
+			c.SetQuery("SELECT 1")
+			c.resp.probe = true
+			if err := roundTrip(t, c, mode.probe, n); err != nil || c.eof != mode.eof {
+				t.Fatalf("%s, reads of %d: the probe: %v, eof %v", mode.name, n, err, c.eof)
+			}
+			c.SetQueryInt("SELECT username FROM user WHERE user_id = ", 731, ";")
+			if err := roundTrip(t, c, mode.row, n); err != nil {
+				t.Errorf("%s, reads of %d: %v", mode.name, n, err)
+			}
+			c.SetQueryInt("SELECT username FROM user WHERE user_id = ", 0, ";")
+			if err := roundTrip(t, c, mode.empty, n); err != nil {
+				t.Errorf("%s, reads of %d, no rows: %v", mode.name, n, err)
+			}
 		}
 	}
 }
