@@ -13,13 +13,17 @@ import (
 	"pidb/results"
 )
 
-// TestValidateOnTheLab is the case on pi4, with simulated time ten
-// times faster: with a fan it passes; in a case, under the same load, it
-// heats past 80 C and is throttled: FAIL (a sag, if the throughput shows
-// one, is the heat's there, never unstable_throughput). tpcb runs at scale 10 (pgbench's
-// advice: no fewer branches than clients): at scale 1 the 8 clients queue
-// on one branch row, and in one CI run the throughput drifted down by 31%
-// within 40 s with a fan, thermal_sag's WARN without any heat.
+// TestValidateOnTheLab is the case on pi4 through the command,
+// with simulated time ten times faster: in a case, under load, it heats
+// past 80 C and is throttled: FAIL, exit 1 (a sag, if the throughput shows
+// one, is the heat's there, never unstable_throughput), and the run is
+// saved as the sudo user's. With its fan the same Pi passes: the demo's
+// lab test validates it so, beside the case, and TestFleetOfTen validates
+// all ten boards through this command, exit 0. tpcb runs at scale 10
+// (pgbench's advice: no fewer branches than clients): at scale 1 the 8
+// clients queue on one branch row, and in one CI run the throughput
+// drifted down by 31% within 40 s with a fan, thermal_sag's WARN without
+// any heat.
 func TestValidateOnTheLab(t *testing.T) {
 	inv := labtest.Inventory(t)
 	dir := filepath.Dir(inv.Path)
@@ -47,21 +51,8 @@ func TestValidateOnTheLab(t *testing.T) {
 		return code, res[0], errOut
 	}
 
-	cooling("fan", "10")
-	code, fan, errOut := validate("10s") // a fan-cooled idle first: 100 simulated seconds
-	// no heat: no thermal code; a busy machine may still make the
-	// throughput unstable (a WARN that says it was not the heat)
-	if code != 0 || (fan.Verdict != "PASS" && fan.Verdict != "WARN") || fan.Throttled || fan.MaxTempC == nil || *fan.MaxTempC >= 75 || fan.TPS <= 0 {
-		t.Errorf("with a fan: exit %d, %+v\n%s", code, fan, errOut)
-	}
-	for _, r := range fan.Reasons {
-		if r.Code != "unstable_throughput" && r.Code != "controller_busy" {
-			t.Errorf("with a fan: %s: %s", r.Code, r.Message)
-		}
-	}
-
 	cooling("case", "10")
-	code, hot, errOut := validate("2s")
+	code, hot, errOut := validate("4s")
 	codes := map[string]bool{}
 	for _, r := range hot.Reasons {
 		codes[r.Code] = true
