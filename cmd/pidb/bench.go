@@ -34,7 +34,7 @@ func benchCommand() *cli.Command {
 			&cli.DurationFlag{Name: "interval", Usage: fmt.Sprintf("one point of the series per `D` (default: the inventory's [bench], else %s)", d.Interval)},
 			&cli.StringFlag{Name: "protocol", Usage: "tpcb and quiz: simple (the value in the statement's text: pgbench's default, and load.py's through MySQLdb) or prepared (pgbench -M prepared); oltp-read-only always prepares, as sysbench does"},
 			&cli.IntFlag{Name: "queries", Usage: "quiz: a fixed amount of work instead of a time: each client runs `N` queries, as load.py's QUERIES, with no warm-up; --duration is then the most it may take", DefaultText: "a timed run"},
-			&cli.IntFlag{Name: "threads", Usage: "tpcb: threads the clients share, each waiting on its clients' sockets at once, as pgbench -j; 0: a thread per client (default: this machine's cores)"},
+			&cli.IntFlag{Name: "threads", Usage: "threads the clients share (every workload), each waiting on its clients' sockets at once, as pgbench -j; 0: a thread per client (default: this machine's cores)"},
 			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
 			&cli.StringFlag{Name: "tls", Usage: "auto (on for a direct run to a host whose network logins need TLS, as tls = true in the inventory has it), on, or off (refused by a server that requires TLS)"},
 			&cli.DurationFlag{Name: "thermal-interval", Usage: fmt.Sprintf("one thermal reading per `D` beside the run (default: the inventory's [thermal] interval, else %s)", t.Interval)},
