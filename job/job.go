@@ -401,8 +401,8 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 	wl := results.Workload{Name: p.Spec.Name, Engine: f.Engine.Flavor, Clients: b.Clients, DurationS: b.Duration.Seconds(), WarmupS: b.Warmup.Seconds(),
 		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: b.Via, TLS: b.TLS == "on",
 		Revision: p.Spec.Revision, Queries: b.Queries}
-	if b.Queries > 0 { // the time the work took is the summary's
-		wl.DurationS, wl.WarmupS = 0, 0
+	if b.Queries > 0 { // the time the work took is the summary's (Resolve left no warm-up)
+		wl.DurationS = 0
 	}
 	m.Run = results.Run{ID: results.NewID(start, id), Kind: kind, Host: h.Name, PidbVersion: e.Version, Preset: p.Preset,
 		Started: start, Facts: &f, Settings: pw.settings, Workload: wl, Summary: sum, Series: series, Client: client}

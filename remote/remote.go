@@ -94,6 +94,8 @@ func (e *ConnError) Error() string {
 	return fmt.Sprintf("%s: %s %s: %v", e.Host, e.Op, e.Address, e.Err)
 }
 
+func (e *ConnError) Unwrap() error { return e.Err }
+
 // dialHint says what to check for a TCP connection that failed, by its
 // cause.
 func dialHint(err error) string {
@@ -122,8 +124,6 @@ func handshakeHint(err error) string {
 	}
 	return dialHint(err)
 }
-
-func (e *ConnError) Unwrap() error { return e.Err }
 
 func shorten(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")

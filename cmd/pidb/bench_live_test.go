@@ -189,13 +189,13 @@ func TestBenchQuiz(t *testing.T) {
 			out := t.TempDir()
 			args := []string{"bench", "-i", inv.Path, "--limit", tc.host, "--workload", "quiz", "--scale", "100", "--clients", "8", "--queries", "2000", "--out", out}
 			for _, proto := range []string{"simple", "prepared"} {
-				before := quizCounts(t, h, tc.engine)
+				before := serverCounts(t, h, tc.engine)
 				like := "" // MariaDB: the server's counters tell the protocols apart
 				if tc.engine == "postgres" {
 					like = `SELECT % WHERE %\\_id = %`
 				}
 				b, seen := benchSeeing(t, h, like, append(args, "--protocol", proto)...)
-				after := quizCounts(t, h, tc.engine)
+				after := serverCounts(t, h, tc.engine)
 				if b.Workload != "quiz" || b.Engine != tc.engine || b.Transactions != 16000 || b.Queries != 2000 || b.QPS <= 0 || b.QPS != b.TPS || b.DurationS <= 0 || len(b.Errors) != 0 {
 					t.Errorf("%s: result %+v, want 8 x 2,000 queries", proto, b)
 				}
@@ -249,28 +249,37 @@ func benchSeeing(t *testing.T, h inventory.Host, like string, args ...string) (j
 	}
 }
 
-// quizCount is what a server counted: MariaDB's selects, executed and
+// counts are what a server counted: MariaDB's selects, executed and
 // prepared statements (SHOW GLOBAL STATUS), PostgreSQL's commits in pidb's
-// database.
-type quizCount struct{ selects, executes, prepares, commits int64 }
+// database (flushed first).
+type counts struct{ selects, executes, prepares, commits int64 }
 
-func (a quizCount) sub(b quizCount) quizCount {
-	return quizCount{a.selects - b.selects, a.executes - b.executes, a.prepares - b.prepares, a.commits - b.commits}
+func (a counts) sub(b counts) counts {
+	return counts{a.selects - b.selects, a.executes - b.executes, a.prepares - b.prepares, a.commits - b.commits}
 }
 
-func quizCounts(t *testing.T, h inventory.Host, engine string) quizCount {
+func serverCounts(t *testing.T, h inventory.Host, engine string) counts {
 	t.Helper()
+	cmd := `mariadb -NBe "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Com_stmt_execute', 'Com_stmt_prepare')"`
 	if engine == "postgres" {
-		return quizCount{commits: serverCount(t, h, engine)}
+		cmd = `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT pg_stat_force_next_flush()" -c "SELECT 'commits', xact_commit FROM pg_stat_database WHERE datname = 'pidb'"`
 	}
-	var c quizCount
-	out := labtest.MustSSH(t, h, `mariadb -NBe "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Com_stmt_execute', 'Com_stmt_prepare')"`)
+	out := labtest.MustSSH(t, h, cmd)
+	var c counts
+	seen, want := 0, map[string]int{"postgres": 1}[engine]
+	if want == 0 {
+		want = 3
+	}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.Fields(line)
+		f := strings.Fields(strings.ReplaceAll(line, "|", " "))
+		if len(f) < 2 {
+			continue // pg_stat_force_next_flush's empty row
+		}
 		n, err := strconv.ParseInt(f[len(f)-1], 10, 64)
 		if err != nil {
-			t.Fatalf("status %q", line)
+			t.Fatalf("%s's count %q", engine, line)
 		}
+		seen++
 		switch f[0] {
 		case "Com_select":
 			c.selects = n
@@ -278,7 +287,12 @@ func quizCounts(t *testing.T, h inventory.Host, engine string) quizCount {
 			c.executes = n
 		case "Com_stmt_prepare":
 			c.prepares = n
+		case "commits":
+			c.commits = n
 		}
+	}
+	if seen != want {
+		t.Fatalf("%s's counts: %d of %d in %q", engine, seen, want, out)
 	}
 	return c
 }
@@ -326,7 +340,7 @@ func TestQuizWithTheWriteUpsLoadPy(t *testing.T) {
 			t.Fatal("the SSH forward did not open")
 		}
 	}
-	before := quizCounts(t, h, "mariadb")
+	before := serverCounts(t, h, "mariadb")
 	// load.py SCALE QUERIES THREADS, as the write-up ran it (1000 1000 50), smaller
 	py := exec.Command("/usr/bin/python3", loadPy, "100", "400", "8")
 	py.Env = append(os.Environ(), "PEER_HOST=127.0.0.1", "MYSQL_TCP_PORT="+strconv.Itoa(port), "PEER_USER="+u.User.Username(), "PEER_PASS="+pass,
@@ -335,7 +349,7 @@ func TestQuizWithTheWriteUpsLoadPy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load.py: %v\n%s", err, strings.ReplaceAll(string(stdout), pass, "(password)"))
 	}
-	after := quizCounts(t, h, "mariadb")
+	after := serverCounts(t, h, "mariadb")
 	if !regexp.MustCompile(`completed in [0-9.]+ seconds\nQPS = [0-9.]+`).Match(stdout) {
 		t.Errorf("load.py said:\n%s", stdout)
 	}
@@ -394,20 +408,15 @@ func benchInBackground(t *testing.T, args ...string) <-chan job.BenchResult {
 }
 
 // serverCount is what the host's server has counted: prepared statements
-// executed (MariaDB), or commits in pidb's database (PostgreSQL).
+// executed on MariaDB, transactions committed in pidb's database on
+// PostgreSQL.
 func serverCount(t *testing.T, h inventory.Host, engine string) int64 {
 	t.Helper()
-	cmd := `mariadb -NBe "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"`
+	c := serverCounts(t, h, engine)
 	if engine == "postgres" {
-		cmd = `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT pg_stat_force_next_flush()" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'pidb'"`
+		return c.commits
 	}
-	out := labtest.MustSSH(t, h, cmd)
-	f := strings.Fields(out)
-	n, err := strconv.ParseInt(f[len(f)-1], 10, 64)
-	if err != nil {
-		t.Fatalf("%s's count: %q", engine, out)
-	}
-	return n
+	return c.executes
 }
 
 // TestBenchCleanup drops pidb's database on each engine, and leaves alone a

@@ -33,7 +33,7 @@ type Conn struct {
 	in     *netx.Frames
 	resp   response
 	broken bool
-	eof    bool // the server sends EOF packets after column definitions (no CLIENT_DEPRECATE_EOF); known after the first Prepare
+	eof    bool // the server sends EOF packets after column definitions (no CLIENT_DEPRECATE_EOF); learnt by the probe at Connect
 }
 
 // response is the state of the answer being read.
@@ -159,10 +159,8 @@ func (c *Conn) SetQuery(sql string) {
 // SetQueryInt makes the request a COM_QUERY of prefix, n in decimal and
 // suffix: a statement with its value in the text, as a client library
 // that interpolates on the client sends it (MySQLdb's cursor.execute).
-// A result set is read as the server sends it with CLIENT_DEPRECATE_EOF,
-// which the driver asks for and every server pidb tunes (MySQL 8, MariaDB
-// 10.3 and later) grants, unless a prepare on the connection showed
-// otherwise.
+// Its result set is read as Connect's probe found the server ends column
+// definitions.
 func (c *Conn) SetQueryInt(prefix string, n int64, suffix string) {
 	c.begin(0x03)
 	c.out = append(c.out, prefix...)

@@ -181,9 +181,6 @@ func (w *Conn) Tx() byte { return w.tx }
 // Broken reports whether a read or write failed: the connection is finished.
 func (w *Conn) Broken() bool { return w.broken }
 
-// NetConn is the socket underneath.
-func (w *Conn) NetConn() net.Conn { return w.conn }
-
 // Fd is the socket's descriptor, for a driver that multiplexes clients;
 // -1 when it has none.
 func (w *Conn) Fd() int { return netx.Fd(w.conn) }
