@@ -32,6 +32,9 @@ type Bench struct {
 	// each client runs that many queries, as load.py's QUERIES, and
 	// Duration is then the most the run may take.
 	Queries int
+	Mix     string // tpcc's transaction weights; "": the standard's
+	Reload  bool   // the command line's --reload: load the data again
+	Check   bool   // the command line's --check: test the data's consistency after the run
 }
 
 // DefaultBench is [bench] when the inventory says nothing.
@@ -116,6 +119,18 @@ func (b *Bench) set(key string, v any) (err error) {
 		b.Workload, err = asString(key, v)
 	case "protocol":
 		b.Protocol, err = asString(key, v)
+	case "mix":
+		b.Mix, err = asString(key, v)
+	case "reload", "check":
+		x, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("%s: want true or false, not %v", key, v)
+		}
+		if key == "reload" {
+			b.Reload = x
+		} else {
+			b.Check = x
+		}
 	case "via":
 		b.Via, err = asString(key, v)
 	case "tls":

@@ -212,6 +212,7 @@ var (
 		"table_size": intIn(1, 1000000000),
 		"protocol":   oneOf("simple", "prepared"),
 		"queries":    intIn(1, 1000000000), // per client, a fixed amount of work (quiz)
+		"mix":        isString,             // tpcc's weights; read by the workload
 	}
 	thermalKeys = table{
 		"interval":    isDuration,

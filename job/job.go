@@ -13,6 +13,7 @@ import (
 	"math"
 	"net"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -97,6 +98,8 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 		return p, usagef("--protocol %q: want simple or prepared", b.Protocol)
 	case b.Queries < 0:
 		return p, usagef("--queries %d: want 1 or more", b.Queries)
+	case b.Check && p.Spec.Check == nil:
+		return p, usagef("%s: --check is for %s, whose data has consistency conditions; %s has none", h.Name, withCheck(), p.Spec.Name)
 	case b.Queries > 0 && !p.Spec.FixedWork:
 		return p, usagef("%s: --queries is for %s, whose transaction is one query (load.py's QUERIES); %s runs for --duration", h.Name, fixedWork(), p.Spec.Name)
 	}
@@ -105,7 +108,7 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 		// client's last query; the duration is the most it may take
 		p.Bench.Warmup = 0
 	}
-	if p.Params, err = p.Spec.Resolve(workloads.Params{Scale: b.Scale, Tables: b.Tables, TableSize: b.TableSize, Protocol: b.Protocol}); err != nil {
+	if p.Params, err = p.Spec.Resolve(workloads.Params{Scale: b.Scale, Tables: b.Tables, TableSize: b.TableSize, Protocol: b.Protocol, Mix: b.Mix, Reload: b.Reload}); err != nil {
 		return p, UsageError{fmt.Errorf("%s: %w", h.Name, err)}
 	}
 	switch b.Via {
@@ -137,6 +140,17 @@ func fixedWork() string {
 	var names []string
 	for _, s := range workloads.All() {
 		if s.FixedWork {
+			names = append(names, s.Name)
+		}
+	}
+	return strings.Join(names, " and ")
+}
+
+// withCheck names the workloads with a consistency check.
+func withCheck() string {
+	var names []string
+	for _, s := range workloads.All() {
+		if s.Check != nil {
 			names = append(names, s.Name)
 		}
 	}
@@ -198,71 +212,26 @@ type Measured struct {
 // prepared is a workload whose data is loaded and checked, ready to run.
 type prepared struct {
 	w        bench.Workload
+	db       sqldb.DB
 	settings []results.Setting
 	close    func() // stops the SSH port forward, if any
 }
 
-// prepare connects the workload to the host (directly or through the SSH
-// forward; with TLS, the server's certificate pinned to the one read from
-// the host), loads or checks its data, and reads the live settings.
+// prepare connects the workload to the host (connect), loads or checks
+// its data, and reads the live settings.
 func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Facts, p Plan, r progress.Reporter) (*prepared, error) {
-	if !f.Engine.Running {
-		return nil, fmt.Errorf("%s: no database server is running here: run pidb provision first", h.Name)
-	}
-	sec, err := secrets.Load(e.Inventory.Path, h.Name)
+	db, closeDB, err := e.connect(ctx, h, c, f, p)
 	if err != nil {
 		return nil, err
 	}
-	if sec.Pidb == "" {
-		return nil, fmt.Errorf("%s: no password for the pidb account: run pidb provision -i %s first", h.Name, e.Inventory.Path)
-	}
-	pw := &prepared{close: func() {}}
-	t := sqldb.Target{Engine: h.Engine, Host: h.Address, Port: engine.Port(h.Engine), User: engine.BenchUser, Password: sec.Pidb, Database: engine.BenchDatabase}
-	if p.Bench.Via == "ssh" {
-		local, stop, err := c.Forward(net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port)))
-		if err != nil {
-			return nil, err
-		}
-		pw.close = stop
-		lh, lp, err := net.SplitHostPort(local)
-		if err != nil {
-			stop()
-			return nil, fmt.Errorf("%s: forward: %w", h.Name, err)
-		}
-		t.Host = lh
-		t.Port, _ = strconv.Atoi(lp)
-	}
-	if p.Bench.TLS == "on" {
-		t.TLS = true
-		if t.ServerCert, err = serverCert(ctx, c.Root, f); err != nil {
-			pw.close()
-			return nil, fmt.Errorf("%s: TLS: %w", h.Name, err)
-		}
-	}
-	db, err := sqldb.New(t)
-	if err != nil {
-		pw.close()
-		return nil, err
-	}
+	pw := &prepared{db: db, close: closeDB}
 	params := p.Params
 	params.Log = r.Step
 	pw.w = p.Spec.New(db, params)
 	r.Step("preparing " + p.Spec.Name)
 	if err := pw.w.Prepare(ctx); err != nil {
 		pw.close()
-		hint := ""
-		switch {
-		case sqldb.MissingDatabase(err):
-			hint = fmt.Sprintf(" (pidb's database %q is not there: run pidb provision -i %s to make it again)", engine.BenchDatabase, e.Inventory.Path)
-		case sqldb.BadPassword(err):
-			where := "this controller's secrets"
-			if dir, err := secrets.Dir(); err == nil {
-				where = dir
-			}
-			hint = fmt.Sprintf(" (the server has another password for %s than the one kept in %s, as after provisioning from another controller or user: run pidb provision -i %s --limit %s, which gives it the one kept)",
-				engine.BenchUser, where, e.Inventory.Path, h.Name)
-		}
-		return nil, fmt.Errorf("%s: prepare %s: %w%s", h.Name, p.Spec.Name, err, hint)
+		return nil, fmt.Errorf("%s: prepare %s: %w%s", h.Name, p.Spec.Name, err, e.hint(h, err))
 	}
 	read := e.ReadSettings
 	if read == nil {
@@ -277,6 +246,67 @@ func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	}
 	pw.settings = withReasons(live, f, h, e.Inventory.Path, p.Preset)
 	return pw, nil
+}
+
+// hint says what to do about an error that names a cause pidb knows.
+func (e Env) hint(h inventory.Host, err error) string {
+	switch {
+	case sqldb.MissingDatabase(err):
+		return fmt.Sprintf(" (pidb's database %q is not there: run pidb provision -i %s to make it again)", engine.BenchDatabase, e.Inventory.Path)
+	case sqldb.BadPassword(err):
+		where := "this controller's secrets"
+		if dir, err := secrets.Dir(); err == nil {
+			where = dir
+		}
+		return fmt.Sprintf(" (the server has another password for %s than the one kept in %s, as after provisioning from another controller or user: run pidb provision -i %s --limit %s, which gives it the one kept)",
+			engine.BenchUser, where, e.Inventory.Path, h.Name)
+	}
+	return ""
+}
+
+// connect is where the plan's clients reach the host's server (directly or
+// through an SSH forward, which close stops; with TLS, the server's
+// certificate pinned to the one read from the host).
+func (e Env) connect(ctx context.Context, h inventory.Host, c Conn, f facts.Facts, p Plan) (sqldb.DB, func(), error) {
+	if !f.Engine.Running {
+		return sqldb.DB{}, nil, fmt.Errorf("%s: no database server is running here: run pidb provision first", h.Name)
+	}
+	sec, err := secrets.Load(e.Inventory.Path, h.Name)
+	if err != nil {
+		return sqldb.DB{}, nil, err
+	}
+	if sec.Pidb == "" {
+		return sqldb.DB{}, nil, fmt.Errorf("%s: no password for the pidb account: run pidb provision -i %s first", h.Name, e.Inventory.Path)
+	}
+	closeIt := func() {}
+	t := sqldb.Target{Engine: h.Engine, Host: h.Address, Port: engine.Port(h.Engine), User: engine.BenchUser, Password: sec.Pidb, Database: engine.BenchDatabase}
+	if p.Bench.Via == "ssh" {
+		local, stop, err := c.Forward(net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port)))
+		if err != nil {
+			return sqldb.DB{}, nil, err
+		}
+		closeIt = stop
+		lh, lp, err := net.SplitHostPort(local)
+		if err != nil {
+			stop()
+			return sqldb.DB{}, nil, fmt.Errorf("%s: forward: %w", h.Name, err)
+		}
+		t.Host = lh
+		t.Port, _ = strconv.Atoi(lp)
+	}
+	if p.Bench.TLS == "on" {
+		t.TLS = true
+		if t.ServerCert, err = serverCert(ctx, c.Root, f); err != nil {
+			closeIt()
+			return sqldb.DB{}, nil, fmt.Errorf("%s: TLS: %w", h.Name, err)
+		}
+	}
+	db, err := sqldb.New(t)
+	if err != nil {
+		closeIt()
+		return sqldb.DB{}, nil, err
+	}
+	return db, closeIt, nil
 }
 
 // withReasons are the live settings with what the tuner wants for each and
@@ -348,6 +378,12 @@ func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	if err != nil {
 		return Measured{}, err
 	}
+	if p.Bench.Check {
+		r.Step("checking " + p.Spec.Name + "'s data")
+		if m.Run.Checks, err = p.Spec.Check(ctx, pw.db, p.Params); err != nil {
+			return Measured{}, fmt.Errorf("%s: check: %w", h.Name, err)
+		}
+	}
 	if err := idle(ctx, p.Thermal.IdleAfter, "after the load (cool-down)", r); err != nil {
 		return Measured{}, err
 	}
@@ -390,6 +426,9 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 		return m, fmt.Errorf("%s: %s: %w", h.Name, p.Spec.Name, err)
 	}
 	m.End = time.Now()
+	if p.Spec.Figures != nil {
+		sum.Extra = p.Spec.Figures(sum)
+	}
 	var client *results.Client
 	if used := processCPU() - cpu; used > 0 {
 		client = &results.Client{CPUS: used.Seconds(), WallS: m.End.Sub(start).Seconds(), Cores: runtime.NumCPU()}
@@ -400,7 +439,7 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 	}
 	wl := results.Workload{Name: p.Spec.Name, Engine: f.Engine.Flavor, Clients: b.Clients, DurationS: b.Duration.Seconds(), WarmupS: b.Warmup.Seconds(),
 		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: b.Via, TLS: b.TLS == "on",
-		Revision: p.Spec.Revision, Queries: b.Queries}
+		Revision: p.Spec.Revision, Queries: b.Queries, Mix: p.Params.Mix}
 	if b.Queries > 0 { // the time the work took is the summary's (Resolve left no warm-up)
 		wl.DurationS = 0
 	}
@@ -441,8 +480,71 @@ type BenchResult struct {
 	P95Ms        float64          `json:"p95_ms"`
 	Errors       map[string]int64 `json:"errors"`
 	DownS        float64          `json:"down_s,omitempty"` // the server gone or not answering: left out of TPS
+	Retries      int64            `json:"retries"`          // deadlocks and serialization failures tried again
+	TpmC         float64          `json:"tpmc,omitempty"`   // tpcc: New-Orders per minute
+	Ops          []Op             `json:"ops,omitempty"`    // per operation (tpcc: per transaction type)
+	Checks       []results.Check  `json:"checks,omitempty"` // --check: the data's consistency after the run
 	RunDir       string           `json:"run_dir"`
 	Error        string           `json:"error,omitempty"`
+}
+
+// Op is one operation's (a transaction type's) share of a run, as bench
+// prints it.
+type Op struct {
+	Name   string  `json:"name"`
+	Count  int64   `json:"count"`
+	Rate   float64 `json:"per_s"`
+	P50Ms  float64 `json:"p50_ms"`
+	P95Ms  float64 `json:"p95_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	Errors int64   `json:"errors"` // the errors that ended a transaction of this type
+}
+
+// ops are a summary's operations, in the order names gives (others after,
+// by name), with their errors: those whose kind begins with the name and
+// ": ".
+func ops(sum results.Summary, names []string) []Op {
+	var keys []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if _, ok := sum.Ops[n]; ok {
+			keys, seen[n] = append(keys, n), true
+		}
+	}
+	var rest []string
+	for k := range sum.Ops {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	up := sum.MeasuredS - sum.DownS
+	var out []Op
+	for _, k := range append(keys, rest...) {
+		l := sum.Ops[k]
+		o := Op{Name: k, Count: l.Count, P50Ms: l.P50, P95Ms: l.P95, P99Ms: l.P99}
+		if up > 0 {
+			o.Rate = float64(l.Count) / up
+		}
+		for kind, n := range sum.Errors {
+			if strings.HasPrefix(kind, k+": ") {
+				o.Errors += n
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// failedChecks says which checks failed, or "" when none did.
+func failedChecks(cs []results.Check) string {
+	var bad []string
+	for _, c := range cs {
+		if !c.Pass {
+			bad = append(bad, fmt.Sprintf("condition %d (%s) on warehouse %d of table copy %d: %s", c.Condition, c.Name, c.Warehouse, c.Table, c.Detail))
+		}
+	}
+	return strings.Join(bad, "; ")
 }
 
 // Bench runs the plan's workload on one host and saves the run.
@@ -464,13 +566,22 @@ func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, r prog
 	if q := p.Bench.Queries; q > 0 {
 		// the write-up's own words for a fixed amount of work (load.py)
 		r.Step(fmt.Sprintf("completed in %.2f seconds, QPS = %.2f", sum.MeasuredS, sum.QPS))
+	} else if tpmc, ok := sum.Extra["tpmc"]; ok {
+		r.Step(fmt.Sprintf("%.1f tpmC, %.1f TPS, %.1f QPS, p95 %.2f ms, %d retried", tpmc, sum.TPS, sum.QPS, sum.Latency.P95, sum.Retries))
 	} else {
 		r.Step(fmt.Sprintf("%.1f TPS, %.1f QPS, p95 %.2f ms", sum.TPS, sum.QPS, sum.Latency.P95))
 	}
 	res := BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, TLS: m.Run.Workload.TLS, DurationS: sum.MeasuredS,
-		Queries: p.Bench.Queries, Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir}
+		Queries: p.Bench.Queries, Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir,
+		Retries: sum.Retries, TpmC: sum.Extra["tpmc"], Checks: m.Run.Checks}
+	if len(p.Spec.Ops) > 0 {
+		res.Ops = ops(sum, p.Spec.Ops)
+	}
 	if len(sum.Outages) > 0 {
 		return res, fmt.Errorf("%s: %s; the numbers leave that time out, and the run is saved in %s", h.Name, outages(sum.Outages), dir)
+	}
+	if bad := failedChecks(m.Run.Checks); bad != "" {
+		return res, fmt.Errorf("%s: the data is not consistent after the run: %s; the run is saved in %s", h.Name, bad, dir)
 	}
 	if want := int64(p.Bench.Queries) * int64(p.Bench.Clients); want > 0 && sum.Transactions < want {
 		return res, fmt.Errorf("%s: the clients had run %d of their %d queries when --duration %s ran out; the run is saved in %s", h.Name, sum.Transactions, want, p.Bench.Duration, dir)
@@ -493,6 +604,50 @@ func save(out string, r results.Run) (string, error) {
 		return "", fmt.Errorf("save the run: %w", err)
 	}
 	return dir, nil
+}
+
+// CheckResult is one host as `pidb bench tpcc check --json` prints it.
+type CheckResult struct {
+	Host     string          `json:"host"`
+	Workload string          `json:"workload"`
+	Pass     bool            `json:"pass"`
+	Checks   []results.Check `json:"checks"`
+	Error    string          `json:"error,omitempty"`
+}
+
+// Check tests the plan's workload's data on one host (tpcc: the
+// standard's consistency conditions); a condition that fails is an error.
+func (e Env) Check(ctx context.Context, h inventory.Host, c Conn, p Plan, r progress.Reporter) (CheckResult, error) {
+	res := CheckResult{Host: h.Name, Workload: p.Spec.Name}
+	if p.Spec.Check == nil {
+		return res, fmt.Errorf("%s: %s has no consistency check", h.Name, p.Spec.Name)
+	}
+	r.Step("gathering facts")
+	f, err := facts.Collect(ctx, c.User, h)
+	if err != nil {
+		return res, err
+	}
+	db, closeDB, err := e.connect(ctx, h, c, f, p)
+	if err != nil {
+		return res, err
+	}
+	defer closeDB()
+	r.Step("checking " + p.Spec.Name + "'s data")
+	if res.Checks, err = p.Spec.Check(ctx, db, p.Params); err != nil {
+		return res, fmt.Errorf("%s: check: %w%s", h.Name, err, e.hint(h, err))
+	}
+	passed := 0
+	for _, c := range res.Checks {
+		if c.Pass {
+			passed++
+		}
+	}
+	res.Pass = passed == len(res.Checks)
+	r.Step(fmt.Sprintf("%d of %d checks passed", passed, len(res.Checks)))
+	if bad := failedChecks(res.Checks); bad != "" {
+		return res, fmt.Errorf("%s: the data is not consistent: %s", h.Name, bad)
+	}
+	return res, nil
 }
 
 // CleanupResult is one host as `pidb bench cleanup --json` prints it.

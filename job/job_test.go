@@ -58,7 +58,12 @@ func TestResolve(t *testing.T) {
 		want string
 	}{
 		{my, with(func(b *config.Bench) { b.Workload = "tpcb" }), "pi3: workload tpcb needs PostgreSQL; the host's engine is mysql"},
-		{pg, with(func(b *config.Bench) { b.Workload = "tpcc" }), `pi4: unknown workload "tpcc"`},
+		{pg, with(func(b *config.Bench) { b.Workload = "tpc-h" }), `pi4: unknown workload "tpc-h"`},
+		{pg, with(func(b *config.Bench) { b.Workload, b.Mix = "tpcc", "45:43:4:4" }), `pi4: --mix "45:43:4:4": want five weights`},
+		{pg, with(func(b *config.Bench) { b.Workload, b.Mix = "tpcc", "0:0:0:0:0" }), `every weight is 0`},
+		{pg, with(func(b *config.Bench) { b.Workload, b.Mix = "tpcb", "1:1:1:1:1" }), `pi4: --mix is for tpcc; tpcb runs one kind of transaction`},
+		{pg, with(func(b *config.Bench) { b.Workload, b.Check = "tpcb", true }), `pi4: --check is for tpcc`},
+		{pg, with(func(b *config.Bench) { b.Workload, b.Protocol = "tpcc", "prepared" }), `--protocol prepared is not for tpcc`},
 		{my, with(func(b *config.Bench) { b.Protocol = "simple" }), "is not for oltp-read-only"},
 		{pg, with(func(b *config.Bench) { b.Protocol = "fast" }), `--protocol "fast": want simple or prepared`},
 		{pg, with(func(b *config.Bench) { b.Clients = 0 }), "pi4: --clients 0: want 1 or more"},

@@ -53,6 +53,7 @@ type Run struct {
 	Thermal     []Reading    `json:"thermal,omitempty"`
 	Client      *Client      `json:"client,omitempty"`  // what pidb used of the controller
 	Verdict     *Verdict     `json:"verdict,omitempty"` // validate's
+	Checks      []Check      `json:"checks,omitempty"`  // the data's consistency after the run (bench --check)
 }
 
 // Setting is a server setting as it was live, with what the tuner wanted
@@ -84,6 +85,21 @@ type Workload struct {
 	// Revision is the workload's revision, where its work changed since
 	// its first (quiz: 2, the write-up's own schema and loop).
 	Revision int `json:"revision,omitempty"`
+	// Mix is tpcc's weights of its five transactions, new_order:payment:
+	// order_status:delivery:stock_level ("45:43:4:4:4", the standard's).
+	Mix string `json:"mix,omitempty"`
+}
+
+// Check is one consistency condition tested on one warehouse after a
+// run (tpcc: the standard's conditions 1-4), with the numbers behind
+// its verdict.
+type Check struct {
+	Table     int    `json:"table"` // the table copy (sysbench-tpcc's --tables)
+	Warehouse int64  `json:"warehouse"`
+	Condition int    `json:"condition"`
+	Name      string `json:"name"`
+	Pass      bool   `json:"pass"`
+	Detail    string `json:"detail"`
 }
 
 // EarlierQuiz is the name a run of pidb's first quiz is read under: it had

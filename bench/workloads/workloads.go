@@ -6,6 +6,7 @@
 package workloads
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"pidb/bench/workloads/oltp"
 	"pidb/bench/workloads/quiz"
 	"pidb/bench/workloads/tpcb"
+	"pidb/bench/workloads/tpcc"
+	"pidb/results"
 )
 
 // Params are a workload's own parameters; zero values take the Spec's
@@ -24,6 +27,8 @@ type Params struct {
 	Tables    int    // oltp-read-only: sbtest tables
 	TableSize int    // oltp-read-only: rows per table
 	Protocol  string // simple or prepared
+	Mix       string // tpcc: the transactions' weights ("" before Resolve: the standard's)
+	Reload    bool   // load the data even when what is there matches
 	Log       func(string)
 }
 
@@ -46,7 +51,20 @@ type Spec struct {
 	// Means says what each of its parameters is, by inventory key (scale,
 	// tables, table_size), for the help.
 	Means map[string]string
-	New   func(db sqldb.DB, p Params) bench.Workload
+	// Mix, for a workload with a mix of transactions (tpcc), reads one
+	// and gives it in its plain form ("" is the default mix); nil: it
+	// has none.
+	Mix func(string) (string, error)
+	// Figures are the workload's own figures from a run's summary (tpcc:
+	// tpmC), for Summary.Extra; nil: none.
+	Figures func(results.Summary) map[string]float64
+	// Check tests the loaded data's consistency (tpcc: the standard's
+	// conditions 1-4); nil: the workload has no check.
+	Check func(ctx context.Context, db sqldb.DB, p Params) ([]results.Check, error)
+	// Ops are the operations (transaction types) a run reports one by
+	// one, in this order; none: the run's totals only.
+	Ops []string
+	New func(db sqldb.DB, p Params) bench.Workload
 }
 
 // All are the workloads, in the order the help lists them.
@@ -54,17 +72,34 @@ func All() []Spec {
 	return []Spec{
 		{Name: tpcb.Name, Engines: []string{"postgres"}, DefaultOn: []string{"postgres"}, Protocols: []string{"simple", "prepared"},
 			Defaults: Params{Scale: tpcb.DefaultScale}, Means: map[string]string{"scale": "pgbench's scale"}, New: func(db sqldb.DB, p Params) bench.Workload {
-				return &tpcb.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Log: p.Log}
+				return &tpcb.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Reload: p.Reload, Log: p.Log}
 			}},
 		{Name: oltp.Name, Engines: []string{"postgres", "mysql"}, DefaultOn: []string{"mysql"}, Protocols: []string{"prepared"},
 			Defaults: Params{Tables: oltp.DefaultTables, TableSize: oltp.DefaultTableSize}, Means: map[string]string{"tables": "sbtest tables", "table_size": "rows per table"}, New: func(db sqldb.DB, p Params) bench.Workload {
-				return &oltp.Workload{DB: db, Tables: p.Tables, TableSize: p.TableSize, Log: p.Log}
+				return &oltp.Workload{DB: db, Tables: p.Tables, TableSize: p.TableSize, Reload: p.Reload, Log: p.Log}
 			}},
 		{Name: quiz.Name, Engines: []string{"postgres", "mysql"}, Protocols: []string{"simple", "prepared"}, Revision: quiz.Revision, FixedWork: true,
 			Defaults: Params{Scale: quiz.DefaultScale}, Means: map[string]string{"scale": "users"}, New: func(db sqldb.DB, p Params) bench.Workload {
-				return &quiz.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Log: p.Log}
+				return &quiz.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Reload: p.Reload, Log: p.Log}
 			}},
+		{Name: tpcc.Name, Engines: []string{"postgres", "mysql"}, Protocols: []string{"simple"},
+			Defaults: Params{Scale: tpcc.DefaultScale, Tables: tpcc.DefaultTables}, Means: map[string]string{"scale": "warehouses per table copy", "tables": "copies of the nine tables, as sysbench-tpcc's --tables"},
+			Mix: func(s string) (string, error) {
+				m, err := tpcc.ParseMix(s)
+				return m.String(), err
+			},
+			Figures: tpcc.Figures, Ops: tpcc.Types[:],
+			Check: func(ctx context.Context, db sqldb.DB, p Params) ([]results.Check, error) {
+				return newTPCC(db, p).Check(ctx)
+			},
+			New: func(db sqldb.DB, p Params) bench.Workload { return newTPCC(db, p) }},
 	}
+}
+
+// newTPCC is tpcc's workload for resolved parameters (their mix is valid).
+func newTPCC(db sqldb.DB, p Params) *tpcc.Workload {
+	m, _ := tpcc.ParseMix(p.Mix)
+	return &tpcc.Workload{DB: db, Scale: p.Scale, Tables: p.Tables, Mix: m, Reload: p.Reload, Log: p.Log}
 }
 
 // Names are the workloads' names.
@@ -116,6 +151,15 @@ func (s Spec) Resolve(p Params) (Params, error) {
 	if p.Protocol == "" {
 		p.Protocol = s.Protocols[0]
 	}
+	switch {
+	case s.Mix != nil:
+		var err error
+		if p.Mix, err = s.Mix(p.Mix); err != nil {
+			return p, err
+		}
+	case p.Mix != "":
+		return p, fmt.Errorf("--mix is for %s; %s runs one kind of transaction", withMix(), s.Name)
+	}
 	if !slices.Contains(s.Protocols, p.Protocol) {
 		if len(s.Protocols) == 1 {
 			return p, fmt.Errorf("--protocol %s is not for %s, which sends %s statements, as sysbench does", p.Protocol, s.Name, s.Protocols[0])
@@ -123,6 +167,17 @@ func (s Spec) Resolve(p Params) (Params, error) {
 		return p, fmt.Errorf("--protocol %q: want %s", p.Protocol, strings.Join(s.Protocols, " or "))
 	}
 	return p, nil
+}
+
+// withMix names the workloads that have a mix of transactions.
+func withMix() string {
+	var names []string
+	for _, s := range All() {
+		if s.Mix != nil {
+			names = append(names, s.Name)
+		}
+	}
+	return strings.Join(names, " and ")
 }
 
 // Help is one line for the command line's help: each workload and where

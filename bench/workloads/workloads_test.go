@@ -8,7 +8,7 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	if got := strings.Join(Names(), ","); got != "tpcb,oltp-read-only,quiz" {
+	if got := strings.Join(Names(), ","); got != "tpcb,oltp-read-only,quiz,tpcc" {
 		t.Errorf("names %s", got)
 	}
 	if Default("postgres").Name != "tpcb" || Default("mysql").Name != "oltp-read-only" {
@@ -18,7 +18,7 @@ func TestRegistry(t *testing.T) {
 	if tpcb.Fits("mysql") || !tpcb.Fits("postgres") {
 		t.Errorf("tpcb fits %v", tpcb.Engines)
 	}
-	if _, err := Get("tpcc"); err == nil || !strings.Contains(err.Error(), `unknown workload "tpcc": want one of tpcb, oltp-read-only, quiz`) {
+	if _, err := Get("tpc-h"); err == nil || !strings.Contains(err.Error(), `unknown workload "tpc-h": want one of tpcb, oltp-read-only, quiz, tpcc`) {
 		t.Errorf("unknown: %v", err)
 	}
 	for _, s := range All() {
@@ -38,14 +38,24 @@ func TestResolveParams(t *testing.T) {
 	if _, err := oltp.Resolve(Params{Protocol: "simple"}); err == nil {
 		t.Errorf("oltp with the simple protocol")
 	}
+	tpcc, _ := Get("tpcc")
+	if p, err := tpcc.Resolve(Params{}); err != nil || p.Scale != 1 || p.Tables != 1 || p.Mix != "45:43:4:4:4" || p.Protocol != "simple" {
+		t.Errorf("tpcc: %+v %v", p, err)
+	}
+	if p, err := tpcc.Resolve(Params{Mix: "10:10:1:1:1"}); err != nil || p.Mix != "10:10:1:1:1" {
+		t.Errorf("tpcc with sysbench-tpcc's mix: %+v %v", p, err)
+	}
 	tpcb, _ := Get("tpcb")
+	if _, err := tpcb.Resolve(Params{Mix: "10:10:1:1:1"}); err == nil {
+		t.Errorf("tpcb with a mix")
+	}
 	if p, err := tpcb.Resolve(Params{Protocol: "prepared"}); err != nil || p.Scale != 10 || p.Protocol != "prepared" {
 		t.Errorf("tpcb: %+v %v", p, err)
 	}
 }
 
 func TestHelp(t *testing.T) {
-	if got, want := ParamHelp("scale"), "tpcb: pgbench's scale (default 10); quiz: users (default 1000)"; got != want {
+	if got, want := ParamHelp("scale"), "tpcb: pgbench's scale (default 10); quiz: users (default 1000); tpcc: warehouses per table copy (default 1)"; got != want {
 		t.Errorf("scale help %q", got)
 	}
 	if got, want := ParamHelp("table_size"), "oltp-read-only: rows per table (default 10000)"; got != want {

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/bench/workloads"
+	"pidb/bench/workloads/tpcc"
 	"pidb/config"
 	"pidb/engine"
 	"pidb/fleet"
@@ -20,6 +21,7 @@ import (
 	"pidb/output"
 	"pidb/progress"
 	"pidb/remote"
+	"pidb/results"
 )
 
 func benchCommand() *cli.Command {
@@ -27,13 +29,15 @@ func benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "bench",
 		Usage:     "run a workload on each Pi from this machine, and save the run",
-		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--queries N] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--json]",
+		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--queries N] [--mix W:W:W:W:W] [--reload] [--check] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--json]",
 		Flags: append(append(fleetFlags(), workloadFlags()...),
 			&cli.IntFlag{Name: "tables", Usage: workloads.ParamHelp("tables"), DefaultText: "the workload's"},
 			&cli.IntFlag{Name: "table-size", Usage: workloads.ParamHelp("table_size"), DefaultText: "the workload's"},
 			&cli.DurationFlag{Name: "interval", Usage: fmt.Sprintf("one point of the series per `D` (default: the inventory's [bench], else %s)", d.Interval)},
 			&cli.StringFlag{Name: "protocol", Usage: "tpcb and quiz: simple (the value in the statement's text: pgbench's default, and load.py's through MySQLdb) or prepared (pgbench -M prepared); oltp-read-only always prepares, as sysbench does"},
 			&cli.IntFlag{Name: "queries", Usage: "quiz: a fixed amount of work instead of a time: each client runs `N` queries, as load.py's QUERIES, with no warm-up; --duration is then the most it may take", DefaultText: "a timed run"},
+			&cli.BoolFlag{Name: "reload", Usage: "load the workload's data again, even when what is there matches"},
+			&cli.BoolFlag{Name: "check", Usage: "tpcc: after the run, test the standard's consistency conditions 1-4 on every warehouse (as pidb bench tpcc check); one that fails is exit 1"},
 			&cli.IntFlag{Name: "threads", Usage: "threads the clients share (every workload), each waiting on its clients' sockets at once, as pgbench -j; 0: a thread per client (default: this machine's cores)"},
 			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
 			&cli.StringFlag{Name: "tls", Usage: "auto (on for a direct run to a host whose network logins need TLS, as tls = true in the inventory has it), on, or off (refused by a server that requires TLS)"},
@@ -45,6 +49,19 @@ func benchCommand() *cli.Command {
 		),
 		Action: runBench,
 		Subcommands: []*cli.Command{{
+			Name:  "tpcc",
+			Usage: "TPC-C's own commands",
+			Subcommands: []*cli.Command{{
+				Name:      "check",
+				Usage:     "test the standard's consistency conditions 1-4 on every warehouse of tpcc's tables on each Pi",
+				UsageText: "pidb bench tpcc check -i FILE [--limit NAMES] [--tables N] [--via auto|direct|ssh] [--tls auto|on|off] [--json]",
+				Flags: append(fleetFlags(),
+					&cli.IntFlag{Name: "tables", Usage: "the table copies to check (sysbench-tpcc's --tables)", DefaultText: "the inventory's [bench], else 1"},
+					&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
+					&cli.StringFlag{Name: "tls", Usage: "auto, on or off, as for pidb bench"}),
+				Action: runTPCCCheck,
+			}},
+		}, {
 			Name:      "cleanup",
 			Usage:     "drop pidb's own benchmark database (and every workload's tables in it) on each Pi",
 			UsageText: "pidb bench cleanup -i FILE [--limit NAMES] [--json]",
@@ -67,11 +84,12 @@ func workloadFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "duration", Usage: fmt.Sprintf("measured time (default: the inventory's [bench], else %s)", d.Duration)},
 		&cli.IntFlag{Name: "scale", Usage: workloads.ParamHelp("scale"), DefaultText: "the workload's"},
 		&cli.DurationFlag{Name: "warmup", Usage: fmt.Sprintf("time before measuring (default: the inventory's [bench], else %s)", d.Warmup)},
+		&cli.StringFlag{Name: "mix", Usage: "tpcc: the transactions' weights, new_order:payment:order_status:delivery:stock_level (sysbench-tpcc's is 10:10:1:1:1)", DefaultText: "the standard's 45:43:4:4:4"},
 	}
 }
 
 // benchKeys are the flags that override [bench], by the inventory's key.
-var benchKeys = []string{"workload", "clients", "duration", "scale", "warmup", "tables", "table_size", "interval", "protocol", "threads", "via", "tls", "queries"}
+var benchKeys = []string{"workload", "clients", "duration", "scale", "warmup", "tables", "table_size", "interval", "protocol", "threads", "via", "tls", "queries", "mix", "reload", "check"}
 
 // thermalKeys map the flags that override [thermal] to its keys.
 var thermalKeys = map[string]string{"thermal-interval": "interval", "idle-before": "idle_before", "idle-after": "idle_after"}
@@ -97,6 +115,12 @@ func setFlags(c *cli.Context, keys []string, renamed map[string]string) config.V
 // plans resolves every selected host's plan before anything runs: a
 // workload that does not fit a host is exit code 2.
 func plans(c *cli.Context, inv *inventory.Inventory, hosts []inventory.Host, kind config.Kind) (map[string]job.Plan, error) {
+	return plansOf(c, inv, hosts, kind, "")
+}
+
+// plansOf is plans with the workload given ("": as the flags and the
+// inventory say).
+func plansOf(c *cli.Context, inv *inventory.Inventory, hosts []inventory.Host, kind config.Kind, workload string) (map[string]job.Plan, error) {
 	therm, err := config.ThermalFor(inv, kind, setFlags(c, nil, thermalKeys))
 	if err != nil {
 		return nil, usageError{err}
@@ -107,6 +131,9 @@ func plans(c *cli.Context, inv *inventory.Inventory, hosts []inventory.Host, kin
 		b, err := config.BenchFor(h, setFlags(c, benchKeys, nil))
 		if err != nil {
 			return nil, usageError{err}
+		}
+		if workload != "" {
+			b.Workload = workload
 		}
 		p, err := job.Resolve(h, b, therm)
 		if err != nil {
@@ -177,6 +204,89 @@ func runBench(c *cli.Context) error {
 		js = append(js, b)
 	}
 	if err := printResults(c, js, []string{"HOST", "WORKLOAD", "CLIENTS", "TRANSACTIONS", "SECONDS", "TPS", "QPS", "AVG_MS", "P95_MS", "P99_MS", "ERRORS", "RUN"}, rows); err != nil {
+		return err
+	}
+	if !c.Bool("json") {
+		if err := opsTables(c, js); err != nil {
+			return err
+		}
+	}
+	return fleet.Err(res)
+}
+
+// opsTables print, for the hosts whose workload reports its transaction
+// types (tpcc), a table of them (with tpmC), and the consistency checks
+// that ran after a run.
+func opsTables(c *cli.Context, js []job.BenchResult) error {
+	var ops, checks [][]string
+	for _, b := range js {
+		for _, o := range b.Ops {
+			ops = append(ops, []string{b.Host, o.Name, strconv.FormatInt(o.Count, 10), fmt.Sprintf("%.2f", o.Rate), fmt.Sprintf("%.3f", o.P50Ms),
+				fmt.Sprintf("%.3f", o.P95Ms), fmt.Sprintf("%.3f", o.P99Ms), strconv.FormatInt(o.Errors, 10)})
+		}
+		if len(b.Ops) > 0 {
+			ops = append(ops, []string{b.Host, "tpmC", fmt.Sprintf("%.1f", b.TpmC), "", "", "", "", fmt.Sprintf("%d retried", b.Retries)})
+		}
+		checks = append(checks, checkRows(b.Host, b.Checks)...)
+	}
+	if len(ops) > 0 {
+		fmt.Fprintln(c.App.Writer)
+		if err := table(c, []string{"HOST", "TRANSACTION", "COUNT", "PER_S", "P50_MS", "P95_MS", "P99_MS", "ERRORS"}, ops); err != nil {
+			return err
+		}
+	}
+	if len(checks) > 0 {
+		fmt.Fprintln(c.App.Writer)
+		return table(c, checkHeader, checks)
+	}
+	return nil
+}
+
+var checkHeader = []string{"HOST", "TABLE", "WAREHOUSE", "CONDITION", "RESULT", "DETAIL"}
+
+func checkRows(host string, cs []results.Check) [][]string {
+	var out [][]string
+	for _, k := range cs {
+		out = append(out, []string{host, strconv.Itoa(k.Table), strconv.FormatInt(k.Warehouse, 10), fmt.Sprintf("%d: %s", k.Condition, k.Name),
+			map[bool]string{true: "PASS", false: "FAIL"}[k.Pass], k.Detail})
+	}
+	return out
+}
+
+// runTPCCCheck tests tpcc's consistency conditions on each host.
+func runTPCCCheck(c *cli.Context) error {
+	inv, hosts, err := loadHosts(c)
+	if err != nil {
+		return err
+	}
+	params, err := plansOf(c, inv, hosts, config.ForBench, tpcc.Name)
+	if err != nil {
+		return err
+	}
+	opt, done, err := fleetOptions(c, hosts)
+	if err != nil {
+		return err
+	}
+	defer done()
+	env := job.Env{Inventory: inv}
+	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.CheckResult, error) {
+		return env.Check(ctx, h, job.Over(rc), params[h.Name], r)
+	})
+	var js []job.CheckResult
+	var rows [][]string
+	for _, r := range res {
+		j := r.Value
+		j.Host, j.Workload = r.Host.Name, tpcc.Name
+		if r.Err != nil {
+			j.Error = r.Err.Error()
+		}
+		js = append(js, j)
+		rows = append(rows, checkRows(j.Host, j.Checks)...)
+		if len(j.Checks) == 0 && r.Err != nil {
+			rows = append(rows, []string{j.Host, "", "", "", "FAILED (see stderr)", ""})
+		}
+	}
+	if err := printResults(c, js, checkHeader, rows); err != nil {
 		return err
 	}
 	return fleet.Err(res)

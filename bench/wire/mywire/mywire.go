@@ -23,6 +23,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"pidb/bench/wire/netx"
+	"pidb/bench/wire/rows"
 )
 
 // Conn is one client connection.
@@ -33,7 +34,8 @@ type Conn struct {
 	in     *netx.Frames
 	resp   response
 	broken bool
-	eof    bool // the server sends EOF packets after column definitions (no CLIENT_DEPRECATE_EOF); learnt by the probe at Connect
+	eof    bool      // the server sends EOF packets after column definitions (no CLIENT_DEPRECATE_EOF); learnt by the probe at Connect
+	keep   *rows.Set // where a text query's rows go (Keep); nil: read through
 }
 
 // response is the state of the answer being read.
@@ -44,6 +46,8 @@ type response struct {
 	prepare *Stmt // a COM_STMT_PREPARE's statement, filled in as it comes
 	params  int   // parameter definitions still to come (prepare)
 	probe   bool  // SELECT 1, to learn whether EOF packets end the columns
+	binary  bool  // a COM_STMT_EXECUTE's: rows in the binary protocol
+	cols    int   // the result set's columns
 }
 
 const (
@@ -156,6 +160,17 @@ func (c *Conn) SetQuery(sql string) {
 	c.out = append(c.out, sql...)
 }
 
+// SetQueryBytes makes the request a COM_QUERY of sql.
+func (c *Conn) SetQueryBytes(sql []byte) {
+	c.begin(0x03)
+	c.out = append(c.out, sql...)
+}
+
+// Keep makes every text query's rows go into s, from the next Send on
+// (nil: read through them, the default). A prepared statement's rows,
+// in the binary protocol, are read through.
+func (c *Conn) Keep(s *rows.Set) { c.keep = s }
+
 // SetQueryInt makes the request a COM_QUERY of prefix, n in decimal and
 // suffix: a statement with its value in the text, as a client library
 // that interpolates on the client sends it (MySQLdb's cursor.execute).
@@ -179,6 +194,7 @@ func (c *Conn) SetPrepare(sql string, s *Stmt) {
 // parameters, sent as BIGINT in the binary protocol.
 func (c *Conn) SetExecute(s *Stmt, args ...int64) {
 	c.begin(0x17)
+	c.resp.binary = true
 	o := binary.LittleEndian.AppendUint32(c.out, s.ID)
 	o = append(o, 0, 1, 0, 0, 0) // no cursor; one iteration
 	if len(args) > 0 {
@@ -206,6 +222,9 @@ func (c *Conn) Send() error {
 		return errors.New("mywire: a request too long for one packet")
 	}
 	c.out[0], c.out[1], c.out[2], c.out[3] = byte(n), byte(n>>8), byte(n>>16), 0
+	if c.keep != nil {
+		c.keep.Reset()
+	}
 	if err := netx.WriteAll(c.conn, c.out); err != nil {
 		c.broken = true
 		return err
@@ -304,7 +323,7 @@ func (c *Conn) take(p []byte) error {
 			if !ok || n == 0 {
 				return errors.New("mywire: a bad column count")
 			}
-			r.columns = int(n)
+			r.columns, r.cols = int(n), int(n)
 			r.state = stColumns
 		}
 	case stParams:
@@ -354,9 +373,48 @@ func (c *Conn) take(p []byte) error {
 		c.eof = isEOF(p)
 		r.state = stRows
 	case stRows:
-		if p[0] == 0xFE { // EOF, or the OK that replaces it
+		if p[0] == 0xFE { // EOF, or the OK that replaces it (a row's first value is never 16 MB long)
 			r.state = stDone
+			return nil
 		}
+		if c.keep != nil && !r.binary && !r.probe {
+			return keepRow(c.keep, p, r.cols)
+		}
+	}
+	return nil
+}
+
+// keepRow adds a text row's values (each length-encoded, or 0xFB for
+// NULL) to s.
+func keepRow(s *rows.Set, p []byte, cols int) error {
+	s.Row(cols)
+	for range cols {
+		if len(p) == 0 {
+			return errors.New("mywire: a short row")
+		}
+		if p[0] == 0xFB {
+			s.AddNull()
+			p = p[1:]
+			continue
+		}
+		n, ok := lenenc(p)
+		if !ok {
+			return errors.New("mywire: a bad value length in a row")
+		}
+		h := 1 // the length's own bytes
+		switch p[0] {
+		case 0xFC:
+			h = 3
+		case 0xFD:
+			h = 4
+		case 0xFE:
+			h = 9
+		}
+		if uint64(len(p)-h) < n {
+			return errors.New("mywire: a row's value runs past its end")
+		}
+		s.Add(p[h : h+int(n)])
+		p = p[h+int(n):]
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"pidb/bench/wire/netx"
+	"pidb/bench/wire/rows"
 )
 
 // Conn is a hijacked connection (where the statements were prepared). Each
@@ -25,9 +26,10 @@ type Conn struct {
 	conn   net.Conn
 	out    []byte // the request being sent
 	in     *netx.Frames
-	tx     byte  // transaction status of the last ReadyForQuery: 'I', 'T' or 'E'
-	first  error // the request's first error, while its answer comes in
-	broken bool  // a read or write failed: the connection is finished
+	tx     byte      // transaction status of the last ReadyForQuery: 'I', 'T' or 'E'
+	first  error     // the request's first error, while its answer comes in
+	broken bool      // a read or write failed: the connection is finished
+	keep   *rows.Set // where the answer's rows go (Keep); nil: read through
 }
 
 // New takes over conn, whose transaction status (pgconn's TxStatus) is tx.
@@ -102,6 +104,9 @@ func (w *Conn) Send() error {
 		return errors.New("pgwire: the connection to the server is broken")
 	}
 	w.first = nil
+	if w.keep != nil {
+		w.keep.Reset()
+	}
 	if err := netx.WriteAll(w.conn, w.out); err != nil {
 		w.broken = true
 		return err
@@ -128,6 +133,13 @@ func (w *Conn) Receive() (done bool, err error) {
 				break
 			}
 			switch body := msg[5:]; msg[0] {
+			case 'D':
+				if w.keep != nil {
+					if err := keepRow(w.keep, body); err != nil {
+						w.broken = true
+						return true, err
+					}
+				}
 			case 'E':
 				if w.first == nil {
 					var m pgproto3.ErrorResponse
@@ -154,6 +166,38 @@ func (w *Conn) Receive() (done bool, err error) {
 			return true, err
 		}
 	}
+}
+
+// Keep makes every answer's rows go into s, from the next Send on (nil:
+// read through them, the default). The values are in text, as both
+// protocols here ask for them.
+func (w *Conn) Keep(s *rows.Set) { w.keep = s }
+
+// keepRow adds a DataRow's values to s.
+func keepRow(s *rows.Set, b []byte) error {
+	if len(b) < 2 {
+		return errors.New("pgwire: a short DataRow")
+	}
+	n := int(binary.BigEndian.Uint16(b))
+	b = b[2:]
+	s.Row(n)
+	for range n {
+		if len(b) < 4 {
+			return errors.New("pgwire: a short DataRow")
+		}
+		size := int32(binary.BigEndian.Uint32(b))
+		b = b[4:]
+		if size < 0 {
+			s.AddNull()
+			continue
+		}
+		if int(size) > len(b) {
+			return errors.New("pgwire: a DataRow's value runs past its end")
+		}
+		s.Add(b[:size])
+		b = b[size:]
+	}
+	return nil
 }
 
 // messageSize reads a message header: a type byte, then the length of the

@@ -23,6 +23,7 @@ type Workload struct {
 	DB        sqldb.DB // pidb's database
 	Tables    int      // sbtest1..N; default DefaultTables
 	TableSize int      // rows per table; default DefaultTableSize
+	Reload    bool     // load the tables even when they hold TableSize rows
 	Log       func(string)
 }
 
@@ -75,7 +76,7 @@ func (w *Workload) Prepare(ctx context.Context) error {
 	for t := 1; t <= w.Tables; t++ {
 		name := fmt.Sprintf("sbtest%d", t)
 		var n int
-		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+name).Scan(&n); err == nil && n == w.TableSize {
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+name).Scan(&n); err == nil && n == w.TableSize && !w.Reload {
 			continue
 		}
 		w.log(fmt.Sprintf("oltp-read-only: loading %s (%d rows)", name, w.TableSize))

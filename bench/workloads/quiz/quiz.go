@@ -41,6 +41,7 @@ type Workload struct {
 	Scale    int      // users; default DefaultScale
 	Protocol string   // "simple" (the default: load.py's) or "prepared"
 	Seed     uint64   // for the text; default 42
+	Reload   bool     // load the tables even when they hold the scale's rows
 	Log      func(string)
 }
 
@@ -215,7 +216,7 @@ func (w *Workload) Prepare(ctx context.Context) error {
 		return err
 	}
 	defer db.Close()
-	if w.loaded(ctx, db) {
+	if !w.Reload && w.loaded(ctx, db) {
 		return nil
 	}
 	if w.Log != nil {

@@ -34,6 +34,7 @@ type Workload struct {
 	// -M prepared`: each statement prepared once per connection, then bound
 	// to its values and executed, one round trip each).
 	Protocol string
+	Reload   bool // load the tables even when they hold the scale's rows
 }
 
 const (
@@ -91,7 +92,7 @@ func (w *Workload) Prepare(ctx context.Context) error {
 	}
 	defer c.Close(ctx)
 	nb, nt, na := Rows(w.Scale)
-	if b, err := count(ctx, c, "SELECT count(*) FROM pgbench_branches"); err == nil && b == nb {
+	if b, err := count(ctx, c, "SELECT count(*) FROM pgbench_branches"); err == nil && b == nb && !w.Reload {
 		t, err1 := count(ctx, c, "SELECT count(*) FROM pgbench_tellers")
 		a, err2 := count(ctx, c, "SELECT count(*) FROM pgbench_accounts")
 		if err1 == nil && err2 == nil && t == nt && a == na {
