@@ -24,6 +24,9 @@ type Outcome struct {
 	Op      string // the operation, for per-operation latencies ("tpcb", "point_select")
 	Queries int    // statements sent, for QPS
 	Retries int    // serialization failures and deadlocks it retried (pgbench --max-tries)
+	// RolledBack says the transaction ended in the ROLLBACK its workload
+	// asks for (TPC-C's New-Order on an unused item): done, not an error.
+	RolledBack bool
 }
 
 // Worker is one client: its own connection, its own state.
@@ -141,6 +144,7 @@ type stats struct {
 	txns       int64
 	queries    int64
 	retries    int64
+	rolledBack int64
 	errors     map[string]int64
 	reconnects int64
 	// the current interval
@@ -431,6 +435,9 @@ func (s *stats) record(w Workload, now, t0, measured time.Time, out Outcome, err
 		s.txns++
 		s.queries += int64(out.Queries)
 		s.retries += int64(out.Retries)
+		if out.RolledBack {
+			s.rolledBack++
+		}
 	}
 	return false
 }
@@ -518,6 +525,7 @@ func summarize(all []*stats, connect *lockedHist, measured time.Duration, gone [
 		sum.Transactions += s.txns
 		sum.Queries += s.queries
 		sum.Retries += s.retries
+		sum.RolledBack += s.rolledBack
 		sum.Reconnects += s.reconnects
 		for k, v := range s.errors {
 			sum.Errors[k] += v

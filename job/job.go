@@ -481,6 +481,7 @@ type BenchResult struct {
 	Errors       map[string]int64 `json:"errors"`
 	DownS        float64          `json:"down_s,omitempty"` // the server gone or not answering: left out of TPS
 	Retries      int64            `json:"retries"`          // deadlocks and serialization failures tried again
+	RolledBack   int64            `json:"rolled_back"`      // of the transactions, those rolled back by design (tpcc: New-Orders of an unused item, 1%)
 	TpmC         float64          `json:"tpmc,omitempty"`   // tpcc: New-Orders per minute
 	Ops          []Op             `json:"ops,omitempty"`    // per operation (tpcc: per transaction type)
 	Checks       []results.Check  `json:"checks,omitempty"` // --check: the data's consistency after the run
@@ -573,7 +574,7 @@ func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, r prog
 	}
 	res := BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, TLS: m.Run.Workload.TLS, DurationS: sum.MeasuredS,
 		Queries: p.Bench.Queries, Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir,
-		Retries: sum.Retries, TpmC: sum.Extra["tpmc"], Checks: m.Run.Checks}
+		Retries: sum.Retries, RolledBack: sum.RolledBack, TpmC: sum.Extra["tpmc"], Checks: m.Run.Checks}
 	if len(p.Spec.Ops) > 0 {
 		res.Ops = ops(sum, p.Spec.Ops)
 	}

@@ -136,12 +136,13 @@ type Summary struct {
 	TPS          float64            `json:"tps"`
 	QPS          float64            `json:"qps"`
 	Latency      Latency            `json:"latency_ms"`
-	Ops          map[string]Latency `json:"ops,omitempty"` // per operation
-	Errors       map[string]int64   `json:"errors"`        // by kind
-	Retries      int64              `json:"retries"`       // serialization failures and deadlocks retried
-	Reconnects   int64              `json:"reconnects"`    // dropped connections made again
-	ConnectMs    Latency            `json:"connect_ms"`    // connection set-up, apart from the transactions
-	MeasuredS    float64            `json:"measured_s"`    // the measured time; TPS is over it less DownS
+	Ops          map[string]Latency `json:"ops,omitempty"`         // per operation
+	Errors       map[string]int64   `json:"errors"`                // by kind
+	Retries      int64              `json:"retries"`               // serialization failures and deadlocks retried
+	RolledBack   int64              `json:"rolled_back,omitempty"` // of the transactions, those that ended in a ROLLBACK by design (tpcc's New-Orders of an unused item)
+	Reconnects   int64              `json:"reconnects"`            // dropped connections made again
+	ConnectMs    Latency            `json:"connect_ms"`            // connection set-up, apart from the transactions
+	MeasuredS    float64            `json:"measured_s"`            // the measured time; TPS is over it less DownS
 	// Outages are the stretches of the measured time when the clients lost
 	// the server: no transaction finished, and the connections failed or
 	// nothing came back at all. DownS is their total, left out of TPS and

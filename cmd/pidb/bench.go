@@ -225,7 +225,7 @@ func opsTables(c *cli.Context, js []job.BenchResult) error {
 				fmt.Sprintf("%.3f", o.P95Ms), fmt.Sprintf("%.3f", o.P99Ms), strconv.FormatInt(o.Errors, 10)})
 		}
 		if len(b.Ops) > 0 {
-			ops = append(ops, []string{b.Host, "tpmC", fmt.Sprintf("%.1f", b.TpmC), "", "", "", "", fmt.Sprintf("%d retried", b.Retries)})
+			ops = append(ops, []string{b.Host, "tpmC", fmt.Sprintf("%.1f", b.TpmC), "", "", "", "", fmt.Sprintf("%d retried, %d rolled back", b.Retries, b.RolledBack)})
 		}
 		checks = append(checks, checkRows(b.Host, b.Checks)...)
 	}

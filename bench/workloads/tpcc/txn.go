@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"strconv"
 
@@ -16,10 +17,15 @@ import (
 )
 
 // conn is a client's connection: one statement per round trip, in the
-// simple protocol, with the answer's rows kept.
+// simple protocol, with the answer's rows kept. On a non-blocking socket
+// receive reads what has come and reports whether the answer is
+// complete; on a blocking one it waits for all of it.
 type conn interface {
-	query(sql []byte) (*rows.Set, error)
+	send(sql []byte) error
+	receive() (done bool, err error)
+	rows() *rows.Set
 	broken() bool
+	Fd() int
 	Close() error
 	Interrupt()
 }
@@ -49,33 +55,32 @@ type pgConn struct {
 	rs rows.Set
 }
 
-func (c *pgConn) query(sql []byte) (*rows.Set, error) {
+func (c *pgConn) send(sql []byte) error {
 	c.w.SetQuery(sql)
-	if err := c.w.Send(); err != nil {
-		return nil, err
-	}
-	for {
-		if done, err := c.w.Receive(); done {
-			return &c.rs, err
-		}
-	}
+	return c.w.Send()
 }
-func (c *pgConn) broken() bool { return c.w.Broken() }
-func (c *pgConn) Close() error { return c.w.Close() }
-func (c *pgConn) Interrupt()   { c.w.Interrupt() }
+func (c *pgConn) receive() (bool, error) { return c.w.Receive() }
+func (c *pgConn) rows() *rows.Set        { return &c.rs }
+func (c *pgConn) Fd() int                { return c.w.Fd() }
+func (c *pgConn) broken() bool           { return c.w.Broken() }
+func (c *pgConn) Close() error           { return c.w.Close() }
+func (c *pgConn) Interrupt()             { c.w.Interrupt() }
 
 type myConn struct {
 	w  *mywire.Conn
 	rs rows.Set
 }
 
-func (c *myConn) query(sql []byte) (*rows.Set, error) {
+func (c *myConn) send(sql []byte) error {
 	c.w.SetQueryBytes(sql)
-	return &c.rs, c.w.RoundTrip()
+	return c.w.Send()
 }
-func (c *myConn) broken() bool { return c.w.Broken() }
-func (c *myConn) Close() error { return c.w.Close() }
-func (c *myConn) Interrupt()   { c.w.Interrupt() }
+func (c *myConn) receive() (bool, error) { return c.w.Receive() }
+func (c *myConn) rows() *rows.Set        { return &c.rs }
+func (c *myConn) Fd() int                { return c.w.Fd() }
+func (c *myConn) broken() bool           { return c.w.Broken() }
+func (c *myConn) Close() error           { return c.w.Close() }
+func (c *myConn) Interrupt()             { c.w.Interrupt() }
 
 // stmt is a statement's text, built with the values in it.
 type stmt struct{ b []byte }
@@ -131,30 +136,114 @@ type worker struct {
 	names  []names
 	s      stmt
 	in     inputs
-	sent   int    // statements sent in this try
-	keep   []byte // a value kept from one answer for a later statement
-	keep2  []byte
+	sent   int // statements sent in this try
+	// rolledBack says this try ended in New-Order's ROLLBACK of an unused item
+	rolledBack bool
+	keep       []byte // a value kept from one answer for a later statement
+	// the coroutine that runs the transactions (see Begin), and its yield
+	next  func() (state, bool)
+	yield func(state) bool
 }
 
-// Do runs one transaction of a type the mix draws. A deadlock, lock wait
-// timeout or serialization failure rolls it back and runs it again with
-// the same inputs, up to MaxTry times; another error rolls it back and
-// ends it.
-func (wk *worker) Do(context.Context) (bench.Outcome, error) {
+// state is what the transactions' coroutine reports when it stops: a
+// request is out and its answer awaited, or the transaction is done.
+type state struct {
+	done bool
+	out  bench.Outcome
+	err  error
+}
+
+// errStopped ends a transaction whose coroutine was stopped.
+var errStopped = errors.New("tpcc: the client was stopped")
+
+// Begin starts the client's next transaction and sends its first
+// statement (bench.Async). The transactions are written as one goes,
+// statement after statement; they run in a coroutine (iter.Pull) that
+// gives control back to the driver each time a statement is out, so that
+// one thread can wait on many clients' sockets at once, and goes on when
+// the driver sees the answer come (Readable). The coroutine is made on
+// the first Begin, on the thread that drives the client from then on (a
+// coroutine must stay on a locked thread's).
+func (wk *worker) Begin() error {
+	if wk.next == nil {
+		wk.next, _ = iter.Pull(func(yield func(state) bool) {
+			wk.yield = yield
+			for {
+				out, err := wk.transaction()
+				if err == errStopped || !yield(state{done: true, out: out, err: err}) {
+					return
+				}
+			}
+		})
+	}
+	st, ok := wk.next()
+	switch {
+	case !ok:
+		return errStopped
+	case st.done: // it ended before it waited: its first statement could not be sent
+		if st.err == nil {
+			return errors.New("tpcc: a transaction ended without a round trip")
+		}
+		return st.err
+	}
+	return nil
+}
+
+// Readable takes what the server sent and moves the transaction on to
+// its next statement, or to its end (bench.Async).
+func (wk *worker) Readable() (bool, bench.Outcome, error) {
+	st, ok := wk.next()
+	if !ok {
+		return true, bench.Outcome{}, errStopped
+	}
+	return st.done, st.out, st.err
+}
+
+// Do runs one transaction on a blocking socket (bench.DoAsync).
+func (wk *worker) Do(context.Context) (bench.Outcome, error) { return bench.DoAsync(wk) }
+
+// Fd is the socket, for the driver's multiplexing (bench.Async).
+func (wk *worker) Fd() int { return wk.c.Fd() }
+
+// query sends one statement and waits for its answer: it hands control
+// back to the driver until the answer is complete.
+func (wk *worker) query(sql []byte) (*rows.Set, error) {
+	if err := wk.c.send(sql); err != nil {
+		return nil, err
+	}
+	for {
+		if !wk.yield(state{}) {
+			return nil, errStopped
+		}
+		if done, err := wk.c.receive(); done {
+			return wk.c.rows(), err
+		}
+	}
+}
+
+// transaction runs one transaction of a type the mix draws. A deadlock,
+// lock wait timeout or serialization failure rolls it back and runs it
+// again with the same inputs, up to MaxTry times; another error rolls it
+// back and ends it.
+func (wk *worker) transaction() (bench.Outcome, error) {
 	t := wk.mix.pick(wk.r)
 	wk.draw(t)
 	out := bench.Outcome{Op: Types[t]}
 	for try := 1; ; try++ {
-		wk.sent = 0
+		wk.sent, wk.rolledBack = 0, false
 		err := wk.run(t)
 		out.Queries += wk.sent
 		if err == nil {
+			out.RolledBack = wk.rolledBack
 			return out, nil
+		}
+		if err == errStopped {
+			return out, err
 		}
 		if wk.c.broken() {
 			return out, &txError{Types[t], err}
 		}
-		if _, rerr := wk.c.query(rollback); rerr != nil {
+		if _, rerr := wk.query(rollback); rerr != nil {
 			return out, &txError{Types[t], rerr}
 		}
 		out.Queries++
@@ -175,12 +264,12 @@ var (
 // q sends the statement built in wk.s.
 func (wk *worker) q() (*rows.Set, error) {
 	wk.sent++
-	return wk.c.query(wk.s.b)
+	return wk.query(wk.s.b)
 }
 
 func (wk *worker) do(b []byte) error {
 	wk.sent++
-	_, err := wk.c.query(b)
+	_, err := wk.query(b)
 	return err
 }
 
@@ -308,6 +397,7 @@ func (wk *worker) newOrder() error {
 			return err
 		}
 		if rs.Len() == 0 { // the unused item: the whole order is rolled back (clause 2.4.2.3), and counts as done
+			wk.rolledBack = true
 			return wk.do(rollback)
 		}
 		price, err := rs.Float(0, 0)
@@ -554,5 +644,7 @@ func (wk *worker) stockLevel() error {
 // Interrupt ends a wait on the server, from another goroutine (bench.Interrupter).
 func (wk *worker) Interrupt() { wk.c.Interrupt() }
 
-// Close closes the connection.
+// Close closes the connection. A coroutine waiting on it is left to
+// wait (stopping it from here could be from another thread than its
+// own): one small goroutine a client, for the rest of the process.
 func (wk *worker) Close() error { return wk.c.Close() }
