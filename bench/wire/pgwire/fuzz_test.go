@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"pidb/bench/wire/rows"
 	"pidb/internal/wiretest"
 )
 
@@ -16,8 +17,13 @@ func FuzzReceive(f *testing.F) {
 	f.Add(wiretest.PGMessage('E', "SERROR\x00C40001\x00Mx\x00\x00"), uint8(0))
 	f.Add([]byte{'D', 0x7f, 0xff, 0xff, 0xff}, uint8(7))
 	f.Add([]byte{'Z', 0, 0, 0, 1}, uint8(1))
+	f.Add(bytes.Join([][]byte{wiretest.PGMessage('D', "\x00\x02\x00\x00\x00\x0242\xff\xff\xff\xff"), wiretest.PGMessage('Z', "I")}, nil), uint8(35))
 	f.Fuzz(func(t *testing.T, server []byte, n uint8) {
 		w := New(wiretest.NewTrickle(server, 1+int(n%16)), 'I')
+		var kept rows.Set
+		if n&32 != 0 {
+			w.Keep(&kept) // the rows decoded
+		}
 		w.SetQuery([]byte("SELECT 1"))
 		if err := w.Send(); err != nil {
 			t.Fatal(err)
