@@ -228,11 +228,11 @@ func (w *Workload) Prepare(ctx context.Context) error {
 	}
 	defer db.Close()
 	if !w.Reload && w.loaded(ctx, db) {
-		w.log(fmt.Sprintf("tpcc: %d warehouse(s) in %d table copy(ies) are loaded already", w.Scale, w.Tables))
+		w.log(fmt.Sprintf("tpcc: %s in %s loaded already", plural(w.Scale, "warehouse", "warehouses"), plural(w.Tables, "table copy is", "table copies are")))
 		return nil
 	}
 	start := time.Now()
-	w.log(fmt.Sprintf("tpcc: loading %d warehouse(s) in %d table copy(ies)", w.Scale, w.Tables))
+	w.log(fmt.Sprintf("tpcc: loading %s in %s", plural(w.Scale, "warehouse", "warehouses"), plural(w.Tables, "table copy", "table copies")))
 	if err := w.create(ctx, db); err != nil {
 		return err
 	}
@@ -244,6 +244,14 @@ func (w *Workload) Prepare(ctx context.Context) error {
 	}
 	w.log(fmt.Sprintf("tpcc: loaded in %s", time.Since(start).Round(100*time.Millisecond)))
 	return nil
+}
+
+// plural is n and the word for one or for more.
+func plural(n int, one, more string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + more
 }
 
 // pinned runs statements on one connection, in order; on MySQL and MariaDB
