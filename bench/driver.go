@@ -150,13 +150,14 @@ type stats struct {
 	// the current interval
 	ivHist     *hdrhistogram.Histogram
 	ivTxns     int64
+	ivOps      map[string]int64 // of ivTxns, by operation
 	ivQueries  int64
 	ivErrors   int64
 	ivConnErrs int64 // of ivErrors: connections lost or not made
 }
 
 func newStats(quota int) *stats {
-	return &stats{quota: int64(quota), total: newHist(), ops: map[string]*hdrhistogram.Histogram{}, errors: map[string]int64{}, ivHist: newHist()}
+	return &stats{quota: int64(quota), total: newHist(), ops: map[string]*hdrhistogram.Histogram{}, errors: map[string]int64{}, ivHist: newHist(), ivOps: map[string]int64{}}
 }
 
 // finished reports whether the client did its fixed amount of work. A
@@ -241,6 +242,7 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 	tick := time.NewTicker(o.Interval)
 	defer tick.Stop()
 	last, ended := start, time.Time{}
+	seenOps := map[string]bool{} // the operations seen so far
 	for running := true; running; {
 		select {
 		case <-done:
@@ -251,7 +253,7 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 		if now.Sub(last) <= 0 {
 			continue
 		}
-		iv, connErrs := interval(all, now.Sub(last))
+		iv, connErrs := interval(all, now.Sub(last), seenOps)
 		iv.T = now.Sub(measured).Seconds()
 		if iv.T > 0 {
 			gone.add(max(0, last.Sub(measured).Seconds()), iv.T, iv.Transactions, iv.Errors, connErrs)
@@ -423,6 +425,7 @@ func (s *stats) record(w Workload, now, t0, measured time.Time, out Outcome, err
 	_ = s.ivHist.RecordValue(lat)
 	s.ran++
 	s.ivTxns++
+	s.ivOps[out.Op]++
 	s.ivQueries += int64(out.Queries)
 	if inRun {
 		_ = s.total.RecordValue(lat)
@@ -443,15 +446,27 @@ func (s *stats) record(w Workload, now, t0, measured time.Time, out Outcome, err
 }
 
 // interval takes and resets every client's interval counts; connErrs is
-// how many of its errors were connections lost or not made.
-func interval(all []*stats, d time.Duration) (iv results.Interval, connErrs int64) {
+// how many of its errors were connections lost or not made. seen gathers
+// the operations of the run so far: once there are two or more, every
+// interval has each one's rate (none for a workload of one).
+func interval(all []*stats, d time.Duration, seen map[string]bool) (iv results.Interval, connErrs int64) {
 	h := newHist()
 	var queries int64
+	var ops map[string]int64
 	for _, s := range all {
 		s.mu.Lock()
 		h.Merge(s.ivHist)
 		s.ivHist.Reset()
 		iv.Transactions += s.ivTxns
+		for op, n := range s.ivOps {
+			if n > 0 {
+				if ops == nil {
+					ops = map[string]int64{}
+				}
+				ops[op] += n
+				s.ivOps[op] = 0
+			}
+		}
 		queries += s.ivQueries
 		iv.Errors += s.ivErrors
 		connErrs += s.ivConnErrs
@@ -459,6 +474,15 @@ func interval(all []*stats, d time.Duration) (iv results.Interval, connErrs int6
 		s.mu.Unlock()
 	}
 	iv.TPS = float64(iv.Transactions) / d.Seconds()
+	for op := range ops {
+		seen[op] = true
+	}
+	if len(seen) > 1 { // a workload of several kinds of transaction: each one's rate, from when a second kind came
+		iv.Ops = map[string]float64{}
+		for op := range seen {
+			iv.Ops[op] = float64(ops[op]) / d.Seconds()
+		}
+	}
 	iv.QPS = float64(queries) / d.Seconds()
 	iv.P50Ms = float64(h.ValueAtQuantile(50)) / 1000
 	iv.P95Ms = float64(h.ValueAtQuantile(95)) / 1000

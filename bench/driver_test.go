@@ -303,3 +303,50 @@ func TestRunFixedWork(t *testing.T) {
 		t.Error("neither a duration nor the work: no error")
 	}
 }
+
+// opsWorker ends every third transaction as operation "b", the others as "a".
+type opsWorker struct{ n int }
+
+func (w *opsWorker) Do(ctx context.Context) (Outcome, error) {
+	w.n++
+	time.Sleep(200 * time.Microsecond)
+	if w.n%3 == 0 {
+		return Outcome{Op: "b", Queries: 1, RolledBack: w.n%6 == 0}, nil
+	}
+	return Outcome{Op: "a", Queries: 1}, nil
+}
+func (w *opsWorker) Close() error { return nil }
+
+type opsWorkload struct{ memWorkload }
+
+func (m *opsWorkload) NewWorker(context.Context, int) (Worker, error) { return &opsWorker{}, nil }
+
+// TestOpsSeries: a run of two kinds of transaction has each one's rate in
+// every interval, the rates adding up to the interval's TPS; rolled-back
+// transactions are counted apart. One kind alone has none.
+func TestOpsSeries(t *testing.T) {
+	sum, series, err := Run(context.Background(), &opsWorkload{}, Options{Clients: 2, Duration: 600 * time.Millisecond, Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := sum.Ops["b"].Count; b == 0 || sum.RolledBack == 0 || sum.RolledBack > b || sum.Ops["a"].Count+b != sum.Transactions {
+		t.Errorf("a %d, b %d (%d rolled back), of %d", sum.Ops["a"].Count, b, sum.RolledBack, sum.Transactions)
+	}
+	for _, iv := range series[1:] {
+		if iv.Transactions == 0 {
+			continue
+		}
+		if len(iv.Ops) != 2 || math.Abs(iv.Ops["a"]+iv.Ops["b"]-iv.TPS) > 1e-6*iv.TPS || iv.Ops["a"] <= iv.Ops["b"] {
+			t.Errorf("interval at %.2fs: %v, TPS %.1f", iv.T, iv.Ops, iv.TPS)
+		}
+	}
+	_, series, err = Run(context.Background(), &memWorkload{}, Options{Clients: 1, Duration: 300 * time.Millisecond, Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, iv := range series {
+		if iv.Ops != nil {
+			t.Errorf("one kind of transaction, yet rates by kind: %v", iv.Ops)
+		}
+	}
+}

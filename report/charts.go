@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -220,6 +221,44 @@ func thermalFigure(r labelled) *Figure {
 		f.panels[0].x = timeAxis
 		f.Caption += " The host's clock is not known (no vcgencmd)."
 	}
+	return f
+}
+
+// opsFigure is one run's throughput by kind of transaction per interval
+// (tpcc's five types), the most frequent first; nil for a run of one kind.
+func opsFigure(r labelled) *Figure {
+	total := map[string]float64{}
+	for _, iv := range r.run.Series {
+		for op, tps := range iv.Ops {
+			total[op] += tps
+		}
+	}
+	if len(total) < 2 {
+		return nil
+	}
+	ops := make([]string, 0, len(total))
+	for op := range total {
+		ops = append(ops, op)
+	}
+	sort.Slice(ops, func(i, j int) bool {
+		if total[ops[i]] != total[ops[j]] {
+			return total[ops[i]] > total[ops[j]]
+		}
+		return ops[i] < ops[j]
+	})
+	f := &Figure{ID: "ops-" + r.run.Host, Title: r.label + ": throughput by transaction type", Caption: "Each interval's transactions per second of each type, as they ended in it."}
+	pn := panel{title: f.Title, x: timeAxis, y: "transactions per second", yFromZero: true}
+	for i, op := range ops {
+		var xy plotter.XYs
+		for _, iv := range whole(r.run.Series) {
+			if iv.Ops != nil {
+				xy = append(xy, plotter.XY{X: iv.T, Y: iv.Ops[op]})
+			}
+		}
+		pn.lines = append(pn.lines, line{name: op, xy: xy, color: colour(i)})
+		f.Series = append(f.Series, op)
+	}
+	f.panels = []panel{pn}
 	return f
 }
 

@@ -224,6 +224,9 @@ func cautions(rs []results.Run) []string {
 		if a.Protocol != b.Protocol && a.Protocol != "" && b.Protocol != "" {
 			diffs = append(diffs, fmt.Sprintf("the %s protocol against the %s", a.Protocol, b.Protocol))
 		}
+		if a.Mix != b.Mix {
+			diffs = append(diffs, fmt.Sprintf("the mix %s against %s", orStandard(a.Mix), orStandard(b.Mix)))
+		}
 		if a.Queries != b.Queries {
 			diffs = append(diffs, fmt.Sprintf("%s against %s", work(a), work(b)))
 		}
@@ -327,4 +330,12 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// orStandard is a tpcc mix as a caution names it.
+func orStandard(mix string) string {
+	if mix == "" {
+		return "none"
+	}
+	return mix
 }

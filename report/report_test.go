@@ -324,6 +324,14 @@ func TestCompareUnlike(t *testing.T) {
 	if len(c.Cautions) != 1 || !strings.Contains(c.Cautions[0], "logins without TLS against with TLS") {
 		t.Errorf("cautions %q for a run with TLS against one without", c.Cautions)
 	}
+	// tpcc in the standard mix against sysbench-tpcc's
+	a, b := d["pi4 fan"], d["pi4 fan again"]
+	a.Run.Workload.Name, b.Run.Workload.Name = "tpcc", "tpcc"
+	a.Run.Workload.Mix, b.Run.Workload.Mix = "45:43:4:4:4", "10:10:1:1:1"
+	c, _ = Compare([]results.Listed{a, b})
+	if len(c.Cautions) != 1 || !strings.Contains(c.Cautions[0], "the mix 45:43:4:4:4 against 10:10:1:1:1") {
+		t.Errorf("cautions %q for two mixes", c.Cautions)
+	}
 }
 
 // TestReading: the case run's reading says what its verdict and charts
@@ -425,5 +433,45 @@ func TestNoiseWindows(t *testing.T) {
 	got := seriesNoise(d["pi4 fleet"].Run, tps)
 	if got < 6.26 || got > 6.36 {
 		t.Errorf("fleet run's noise %.2f%%, want 6.31%%", got)
+	}
+}
+
+// TestOpsChart: a run of several kinds of transaction (tpcc's) gets a
+// chart of each kind's throughput, the most frequent first, with a line
+// per kind in its legend; a run of one kind gets none.
+func TestOpsChart(t *testing.T) {
+	d := demoRuns(t)
+	l := d["pi3"]
+	run := l.Run
+	run.Workload.Name = "tpcc"
+	run.Series = append([]results.Interval(nil), run.Series...)
+	for i := range run.Series {
+		tps := run.Series[i].TPS
+		run.Series[i].Ops = map[string]float64{"new_order": tps * 0.45, "payment": tps * 0.43, "order_status": tps * 0.04, "delivery": tps * 0.05, "stock_level": tps * 0.03}
+	}
+	l.Run = run
+	rep, err := Build(Input{Runs: []results.Listed{l, d["zero"]}, Source: "testdata", Version: "test", Now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []*Figure
+	for _, f := range rep.Figures() {
+		if strings.HasPrefix(f.ID, "ops-") {
+			ops = append(ops, f)
+		}
+	}
+	if len(ops) != 1 || ops[0].ID != "ops-pi3" {
+		t.Fatalf("ops charts: %d, want pi3's alone", len(ops))
+	}
+	if got := strings.Join(ops[0].Series, ","); got != "new_order,payment,delivery,order_status,stock_level" {
+		t.Errorf("series %s, want the most frequent first", got)
+	}
+	for _, s := range ops[0].Series {
+		if !bytes.Contains(ops[0].SVG, []byte(">"+s)) {
+			t.Errorf("the legend has no %s", s)
+		}
+	}
+	if page := pageOf(t, rep); !strings.Contains(page, "throughput by transaction type") {
+		t.Error("the chart is not on the page")
 	}
 }

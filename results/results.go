@@ -203,6 +203,9 @@ type Interval struct {
 	P95Ms        float64 `json:"p95_ms"`
 	P99Ms        float64 `json:"p99_ms"`
 	Errors       int64   `json:"errors"`
+	// Ops are the interval's transactions per second by operation, when
+	// more than one kind ended in it (tpcc's types, quiz's tables).
+	Ops map[string]float64 `json:"ops,omitempty"`
 }
 
 // Reading is a thermal sample on the run's timeline: T seconds after the

@@ -153,6 +153,15 @@ func TestBenchTPCC(t *testing.T) {
 		if run.Workload.Mix != "45:43:4:4:4" || run.Summary.Extra["tpmc"] != b.TpmC || len(run.Checks) != 4 || len(run.Summary.Ops) != 5 {
 			t.Errorf("%s: saved run: mix %q, tpmc %v, %d checks, %d ops", b.Host, run.Workload.Mix, run.Summary.Extra, len(run.Checks), len(run.Summary.Ops))
 		}
+		byType := 0 // the intervals with each type's rate, for the report's chart
+		for _, iv := range run.Series {
+			if len(iv.Ops) == 5 {
+				byType++
+			}
+		}
+		if byType < len(run.Series)/2 {
+			t.Errorf("%s: %d of %d intervals have the five types' rates", b.Host, byType, len(run.Series))
+		}
 		switch engine {
 		case "mysql":
 			// one COMMIT a transaction but those rolled back; the check's
