@@ -33,13 +33,14 @@ type Bench struct {
 	// Duration is then the most the run may take.
 	Queries int
 	Mix     string // tpcc's transaction weights; "": the standard's
+	UseFK   bool   // tpcc: with the foreign keys (default true; sysbench-tpcc's --use_fk)
 	Reload  bool   // the command line's --reload: load the data again
 	Check   bool   // the command line's --check: test the data's consistency after the run
 }
 
 // DefaultBench is [bench] when the inventory says nothing.
 func DefaultBench() Bench {
-	return Bench{Clients: 8, Duration: 5 * time.Minute, Warmup: 10 * time.Second, Interval: time.Second, Via: "auto", TLS: "auto", Threads: runtime.NumCPU()}
+	return Bench{Clients: 8, Duration: 5 * time.Minute, Warmup: 10 * time.Second, Interval: time.Second, Via: "auto", TLS: "auto", Threads: runtime.NumCPU(), UseFK: true}
 }
 
 // Thermal is how temperature is read beside a workload (and by `pidb thermal`).
@@ -121,15 +122,18 @@ func (b *Bench) set(key string, v any) (err error) {
 		b.Protocol, err = asString(key, v)
 	case "mix":
 		b.Mix, err = asString(key, v)
-	case "reload", "check":
+	case "reload", "check", "use_fk":
 		x, ok := v.(bool)
 		if !ok {
 			return fmt.Errorf("%s: want true or false, not %v", key, v)
 		}
-		if key == "reload" {
+		switch key {
+		case "reload":
 			b.Reload = x
-		} else {
+		case "check":
 			b.Check = x
+		default:
+			b.UseFK = x
 		}
 	case "via":
 		b.Via, err = asString(key, v)

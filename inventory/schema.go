@@ -213,6 +213,7 @@ var (
 		"protocol":   oneOf("simple", "prepared"),
 		"queries":    intIn(1, 1000000000), // per client, a fixed amount of work (quiz)
 		"mix":        isString,             // tpcc's weights; read by the workload
+		"use_fk":     isBool,               // tpcc: its foreign keys (default true)
 	}
 	thermalKeys = table{
 		"interval":    isDuration,

@@ -108,7 +108,7 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 		// client's last query; the duration is the most it may take
 		p.Bench.Warmup = 0
 	}
-	if p.Params, err = p.Spec.Resolve(workloads.Params{Scale: b.Scale, Tables: b.Tables, TableSize: b.TableSize, Protocol: b.Protocol, Mix: b.Mix, Reload: b.Reload}); err != nil {
+	if p.Params, err = p.Spec.Resolve(workloads.Params{Scale: b.Scale, Tables: b.Tables, TableSize: b.TableSize, Protocol: b.Protocol, Mix: b.Mix, Reload: b.Reload, NoFK: !b.UseFK}); err != nil {
 		return p, UsageError{fmt.Errorf("%s: %w", h.Name, err)}
 	}
 	switch b.Via {

@@ -120,7 +120,7 @@ details summary { cursor: pointer; }
 <td class="n" data-col="tps">{{num "%.1f" .TPS}}</td><td class="n">{{num "%.1f" .QPS}}</td>
 <td class="n">{{num "%.2f" .P50Ms}}</td><td class="n" data-col="p95">{{num "%.2f" .P95Ms}}</td><td class="n">{{num "%.2f" .P99Ms}}</td>
 <td class="n" data-col="max_temp">{{opt "%.1f" .MaxTempC}}</td><td class="n">{{opt "%.0f" .MinArmMHz}}</td><td>{{yesno .Throttled}}</td><td>{{reasons .Reasons}}</td>
-<td>{{.Workload}}</td><td class="n">{{.Clients}}</td><td>{{.Model}}</td><td class="n">{{mb .RAMBytes}}</td><td class="n">{{.CPUs}}</td><td>{{.Storage}}</td><td>{{.OS}}</td><td>{{version .}}</td><td>{{.Preset}}</td>
+<td data-col="workload">{{.Workload}}{{if .TpmC}}, {{num "%.0f" .TpmC}} tpmC{{end}}</td><td class="n">{{.Clients}}</td><td>{{.Model}}</td><td class="n">{{mb .RAMBytes}}</td><td class="n">{{.CPUs}}</td><td>{{.Storage}}</td><td>{{.OS}}</td><td>{{version .}}</td><td>{{.Preset}}</td>
 </tr>
 {{end}}</tbody></table></div>
 {{range .Fleet}}<figure id="chart-{{.ID}}" data-series="{{range $i, $s := .Series}}{{if $i}}|{{end}}{{$s}}{{end}}">{{svg .}}<figcaption>{{.Caption}}</figcaption></figure>

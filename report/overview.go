@@ -37,6 +37,7 @@ type Row struct {
 	Started       time.Time        `json:"started"`
 	TPS           float64          `json:"tps"`
 	QPS           float64          `json:"qps"`
+	TpmC          float64          `json:"tpmc,omitempty"` // tpcc: New-Orders a minute
 	P50Ms         float64          `json:"p50_ms"`
 	P95Ms         float64          `json:"p95_ms"`
 	P99Ms         float64          `json:"p99_ms"`
@@ -67,6 +68,7 @@ func Overview(l results.Listed) Row {
 	row.RunID, row.Host, row.Kind, row.Preset, row.PidbVersion, row.Schema = r.ID, r.Host, r.Kind, r.Preset, r.PidbVersion, r.Schema
 	row.Workload, row.Engine, row.Clients, row.Scale, row.DurationS, row.Started = r.Workload.Name, r.Workload.Engine, r.Workload.Clients, r.Workload.Scale, s.MeasuredS, r.Started
 	row.TPS, row.QPS, row.P50Ms, row.P95Ms, row.P99Ms = s.TPS, s.QPS, s.Latency.P50, s.Latency.P95, s.Latency.P99
+	row.TpmC = s.Extra["tpmc"]
 	if f := r.Facts; f != nil {
 		row.EngineVersion, row.Model, row.RAMBytes, row.CPUs, row.Storage = f.Engine.Version, f.Model, f.RAMBytes, f.CPUs, f.Storage
 		row.OS = f.OS.ID + " " + f.OS.VersionID

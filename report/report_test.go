@@ -449,6 +449,7 @@ func TestOpsChart(t *testing.T) {
 		tps := run.Series[i].TPS
 		run.Series[i].Ops = map[string]float64{"new_order": tps * 0.45, "payment": tps * 0.43, "order_status": tps * 0.04, "delivery": tps * 0.05, "stock_level": tps * 0.03}
 	}
+	run.Summary.Extra = map[string]float64{"tpmc": 3608.4}
 	l.Run = run
 	rep, err := Build(Input{Runs: []results.Listed{l, d["zero"]}, Source: "testdata", Version: "test", Now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)})
 	if err != nil {
@@ -471,7 +472,14 @@ func TestOpsChart(t *testing.T) {
 			t.Errorf("the legend has no %s", s)
 		}
 	}
-	if page := pageOf(t, rep); !strings.Contains(page, "throughput by transaction type") {
+	page := pageOf(t, rep)
+	if !strings.Contains(page, "throughput by transaction type") {
 		t.Error("the chart is not on the page")
+	}
+	if !strings.Contains(page, `<td data-col="workload">tpcc, 3608 tpmC</td>`) || strings.Count(page, "tpmC</td>") != 1 {
+		t.Error("the fleet table does not give pi3's tpmC, or gives one to zero")
+	}
+	if Overview(l).TpmC != 3608.4 {
+		t.Errorf("the row's tpmC: %v", Overview(l).TpmC)
 	}
 }

@@ -29,6 +29,7 @@ type Params struct {
 	Protocol  string // simple or prepared
 	Mix       string // tpcc: the transactions' weights ("" before Resolve: the standard's)
 	Reload    bool   // load the data even when what is there matches
+	NoFK      bool   // tpcc: load without the foreign keys (sysbench-tpcc's --use_fk=0)
 	Log       func(string)
 }
 
@@ -64,7 +65,10 @@ type Spec struct {
 	// Ops are the operations (transaction types) a run reports one by
 	// one, in this order; none: the run's totals only.
 	Ops []string
-	New func(db sqldb.DB, p Params) bench.Workload
+	// ForeignKeys says its tables can be loaded with foreign keys or
+	// without (tpcc, as sysbench-tpcc's --use_fk).
+	ForeignKeys bool
+	New         func(db sqldb.DB, p Params) bench.Workload
 }
 
 // All are the workloads, in the order the help lists them.
@@ -88,7 +92,7 @@ func All() []Spec {
 				m, err := tpcc.ParseMix(s)
 				return m.String(), err
 			},
-			Figures: tpcc.Figures, Ops: tpcc.Types[:],
+			Figures: tpcc.Figures, Ops: tpcc.Types[:], ForeignKeys: true,
 			Check: func(ctx context.Context, db sqldb.DB, p Params) ([]results.Check, error) {
 				return newTPCC(db, p).Check(ctx)
 			},
@@ -99,7 +103,7 @@ func All() []Spec {
 // newTPCC is tpcc's workload for resolved parameters (their mix is valid).
 func newTPCC(db sqldb.DB, p Params) *tpcc.Workload {
 	m, _ := tpcc.ParseMix(p.Mix)
-	return &tpcc.Workload{DB: db, Scale: p.Scale, Tables: p.Tables, Mix: m, Reload: p.Reload, Log: p.Log}
+	return &tpcc.Workload{DB: db, Scale: p.Scale, Tables: p.Tables, Mix: m, Reload: p.Reload, NoFK: p.NoFK, Log: p.Log}
 }
 
 // Names are the workloads' names.
@@ -159,6 +163,9 @@ func (s Spec) Resolve(p Params) (Params, error) {
 		}
 	case p.Mix != "":
 		return p, fmt.Errorf("--mix is for %s; %s runs one kind of transaction", withMix(), s.Name)
+	}
+	if p.NoFK && !s.ForeignKeys {
+		return p, fmt.Errorf("--use-fk=false is for tpcc; %s has no foreign keys", s.Name)
 	}
 	if !slices.Contains(s.Protocols, p.Protocol) {
 		if len(s.Protocols) == 1 {

@@ -49,6 +49,12 @@ func TestResolveParams(t *testing.T) {
 	if _, err := tpcb.Resolve(Params{Mix: "10:10:1:1:1"}); err == nil {
 		t.Errorf("tpcb with a mix")
 	}
+	if _, err := tpcb.Resolve(Params{NoFK: true}); err == nil || !strings.Contains(err.Error(), "--use-fk=false is for tpcc") {
+		t.Errorf("tpcb without foreign keys: %v", err)
+	}
+	if p, err := tpcc.Resolve(Params{NoFK: true}); err != nil || !p.NoFK {
+		t.Errorf("tpcc without foreign keys: %+v %v", p, err)
+	}
 	if p, err := tpcb.Resolve(Params{Protocol: "prepared"}); err != nil || p.Scale != 10 || p.Protocol != "prepared" {
 		t.Errorf("tpcb: %+v %v", p, err)
 	}

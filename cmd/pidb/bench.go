@@ -29,7 +29,7 @@ func benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "bench",
 		Usage:     "run a workload on each Pi from this machine, and save the run",
-		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--queries N] [--mix W:W:W:W:W] [--reload] [--check] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--json]",
+		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--queries N] [--mix W:W:W:W:W] [--use-fk=false] [--reload] [--check] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--json]",
 		Flags: append(append(fleetFlags(), workloadFlags()...),
 			&cli.IntFlag{Name: "tables", Usage: workloads.ParamHelp("tables"), DefaultText: "the workload's"},
 			&cli.IntFlag{Name: "table-size", Usage: workloads.ParamHelp("table_size"), DefaultText: "the workload's"},
@@ -37,6 +37,7 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "protocol", Usage: "tpcb and quiz: simple (the value in the statement's text: pgbench's default, and load.py's through MySQLdb) or prepared (pgbench -M prepared); oltp-read-only always prepares, as sysbench does"},
 			&cli.IntFlag{Name: "queries", Usage: "quiz: a fixed amount of work instead of a time: each client runs `N` queries, as load.py's QUERIES, with no warm-up; --duration is then the most it may take", DefaultText: "a timed run"},
 			&cli.BoolFlag{Name: "reload", Usage: "load the workload's data again, even when what is there matches"},
+			&cli.BoolFlag{Name: "use-fk", Value: true, Usage: "tpcc: load the tables with sysbench-tpcc's foreign keys (--use-fk=false: without, as its --use_fk=0; a load of the other kind is loaded again)"},
 			&cli.BoolFlag{Name: "check", Usage: "tpcc: after the run, test the standard's consistency conditions 1-4 on every warehouse (as pidb bench tpcc check); one that fails is exit 1"},
 			&cli.IntFlag{Name: "threads", Usage: "threads the clients share (every workload), each waiting on its clients' sockets at once, as pgbench -j; 0: a thread per client (default: this machine's cores)"},
 			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
@@ -89,7 +90,7 @@ func workloadFlags() []cli.Flag {
 }
 
 // benchKeys are the flags that override [bench], by the inventory's key.
-var benchKeys = []string{"workload", "clients", "duration", "scale", "warmup", "tables", "table_size", "interval", "protocol", "threads", "via", "tls", "queries", "mix", "reload", "check"}
+var benchKeys = []string{"workload", "clients", "duration", "scale", "warmup", "tables", "table_size", "interval", "protocol", "threads", "via", "tls", "queries", "mix", "use_fk", "reload", "check"}
 
 // thermalKeys map the flags that override [thermal] to its keys.
 var thermalKeys = map[string]string{"thermal-interval": "interval", "idle-before": "idle_before", "idle-after": "idle_after"}

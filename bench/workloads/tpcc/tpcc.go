@@ -125,6 +125,9 @@ type Workload struct {
 	Mix    Mix // the zero Mix is the standard's
 	// Reload drops and loads the tables even when they match.
 	Reload bool
+	// NoFK loads the tables without sysbench-tpcc's foreign keys (its
+	// --use_fk=0); a load with them does not match one without.
+	NoFK bool
 	// MaxTry is how often a transaction that hits a deadlock or a
 	// serialization failure is tried; default 10.
 	MaxTry int
@@ -204,10 +207,19 @@ func Rows(scale int) map[string]int64 {
 }
 
 // loaded reports whether every copy holds the tables a load makes at this
-// scale: the fixed tables' row counts (those no transaction changes).
+// scale: the fixed tables' row counts (those no transaction changes), and
+// stock's two foreign keys, or none without them.
 func (w *Workload) loaded(ctx context.Context, db *sql.DB) bool {
 	want := Rows(w.Scale)
+	fks := "SELECT COUNT(*) FROM information_schema.table_constraints WHERE constraint_type = 'FOREIGN KEY' AND table_schema = DATABASE() AND table_name = ?"
+	if w.postgres() {
+		fks = "SELECT COUNT(*) FROM pg_constraint WHERE contype = 'f' AND conrelid = to_regclass($1)"
+	}
 	for c := 1; c <= w.Tables; c++ {
+		var n int64
+		if err := db.QueryRowContext(ctx, fks, "stock"+strconv.Itoa(c)).Scan(&n); err != nil || n != map[bool]int64{false: 2, true: 0}[w.NoFK] {
+			return false
+		}
 		for _, t := range []string{"warehouse", "district", "customer", "stock", "item"} {
 			var n int64
 			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t+strconv.Itoa(c)).Scan(&n); err != nil || n != want[t] {
@@ -343,7 +355,9 @@ func (w *Workload) keys(ctx context.Context, db *sql.DB) error {
 			stmts = append(stmts, primaryKeys(c)...)
 		}
 		stmts = append(stmts, indexes(c)...)
-		stmts = append(stmts, foreignKeys(c)...)
+		if !w.NoFK {
+			stmts = append(stmts, foreignKeys(c)...)
+		}
 	}
 	if w.postgres() {
 		stmts = append(stmts, "ANALYZE")
