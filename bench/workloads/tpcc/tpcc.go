@@ -215,9 +215,13 @@ func (w *Workload) loaded(ctx context.Context, db *sql.DB) bool {
 	if w.postgres() {
 		fks = "SELECT COUNT(*) FROM pg_constraint WHERE contype = 'f' AND conrelid = to_regclass($1)"
 	}
+	wantFKs := int64(2) // stock's: to warehouse and to item
+	if w.NoFK {
+		wantFKs = 0
+	}
 	for c := 1; c <= w.Tables; c++ {
 		var n int64
-		if err := db.QueryRowContext(ctx, fks, "stock"+strconv.Itoa(c)).Scan(&n); err != nil || n != map[bool]int64{false: 2, true: 0}[w.NoFK] {
+		if err := db.QueryRowContext(ctx, fks, "stock"+strconv.Itoa(c)).Scan(&n); err != nil || n != wantFKs {
 			return false
 		}
 		for _, t := range []string{"warehouse", "district", "customer", "stock", "item"} {
