@@ -99,9 +99,9 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 	case b.Queries < 0:
 		return p, usagef("--queries %d: want 1 or more", b.Queries)
 	case b.Check && p.Spec.Check == nil:
-		return p, usagef("%s: --check is for %s, whose data has consistency conditions; %s has none", h.Name, withCheck(), p.Spec.Name)
+		return p, usagef("%s: --check is for %s, whose data has consistency conditions; %s has none", h.Name, workloads.NamesWhere(func(s workloads.Spec) bool { return s.Check != nil }), p.Spec.Name)
 	case b.Queries > 0 && !p.Spec.FixedWork:
-		return p, usagef("%s: --queries is for %s, whose transaction is one query (load.py's QUERIES); %s runs for --duration", h.Name, fixedWork(), p.Spec.Name)
+		return p, usagef("%s: --queries is for %s, whose transaction is one query (load.py's QUERIES); %s runs for --duration", h.Name, workloads.NamesWhere(func(s workloads.Spec) bool { return s.FixedWork }), p.Spec.Name)
 	}
 	if b.Queries > 0 {
 		// as load.py: no warm-up, measured from the start to the last
@@ -133,28 +133,6 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 		return p, usagef("--tls %q: want auto, on or off", b.TLS)
 	}
 	return p, nil
-}
-
-// fixedWork names the workloads that run a fixed number of queries.
-func fixedWork() string {
-	var names []string
-	for _, s := range workloads.All() {
-		if s.FixedWork {
-			names = append(names, s.Name)
-		}
-	}
-	return strings.Join(names, " and ")
-}
-
-// withCheck names the workloads with a consistency check.
-func withCheck() string {
-	var names []string
-	for _, s := range workloads.All() {
-		if s.Check != nil {
-			names = append(names, s.Name)
-		}
-	}
-	return strings.Join(names, " and ")
 }
 
 // badBench names the bench values out of range, with what each wants.

@@ -162,7 +162,7 @@ func (s Spec) Resolve(p Params) (Params, error) {
 			return p, err
 		}
 	case p.Mix != "":
-		return p, fmt.Errorf("--mix is for %s; %s runs one kind of transaction", withMix(), s.Name)
+		return p, fmt.Errorf("--mix is for %s; %s runs one kind of transaction", NamesWhere(func(s Spec) bool { return s.Mix != nil }), s.Name)
 	}
 	if p.NoFK && !s.ForeignKeys {
 		return p, fmt.Errorf("--use-fk=false is for tpcc; %s has no foreign keys", s.Name)
@@ -176,11 +176,12 @@ func (s Spec) Resolve(p Params) (Params, error) {
 	return p, nil
 }
 
-// withMix names the workloads that have a mix of transactions.
-func withMix() string {
+// NamesWhere names the workloads for which has is true, joined by
+// "and", for a message that says which workloads a flag is for.
+func NamesWhere(has func(Spec) bool) string {
 	var names []string
 	for _, s := range All() {
-		if s.Mix != nil {
+		if has(s) {
 			names = append(names, s.Name)
 		}
 	}
