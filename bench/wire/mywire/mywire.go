@@ -319,7 +319,7 @@ func (c *Conn) take(p []byte) error {
 		case p[0] == 0x00 || p[0] == 0xFE: // OK
 			r.state = stDone
 		default: // a result set: its column count
-			n, ok := lenenc(p)
+			n, _, ok := lenenc(p)
 			if !ok || n == 0 {
 				return errors.New("mywire: a bad column count")
 			}
@@ -397,18 +397,9 @@ func keepRow(s *rows.Set, p []byte, cols int) error {
 			p = p[1:]
 			continue
 		}
-		n, ok := lenenc(p)
+		n, h, ok := lenenc(p)
 		if !ok {
 			return errors.New("mywire: a bad value length in a row")
-		}
-		h := 1 // the length's own bytes
-		switch p[0] {
-		case 0xFC:
-			h = 3
-		case 0xFD:
-			h = 4
-		case 0xFE:
-			h = 9
 		}
 		if uint64(len(p)-h) < n {
 			return errors.New("mywire: a row's value runs past its end")
@@ -435,19 +426,20 @@ func (c *Conn) afterParams() {
 	}
 }
 
-// lenenc reads a length-encoded integer at the start of p.
-func lenenc(p []byte) (uint64, bool) {
+// lenenc reads a length-encoded integer at the start of p, and how many
+// bytes it took.
+func lenenc(p []byte) (n uint64, size int, ok bool) {
 	switch {
 	case p[0] < 0xFB:
-		return uint64(p[0]), true
+		return uint64(p[0]), 1, true
 	case p[0] == 0xFC && len(p) >= 3:
-		return uint64(binary.LittleEndian.Uint16(p[1:])), true
+		return uint64(binary.LittleEndian.Uint16(p[1:])), 3, true
 	case p[0] == 0xFD && len(p) >= 4:
-		return uint64(p[1]) | uint64(p[2])<<8 | uint64(p[3])<<16, true
+		return uint64(p[1]) | uint64(p[2])<<8 | uint64(p[3])<<16, 4, true
 	case p[0] == 0xFE && len(p) >= 9:
-		return binary.LittleEndian.Uint64(p[1:]), true
+		return binary.LittleEndian.Uint64(p[1:]), 9, true
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // serverError reads an ERR packet.

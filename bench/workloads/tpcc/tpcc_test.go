@@ -100,12 +100,13 @@ type fake struct {
 	rs      rows.Set
 }
 
+func (f *fake) Send() error { return nil }
 func (f *fake) send(sql []byte) error {
 	f.pending = string(sql)
 	f.sent = append(f.sent, f.pending)
 	return nil
 }
-func (f *fake) receive() (bool, error) {
+func (f *fake) Receive() (bool, error) {
 	got, err := f.answer(f.pending)
 	f.rs.Reset()
 	for _, r := range got {
@@ -121,7 +122,7 @@ func (f *fake) receive() (bool, error) {
 	return true, err
 }
 func (f *fake) rows() *rows.Set { return &f.rs }
-func (f *fake) broken() bool    { return false }
+func (f *fake) Broken() bool    { return false }
 func (f *fake) Fd() int         { return -1 }
 func (f *fake) Close() error    { return nil }
 func (f *fake) Interrupt()      {}

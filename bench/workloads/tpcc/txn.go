@@ -18,17 +18,35 @@ import (
 
 // conn is a client's connection: one statement per round trip, in the
 // simple protocol, with the answer's rows kept. On a non-blocking socket
-// receive reads what has come and reports whether the answer is
+// Receive reads what has come and reports whether the answer is
 // complete; on a blocking one it waits for all of it.
 type conn interface {
 	send(sql []byte) error
-	receive() (done bool, err error)
 	rows() *rows.Set
-	broken() bool
+	wire
+}
+
+// wire is what pgwire.Conn and mywire.Conn both are.
+type wire interface {
+	Send() error
+	Receive() (done bool, err error)
+	Broken() bool
 	Fd() int
 	Close() error
 	Interrupt()
 }
+
+// lean is a conn on either engine's lean wire client: set puts a
+// statement's text in its request (pgwire's SetQuery, mywire's
+// SetQueryBytes).
+type lean struct {
+	wire
+	set func(sql []byte)
+	rs  rows.Set
+}
+
+func (c *lean) send(sql []byte) error { c.set(sql); return c.Send() }
+func (c *lean) rows() *rows.Set       { return &c.rs }
 
 // dial connects a client with the lean wire client of db's engine.
 func dial(ctx context.Context, db sqldb.DB) (conn, error) {
@@ -37,50 +55,18 @@ func dial(ctx context.Context, db sqldb.DB) (conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		pc := &pgConn{w: c}
-		c.Keep(&pc.rs)
-		return pc, nil
+		l := &lean{wire: c, set: c.SetQuery}
+		c.Keep(&l.rs)
+		return l, nil
 	}
 	c, err := mywire.Connect(ctx, db.MySQL, netx.Dial)
 	if err != nil {
 		return nil, err
 	}
-	mc := &myConn{w: c}
-	c.Keep(&mc.rs)
-	return mc, nil
+	l := &lean{wire: c, set: c.SetQueryBytes}
+	c.Keep(&l.rs)
+	return l, nil
 }
-
-type pgConn struct {
-	w  *pgwire.Conn
-	rs rows.Set
-}
-
-func (c *pgConn) send(sql []byte) error {
-	c.w.SetQuery(sql)
-	return c.w.Send()
-}
-func (c *pgConn) receive() (bool, error) { return c.w.Receive() }
-func (c *pgConn) rows() *rows.Set        { return &c.rs }
-func (c *pgConn) Fd() int                { return c.w.Fd() }
-func (c *pgConn) broken() bool           { return c.w.Broken() }
-func (c *pgConn) Close() error           { return c.w.Close() }
-func (c *pgConn) Interrupt()             { c.w.Interrupt() }
-
-type myConn struct {
-	w  *mywire.Conn
-	rs rows.Set
-}
-
-func (c *myConn) send(sql []byte) error {
-	c.w.SetQueryBytes(sql)
-	return c.w.Send()
-}
-func (c *myConn) receive() (bool, error) { return c.w.Receive() }
-func (c *myConn) rows() *rows.Set        { return &c.rs }
-func (c *myConn) Fd() int                { return c.w.Fd() }
-func (c *myConn) broken() bool           { return c.w.Broken() }
-func (c *myConn) Close() error           { return c.w.Close() }
-func (c *myConn) Interrupt()             { c.w.Interrupt() }
 
 // stmt is a statement's text, built with the values in it.
 type stmt struct{ b []byte }
@@ -215,7 +201,7 @@ func (wk *worker) query(sql []byte) (*rows.Set, error) {
 		if !wk.yield(state{}) {
 			return nil, errStopped
 		}
-		if done, err := wk.c.receive(); done {
+		if done, err := wk.c.Receive(); done {
 			return wk.c.rows(), err
 		}
 	}
@@ -240,7 +226,7 @@ func (wk *worker) transaction() (bench.Outcome, error) {
 		if err == errStopped {
 			return out, err
 		}
-		if wk.c.broken() {
+		if wk.c.Broken() {
 			return out, &txError{Types[t], err}
 		}
 		if _, rerr := wk.query(rollback); rerr != nil {
