@@ -247,12 +247,8 @@ var (
 	rollback = []byte("ROLLBACK")
 )
 
-// q sends the statement built in wk.s.
-func (wk *worker) q() (*rows.Set, error) {
-	wk.sent++
-	return wk.query(wk.s.b)
-}
-
+// do sends a statement whose answer has no rows to read (BEGIN, COMMIT,
+// ROLLBACK), counted.
 func (wk *worker) do(b []byte) error {
 	wk.sent++
 	_, err := wk.query(b)
@@ -429,8 +425,11 @@ func (wk *worker) newOrder() error {
 // distCol are the stock's s_dist_NN columns by district.
 var distCol = [DistrictsPerWarehouse + 1]string{"", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10"}
 
-// q sends the statement (stmt's end of a chain).
-func (s *stmt) q(wk *worker) (*rows.Set, error) { return wk.q() }
+// q sends the statement as the worker's, counted (a chain's end).
+func (s *stmt) q(wk *worker) (*rows.Set, error) {
+	wk.sent++
+	return wk.query(s.b)
+}
 
 // customerByName finds the customer of a last name in a district: the
 // one in the middle, by first name, of those of that name (clause
