@@ -419,37 +419,30 @@ func (g *gen) item(w rowWriter) error {
 	return nil
 }
 
-// loadWarehouse loads one copy's rows of warehouse w: every table but item.
+// loadTable loads table i of tables, in its copy, with gen's rows.
+func loadTable(ctx context.Context, l loader, i, copy int, gen func(rowWriter) error) error {
+	name := tables[i].base + strconv.Itoa(copy)
+	if err := l.load(ctx, name, columnsOf(tables[i]), gen); err != nil {
+		return fmt.Errorf("load %s: %w", name, err)
+	}
+	return nil
+}
+
+// loadWarehouse loads one copy's rows of warehouse w: every table but
+// item, whose generators come in the order of tables.
 func loadWarehouse(ctx context.Context, l loader, copy int, w int64, seed uint64) error {
 	g := &gen{r: rand.New(rand.NewPCG(seed, uint64(copy)<<32|uint64(w))), w: w}
-	n := namesOf(copy)
 	all := g.orders()
-	for _, s := range []struct {
-		name string
-		base int
-		gen  func(rowWriter) error
-	}{
-		{n.warehouse, 0, g.warehouse},
-		{n.district, 1, g.district},
-		{n.customer, 2, g.customer},
-		{n.history, 3, g.history},
-		{n.orders, 4, g.ordersTable(all)},
-		{n.newOrders, 5, g.newOrders},
-		{n.orderLine, 6, g.orderLines(all)},
-		{n.stock, 7, g.stock},
-	} {
-		if err := l.load(ctx, s.name, columnsOf(tables[s.base]), s.gen); err != nil {
-			return fmt.Errorf("load %s (warehouse %d): %w", s.name, w, err)
+	for i, gen := range []func(rowWriter) error{g.warehouse, g.district, g.customer, g.history, g.ordersTable(all), g.newOrders, g.orderLines(all), g.stock} {
+		if err := loadTable(ctx, l, i, copy, gen); err != nil {
+			return fmt.Errorf("warehouse %d: %w", w, err)
 		}
 	}
 	return nil
 }
 
-// loadItems loads one copy's item table.
+// loadItems loads one copy's item table, the last of tables.
 func loadItems(ctx context.Context, l loader, copy int, seed uint64) error {
 	g := &gen{r: rand.New(rand.NewPCG(seed, uint64(copy)<<32))}
-	if err := l.load(ctx, namesOf(copy).item, columnsOf(tables[8]), g.item); err != nil {
-		return fmt.Errorf("load %s: %w", namesOf(copy).item, err)
-	}
-	return nil
+	return loadTable(ctx, l, len(tables)-1, copy, g.item)
 }

@@ -353,6 +353,13 @@ func TestSchema(t *testing.T) {
 	if len(foreignKeys(1)) != 10 || len(indexes(1)) != 6 {
 		t.Errorf("%d foreign keys, %d indexes", len(foreignKeys(1)), len(indexes(1)))
 	}
+	var bases []string // the order loadWarehouse's generators and loadItems follow
+	for _, tb := range tables {
+		bases = append(bases, tb.base)
+	}
+	if got := strings.Join(bases, ","); got != "warehouse,district,customer,history,orders,new_orders,order_line,stock,item" {
+		t.Errorf("tables in the order %s", got)
+	}
 	if got := columnsOf(tables[0]); strings.Join(got, ",") != "w_id,w_name,w_street_1,w_street_2,w_city,w_state,w_zip,w_tax,w_ytd" {
 		t.Errorf("warehouse columns %v", got)
 	}
