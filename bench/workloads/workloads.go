@@ -165,7 +165,7 @@ func (s Spec) Resolve(p Params) (Params, error) {
 		return p, fmt.Errorf("--mix is for %s; %s runs one kind of transaction", NamesWhere(func(s Spec) bool { return s.Mix != nil }), s.Name)
 	}
 	if p.NoFK && !s.ForeignKeys {
-		return p, fmt.Errorf("--use-fk=false is for tpcc; %s has no foreign keys", s.Name)
+		return p, fmt.Errorf("--use-fk=false is for %s; %s has no foreign keys", NamesWhere(func(s Spec) bool { return s.ForeignKeys }), s.Name)
 	}
 	if !slices.Contains(s.Protocols, p.Protocol) {
 		if len(s.Protocols) == 1 {
