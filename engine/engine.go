@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"pidb/facts"
+	"pidb/internal/version"
 	"pidb/inventory"
 	"pidb/remote"
 	"pidb/tune"
@@ -43,12 +45,27 @@ type Engine struct {
 // Of describes the server the facts found.
 func Of(f facts.Facts) (Engine, error) { return New(f.Engine.Flavor, f.Engine.Version) }
 
-// New describes a server by flavour and version.
-func New(flavor, version string) (Engine, error) {
-	e := Engine{Flavor: flavor, Version: version}
+// pgMajor is the shape of a PostgreSQL major version, which names folders
+// (/etc/postgresql/15/main) and units (postgresql@15-main).
+var pgMajor = regexp.MustCompile(`^[0-9]{1,3}$`)
+
+// New describes a server by flavour and version. A version that is not one
+// (version.Valid: one to four dotted numbers) is an error: it goes into
+// paths, unit names and commands run as root.
+func New(flavor, ver string) (Engine, error) {
+	e := Engine{Flavor: flavor, Version: ver}
+	switch e.Flavor {
+	case "postgres", "mariadb", "mysql":
+		if !version.Valid(ver) {
+			return e, fmt.Errorf("%s version %q is not a version (one to four dotted numbers, like 15.8): pidb puts it in paths and root's commands, so it goes no further", flavor, ver)
+		}
+	}
 	switch e.Flavor {
 	case "postgres":
 		e.Major = strings.SplitN(e.Version, ".", 2)[0]
+		if !pgMajor.MatchString(e.Major) {
+			return e, fmt.Errorf("postgres version %q: its major version %q is not one to three digits", ver, e.Major)
+		}
 		e.TuneAs = e.Major
 		e.Service = "postgresql@" + e.Major + "-main"
 		e.ConfPath = "/etc/postgresql/" + e.Major + "/main/conf.d/90-pidb.conf"
@@ -71,7 +88,8 @@ func New(flavor, version string) (Engine, error) {
 func (e Engine) CheckCmd() string {
 	switch e.Flavor {
 	case "postgres":
-		return "cd /tmp && runuser -u postgres -- /usr/lib/postgresql/" + e.Major + "/bin/postgres -C data_directory -D /etc/postgresql/" + e.Major + "/main >/dev/null"
+		return "cd /tmp && runuser -u postgres -- " +
+			remote.Command("/usr/lib/postgresql/"+e.Major+"/bin/postgres", "-C", "data_directory", "-D", "/etc/postgresql/"+e.Major+"/main") + " >/dev/null"
 	case "mysql":
 		return "cd /tmp && mysqld --validate-config"
 	default:
@@ -83,7 +101,7 @@ func (e Engine) CheckCmd() string {
 // (five starts in ten seconds): a rollback right after a failed start, or a
 // few quick `tune apply` runs, must not be refused by it.
 func (e Engine) RestartCmd() string {
-	return "systemctl reset-failed " + e.Service + " 2>/dev/null; systemctl restart " + e.Service
+	return "systemctl reset-failed " + remote.Quote(e.Service) + " 2>/dev/null; systemctl restart " + remote.Quote(e.Service)
 }
 
 // ReadyCmd succeeds once the server accepts connections.
@@ -98,7 +116,9 @@ func (e Engine) ReadyCmd() string {
 	}
 }
 
-// Client is the command that runs SQL as the server's administrator over the local socket.
+// Client is the command that runs SQL as the server's administrator over
+// the local socket. Its output is for one value (SHOW ssl, SELECT
+// @@datadir): a query whose rows pidb reads goes through Query and Rows.
 func (e Engine) Client(sql string) string {
 	switch e.Flavor {
 	case "postgres":
@@ -110,14 +130,118 @@ func (e Engine) Client(sql string) string {
 	}
 }
 
-// ReadBackSQL asks for the live values of the settings.
+// Query is the command that runs SQL as the server's administrator over
+// the local socket and prints its rows so that no value can pass for
+// another value or another row (Rows reads them): psql unaligned, tuples
+// only, with a NUL byte after each value and each row (-z -0), which no
+// PostgreSQL text can hold; mysql and mariadb in batch mode, a tab between
+// values and a newline after each row, which the client escapes inside
+// values (\t, \n, \0 and \\), in utf8mb4 whatever the host's locale (no
+// utf8mb4 character's bytes hold a tab, a newline or a backslash; some
+// other character sets' would, and the client prints those unescaped).
+// A NULL prints as an empty value on PostgreSQL and as NULL on MySQL:
+// queries that read a nullable column coalesce it.
+func (e Engine) Query(sql string) string {
+	switch e.Flavor {
+	case "postgres":
+		return "cd /tmp && runuser -u postgres -- psql -X -A -t -q -z -0 -c " + remote.Quote(sql)
+	case "mysql":
+		return "mysql --batch --skip-column-names --default-character-set=utf8mb4 -e " + remote.Quote(sql)
+	default:
+		return "mariadb --batch --skip-column-names --default-character-set=utf8mb4 -e " + remote.Quote(sql)
+	}
+}
+
+// Rows reads the output of Query: rows of exactly cols values each, every
+// value as the server holds it. Output of any other shape is an error, so
+// a value can never make a row or a column of its own. On MySQL several
+// statements' rows follow each other, so every statement of one Query
+// gives the same number of columns.
+func (e Engine) Rows(out string, cols int) ([][]string, error) {
+	if cols < 1 {
+		return nil, fmt.Errorf("rows of %d values", cols)
+	}
+	if out == "" {
+		return nil, nil
+	}
+	var rows [][]string
+	if e.Flavor == "postgres" {
+		if !strings.HasSuffix(out, "\x00") {
+			return nil, fmt.Errorf("psql's output does not end its last row with a NUL byte (%d bytes)", len(out))
+		}
+		f := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
+		if len(f)%cols != 0 {
+			return nil, fmt.Errorf("psql printed %d values, not rows of %d", len(f), cols)
+		}
+		for i := 0; i < len(f); i += cols {
+			rows = append(rows, f[i:i+cols:i+cols])
+		}
+		return rows, nil
+	}
+	if !strings.HasSuffix(out, "\n") {
+		return nil, fmt.Errorf("the client's output does not end its last row with a newline (%d bytes)", len(out))
+	}
+	for n, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != cols {
+			return nil, fmt.Errorf("row %d has %d values, not %d", n+1, len(f), cols)
+		}
+		for i, v := range f {
+			u, err := unescapeBatch(v)
+			if err != nil {
+				return nil, fmt.Errorf("row %d, value %d: %w", n+1, i+1, err)
+			}
+			f[i] = u
+		}
+		rows = append(rows, f)
+	}
+	return rows, nil
+}
+
+// unescapeBatch undoes the mysql client's batch-mode escapes: \0, \t, \n
+// and \\. Any other backslash is not the client's output.
+func unescapeBatch(v string) (string, error) {
+	if !strings.Contains(v, `\`) {
+		return v, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] != '\\' {
+			b.WriteByte(v[i])
+			continue
+		}
+		if i+1 == len(v) {
+			return "", errors.New("a value ends in a lone backslash")
+		}
+		i++
+		switch v[i] {
+		case '0':
+			b.WriteByte(0)
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case '\\':
+			b.WriteByte('\\')
+		default:
+			return "", fmt.Errorf("unknown escape \\%c", v[i])
+		}
+	}
+	return b.String(), nil
+}
+
+// ReadBackSQL asks for the live values of the settings, for Client. On
+// PostgreSQL it leaves out a value that holds psql's separators ("|", a
+// newline): CompareLive reports such a setting as not reported, and no
+// value can make a row of its own.
 func (e Engine) ReadBackSQL(s tune.Settings) string {
 	if e.Flavor == "postgres" {
 		var names []string
 		for _, x := range s {
 			names = append(names, "'"+x.Name+"'")
 		}
-		return "SELECT name, setting, coalesce(unit, '') FROM pg_settings WHERE name IN (" + strings.Join(names, ", ") + ")"
+		return "SELECT name, setting, coalesce(unit, '') FROM pg_settings WHERE name IN (" + strings.Join(names, ", ") + ")" +
+			" AND strpos(setting, '|') = 0 AND strpos(setting, chr(10)) = 0"
 	}
 	var cols []string
 	for _, x := range s {
@@ -131,22 +255,44 @@ type Mismatch struct {
 	Name, Want, Live string
 }
 
-// CompareLive parses the output of ReadBackSQL and lists every setting whose
-// live value differs from the tuner's.
-func (e Engine) CompareLive(s tune.Settings, out string) []Mismatch {
+// CompareLive parses the output of ReadBackSQL, run through Client, and
+// lists every setting whose live value differs from the tuner's. Output
+// that is not what ReadBackSQL asks for is an error: on PostgreSQL a line
+// that is not three values, a setting not asked for or reported twice; on
+// MySQL anything but one row (the client's batch output, Rows) of a value
+// per setting. No output at all reports no setting.
+func (e Engine) CompareLive(s tune.Settings, out string) ([]Mismatch, error) {
 	live := map[string][2]string{} // name -> value, unit
 	if e.Flavor == "postgres" {
-		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-			f := strings.Split(line, "|")
-			if len(f) == 3 {
-				live[f[0]] = [2]string{f[1], f[2]}
-			}
+		asked := map[string]bool{}
+		for _, x := range s {
+			asked[x.Name] = true
 		}
-	} else {
-		f := strings.Split(strings.TrimRight(out, "\n"), "\t")
-		for i, x := range s {
-			if i < len(f) {
-				live[x.Name] = [2]string{f[i], ""}
+		var lines []string
+		if out = strings.TrimSuffix(out, "\n"); out != "" {
+			lines = strings.Split(out, "\n")
+		}
+		for n, line := range lines {
+			f := strings.Split(line, "|")
+			if len(f) != 3 {
+				return nil, fmt.Errorf("read the live settings: line %d has %d values, not 3", n+1, len(f))
+			}
+			if _, twice := live[f[0]]; !asked[f[0]] || twice {
+				return nil, fmt.Errorf("read the live settings: line %d names %q, which was not asked for or came twice", n+1, f[0])
+			}
+			live[f[0]] = [2]string{f[1], f[2]}
+		}
+	} else if len(s) > 0 {
+		rows, err := e.Rows(out, len(s))
+		if err != nil {
+			return nil, fmt.Errorf("read the live settings: %w", err)
+		}
+		if len(rows) > 1 {
+			return nil, fmt.Errorf("read the live settings: %d rows, not one", len(rows))
+		}
+		for _, r := range rows {
+			for i, x := range s {
+				live[x.Name] = [2]string{r[i], ""}
 			}
 		}
 	}
@@ -166,7 +312,7 @@ func (e Engine) CompareLive(s tune.Settings, out string) []Mismatch {
 			bad = append(bad, Mismatch{x.Name, want, shown})
 		}
 	}
-	return bad
+	return bad, nil
 }
 
 // pgUnits are pg_settings' units in bytes or milliseconds.
@@ -276,7 +422,7 @@ func Live(ctx context.Context, root remote.Runner, e Engine, s tune.Settings) ([
 	if err != nil {
 		return nil, fmt.Errorf("read the live settings: %w", err)
 	}
-	return e.CompareLive(s, string(res.Stdout)), nil
+	return e.CompareLive(s, string(res.Stdout))
 }
 
 // Sentences are the mismatches as people read them: "NAME is LIVE, not WANT".

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,7 +37,7 @@ func TestEngineCommands(t *testing.T) {
 		t.Errorf("no engine: no error")
 	}
 	s := tune.Settings{{Name: "shared_buffers", Value: tune.Size(1 << 30)}, {Name: "jit", Value: tune.Switch(false)}}
-	if got, want := pg.ReadBackSQL(s), "SELECT name, setting, coalesce(unit, '') FROM pg_settings WHERE name IN ('shared_buffers', 'jit')"; got != want {
+	if got, want := pg.ReadBackSQL(s), "SELECT name, setting, coalesce(unit, '') FROM pg_settings WHERE name IN ('shared_buffers', 'jit') AND strpos(setting, '|') = 0 AND strpos(setting, chr(10)) = 0"; got != want {
 		t.Errorf("read back = %q", got)
 	}
 	if got, want := my.ReadBackSQL(s), "SELECT @@shared_buffers, @@jit"; got != want {
@@ -56,11 +57,11 @@ func TestCompareLive(t *testing.T) {
 	}
 	// what pg_settings says on PostgreSQL 15 for those values
 	live := "shared_buffers|131072|8kB\nwork_mem|10240|kB\njit|off|\nrandom_page_cost|1.5|\nsynchronous_commit|off|\nmax_connections|100|\n"
-	if bad := pg.CompareLive(s, live); len(bad) != 0 {
-		t.Errorf("equal values reported as different: %v", bad)
+	if bad, err := pg.CompareLive(s, live); len(bad) != 0 || err != nil {
+		t.Errorf("equal values reported as different: %v, %v", bad, err)
 	}
 	live = "shared_buffers|16384|8kB\nwork_mem|10240|kB\njit|on|\nrandom_page_cost|4|\nsynchronous_commit|off|\n"
-	bad := pg.CompareLive(s, live)
+	bad, _ := pg.CompareLive(s, live)
 	var names []string
 	for _, m := range bad {
 		names = append(names, m.Name)
@@ -71,11 +72,107 @@ func TestCompareLive(t *testing.T) {
 	my := Engine{Flavor: "mariadb"}
 	ms := tune.Settings{{Name: "innodb_buffer_pool_size", Value: tune.Size(256 << 20)}, {Name: "log_bin", Value: tune.Switch(false)},
 		{Name: "innodb_adaptive_hash_index", Value: tune.Switch(true)}, {Name: "innodb_flush_method", Value: tune.Word("O_DIRECT")}}
-	if bad := my.CompareLive(ms, "268435456\t0\t1\tO_DIRECT\n"); len(bad) != 0 {
-		t.Errorf("mariadb equal values: %v", bad)
+	if bad, err := my.CompareLive(ms, "268435456\t0\t1\tO_DIRECT\n"); len(bad) != 0 || err != nil {
+		t.Errorf("mariadb equal values: %v, %v", bad, err)
 	}
-	if bad := my.CompareLive(ms, "134217728\t1\t1\tfsync\n"); len(bad) != 3 {
+	if bad, _ := my.CompareLive(ms, "134217728\t1\t1\tfsync\n"); len(bad) != 3 {
 		t.Errorf("mariadb mismatches: %v", bad)
+	}
+	if _, err := my.CompareLive(ms, "134217728\t1\n"); err == nil {
+		t.Errorf("mariadb: two values for four settings read as live values")
+	}
+}
+
+// psqlRows is what psql -A -t -z -0 prints: a NUL byte after each value
+// and after each row.
+func psqlRows(rows [][]string) string {
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString(strings.Join(r, "\x00") + "\x00")
+	}
+	return b.String()
+}
+
+// TestRowsCannotBeForged: a value holding the separators of the old
+// output (a newline, a "|") or the client's own (a tab, a backslash) is
+// one value of its row, whatever it says; output that is not whole rows is
+// an error. The live settings read the same way: a setting's value cannot
+// report another setting.
+func TestRowsCannotBeForged(t *testing.T) {
+	pg := Engine{Flavor: "postgres"}
+	if got, want := pg.Query("SELECT 1"), "cd /tmp && runuser -u postgres -- psql -X -A -t -q -z -0 -c 'SELECT 1'"; got != want {
+		t.Errorf("query = %q\nwant    %q", got, want)
+	}
+	hostile := "ours\ndb:pidb|created by pidb for pidb"
+	rows, err := pg.Rows(psqlRows([][]string{{"db", "app", hostile}, {"db", "pidb", ""}}), 3)
+	if err != nil || len(rows) != 2 || rows[0][2] != hostile || rows[1][1] != "pidb" || rows[1][2] != "" {
+		t.Errorf("postgres rows = %q, %v", rows, err)
+	}
+	for _, out := range []string{"db\x00app\x00", "db\x00app\x00x", "db|app|x\n"} {
+		if rows, err := pg.Rows(out, 3); err == nil {
+			t.Errorf("postgres: %q read as rows %q", out, rows)
+		}
+	}
+	if rows, err := pg.Rows("", 3); err != nil || len(rows) != 0 {
+		t.Errorf("postgres, no rows: %q, %v", rows, err)
+	}
+
+	my := Engine{Flavor: "mariadb"}
+	if got, want := my.Query("SELECT 1"), "mariadb --batch --skip-column-names --default-character-set=utf8mb4 -e 'SELECT 1'"; got != want {
+		t.Errorf("query = %q\nwant    %q", got, want)
+	}
+	// the client escapes a tab, a newline, a NUL and a backslash in a value
+	rows, err = my.Rows("user\tapp\tx\\ny\\tz\\\\|w\\0\n"+"db\tpidb\t\n", 3)
+	if err != nil || len(rows) != 2 || rows[0][2] != "x\ny\tz\\|w\x00" || rows[1][1] != "pidb" {
+		t.Errorf("mariadb rows = %q, %v", rows, err)
+	}
+	for _, out := range []string{"user\tapp\n", "user\tapp\tx", "user\tapp\tx\\q\n", "user\tapp\tx\\\n"} {
+		if rows, err := my.Rows(out, 3); err == nil {
+			t.Errorf("mariadb: %q read as rows %q", out, rows)
+		}
+	}
+
+	// the live settings, read through Client (psql -A -F '|'): ReadBackSQL
+	// leaves out a value with a "|" or a newline, and a line that is not
+	// one setting asked for, once, is an error, not another setting
+	s := tune.Settings{{Name: "work_mem", Value: tune.Size(10 << 20)}, {Name: "jit", Value: tune.Switch(false)}}
+	for _, live := range []string{
+		"work_mem|10240\njit|off|kB\njit|on|\n", // work_mem's value "10240\njit|off"
+		"work_mem|10240|kB|x\njit|off|\n",       // a value with a "|"
+		"work_mem|10240|kB\nmax_connections|5|\n",
+	} {
+		if bad, err := pg.CompareLive(s, live); err == nil {
+			t.Errorf("%q read as live settings: mismatches %v", live, bad)
+		}
+	}
+	if bad, err := pg.CompareLive(s, "jit|off|\n"); err != nil || len(bad) != 1 || bad[0].Live != "(not reported)" {
+		t.Errorf("work_mem left out: %v, %v; want it not reported", bad, err)
+	}
+	if bad, err := pg.CompareLive(s, ""); err != nil || len(bad) != 2 {
+		t.Errorf("nothing reported: %v, %v", bad, err)
+	}
+}
+
+// TestCommandsQuoteValues: every value that reaches a command is one word
+// for the shell, whatever it holds; and New refuses a version that is not
+// one before it names a path or a unit after it.
+func TestCommandsQuoteValues(t *testing.T) {
+	for _, v := range []string{"15;reboot", "15.8 $(id)", "15`id`", "15\nid", "1234.1", "15.8-beta", ""} {
+		if e, err := New("postgres", v); err == nil {
+			t.Errorf("postgres %q: %+v, no error", v, e)
+		} else if !strings.Contains(err.Error(), strconv.Quote(v)) {
+			t.Errorf("postgres %q: the error does not name the value: %v", v, err)
+		}
+		if _, err := New("mariadb", v); err == nil && v != "1234.1" {
+			t.Errorf("mariadb %q: no error", v)
+		}
+	}
+	e := Engine{Flavor: "postgres", Major: "15; reboot", Service: "postgresql@15; reboot"}
+	if got, want := e.CheckCmd(), `cd /tmp && runuser -u postgres -- '/usr/lib/postgresql/15; reboot/bin/postgres' -C data_directory -D '/etc/postgresql/15; reboot/main' >/dev/null`; got != want {
+		t.Errorf("check = %q\nwant   %q", got, want)
+	}
+	if got, want := e.RestartCmd(), `systemctl reset-failed 'postgresql@15; reboot' 2>/dev/null; systemctl restart 'postgresql@15; reboot'`; got != want {
+		t.Errorf("restart = %q\nwant     %q", got, want)
 	}
 }
 

@@ -127,7 +127,30 @@ func Gather(ctx context.Context, r remote.Runner) (Facts, error) {
 	}
 	f := Parse(string(res.Stdout))
 	f.Host = r.Host()
+	if err := f.Check(); err != nil {
+		return Facts{}, fmt.Errorf("%s: %w", r.Host(), err)
+	}
 	return f, nil
+}
+
+// Check reports a fact whose shape pidb cannot trust. The engine's version
+// goes into paths (/etc/postgresql/15/main), unit names (postgresql@15-main)
+// and commands run as root, so it must be a version: one to four dotted
+// numbers ("15.8", "10.11.6"), and PostgreSQL's major one to three digits.
+// Gather checks what a host answers; engine.New checks again.
+func (f Facts) Check() error {
+	e := f.Engine
+	if e.Flavor == "" {
+		return nil
+	}
+	bad := !version.Valid(e.Version)
+	if major, _, _ := strings.Cut(e.Version, "."); e.Flavor == "postgres" && len(major) > 3 {
+		bad = true
+	}
+	if bad {
+		return fmt.Errorf("the host reports %s version %q, which is not a version (one to four dotted numbers, like 15.8): pidb would put it in paths and root's commands, so it stops here", e.Flavor, e.Version)
+	}
+	return nil
 }
 
 // Collect gathers a host's facts and applies what its inventory entry says:

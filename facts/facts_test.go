@@ -1,10 +1,14 @@
 package facts
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+
+	"pidb/internal/fakerun"
 )
 
 // The testdata files are the output of Script on real boards' formats:
@@ -195,5 +199,40 @@ func TestParsePageSize(t *testing.T) {
 		if got := parsePageSize(in); got != want {
 			t.Errorf("parsePageSize(%q) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+// TestGatherRefusesAHostileVersion: an engine version that is not one
+// (it would reach /etc/postgresql/<major>/main, the unit's name and root's
+// commands) stops Gather with an error that names the host and the value;
+// a real board's answer passes.
+func TestGatherRefusesAHostileVersion(t *testing.T) {
+	data, err := os.ReadFile("testdata/pi4b-raspios-bookworm-arm64.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(data)
+	ctx := context.Background()
+	f, err := Gather(ctx, (&fakerun.Runner{Name: "pi4"}).Exact(Script, fakerun.Reply{Stdout: good}))
+	if err != nil || f.Engine.Version != "15.8" {
+		t.Fatalf("a real board: %+v, %v", f.Engine, err)
+	}
+	for _, c := range []struct{ line, value string }{
+		{"postgres (PostgreSQL) 15;reboot (Debian)", "15;reboot"},
+		{"postgres (PostgreSQL) 15.8$(touch${IFS}/x) (Debian)", "15.8$(touch${IFS}/x)"},
+		{"postgres (PostgreSQL) 1500.8 (Debian)", "1500.8"},
+	} {
+		out := strings.Replace(good, "postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)", c.line, 1)
+		r := (&fakerun.Runner{Name: "pi4"}).Exact(Script, fakerun.Reply{Stdout: out})
+		_, err := Gather(ctx, r)
+		if err == nil || !strings.Contains(err.Error(), "pi4") || !strings.Contains(err.Error(), strconv.Quote(c.value)) {
+			t.Errorf("version %q: %v; want an error naming pi4 and the value", c.value, err)
+		}
+	}
+	mysql := strings.Replace(good, "@@pidb-facts:mysql\n", "@@pidb-facts:mysql\n/usr/sbin/mariadbd  Ver 10.11.6`id`-MariaDB for debian-linux-gnu\n", 1)
+	mysql = strings.Replace(mysql, "mariadb inactive", "mariadb active", 1)
+	mysql = strings.Replace(mysql, "online", "down", 1)
+	if _, err := Gather(ctx, (&fakerun.Runner{Name: "pi3"}).Exact(Script, fakerun.Reply{Stdout: mysql})); err == nil || !strings.Contains(err.Error(), "10.11.6`id`") {
+		t.Errorf("mariadb version 10.11.6`id`: %v", err)
 	}
 }

@@ -4,12 +4,14 @@
 // keeps as raw values for the packages that own them.
 //
 // Every error names the file and line (FILE:LINE: message). Load reports all
-// the errors it finds at once, not only the first.
+// the errors it finds at once, not only the first. It refuses, before
+// decoding, a file larger than MaxSize or nested deeper than MaxDepth.
 package inventory
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -27,6 +29,11 @@ type Inventory struct {
 	Bench    Section
 	Thermal  Section
 	Validate Section
+	// Warnings are what the inventory allows but should not, each
+	// "FILE:LINE: host "x": ..." (the line of the key that allows it), in
+	// host order: tls = false on a host whose allow_from reaches beyond
+	// loopback and the private ranges. `pidb inventory check` prints them.
+	Warnings []string
 }
 
 // Host is one managed Pi with every default resolved.
@@ -40,7 +47,7 @@ type Host struct {
 	Engine       string // family: "postgres" or "mysql"
 	Preset       string
 	AllowFrom    []netip.Prefix // empty: the database listens on localhost only
-	AllowPublic  bool           // allow_from may open the port to a prefix shorter than /8
+	AllowPublic  bool           // allow_from may name addresses beyond loopback and the private ranges (privateRanges), however few; 0.0.0.0/0 is the whole internet
 	TLS          bool           // logins from allow_from must use TLS (tls = true, the default)
 	Storage      string         // "" = detect; else sd, usb or nvme
 	Connections  int            // max_connections: the connections to plan for; 0 = scaled to RAM
@@ -58,6 +65,10 @@ func (h Host) NetworkTLS() bool { return h.TLS && len(h.AllowFrom) > 0 }
 type Database struct {
 	Name  string
 	Owner string
+	// Adopt (adopt = true) lets provisioning take over an owner that is
+	// on the server already and that pidb did not make; without it such
+	// an owner is refused
+	Adopt bool
 	Line  int
 }
 
@@ -137,11 +148,12 @@ func Settings(check func(engine, name, value string) error) Option {
 	return func(p *parser) { p.settings = check }
 }
 
-// Load reads, checks and resolves the inventory at path.
+// Load reads, checks and resolves the inventory at path. It reads no more
+// than MaxSize bytes of it, and refuses a larger file.
 func Load(path string, opts ...Option) (*Inventory, error) {
-	src, err := os.ReadFile(path)
+	src, err := readCapped(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read inventory: %v", errors.Unwrap(err))}
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -155,9 +167,41 @@ func Load(path string, opts ...Option) (*Inventory, error) {
 	return inv, nil
 }
 
+// readCapped reads the file at path, up to MaxSize bytes: a larger file is
+// an error, with its size where the file can tell it.
+func readCapped(path string) ([]byte, error) {
+	cannot := func(err error) error {
+		if u := errors.Unwrap(err); u != nil {
+			err = u
+		}
+		return &Error{File: path, Msg: fmt.Sprintf("cannot read inventory: %v", err)}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, cannot(err)
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, cannot(err)
+	}
+	if len(src) > MaxSize {
+		size := int64(-1)
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+		return nil, tooBig(path, size)
+	}
+	return src, nil
+}
+
 // Parse checks and resolves an inventory read from name (used in errors and
-// as Path), whose relative paths resolve against dir.
+// as Path), whose relative paths resolve against dir. Like Load, it refuses
+// src larger than MaxSize or nested deeper than MaxDepth before decoding it.
 func Parse(name, dir, src string, opts ...Option) (*Inventory, error) {
+	if err := checkLimits(name, src); err != nil {
+		return nil, err
+	}
 	var doc map[string]any
 	if _, err := toml.Decode(src, &doc); err != nil {
 		var pe toml.ParseError
@@ -180,6 +224,7 @@ func Parse(name, dir, src string, opts ...Option) (*Inventory, error) {
 		return nil, errors.Join(errs...)
 	}
 	inv.Path = name
+	inv.Warnings = p.warnings
 	return inv, nil
 }
 
@@ -188,6 +233,7 @@ type parser struct {
 	dir       string
 	lines     keyLines
 	errs      []*Error
+	warnings  []string // each FILE:LINE: message
 	workloads []string // the workloads [bench] may name; nil: any
 	presets   []string // the presets [defaults] and hosts may name; nil: any
 	settings  func(engine, name, value string) error
@@ -219,6 +265,11 @@ func (p *parser) benchKeys() table {
 
 func (p *parser) errorf(path []string, format string, args ...any) {
 	p.errs = append(p.errs, &Error{File: p.file, Line: p.lines.line(path...), Msg: fmt.Sprintf(format, args...)})
+}
+
+// warnf records a warning at line, in the errors' form.
+func (p *parser) warnf(line int, format string, args ...any) {
+	p.warnings = append(p.warnings, (&Error{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)}).Error())
 }
 
 // checkTable reports unknown keys and bad values in m against schema t and
@@ -381,15 +432,28 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	if _, own := own["allow_from"]; !own {
 		allowAt = []string{"defaults", "allow_from"}
 	}
+	var public []string
 	for _, pfx := range h.AllowFrom {
 		if what := wideOpen(pfx); what != "" && !h.AllowPublic {
 			p.errorf(allowAt, "host %q: allow_from %s; set allow_public = true on the host if that is meant", h.Name, what)
+		}
+		if isPublic(pfx) {
+			public = append(public, pfx.String())
 		}
 		// refused here, before provisioning's access step opens the port
 		// for an account step that could not make the accounts
 		if h.Engine == "mysql" && !pfx.Addr().Is4() {
 			p.errorf(allowAt, "host %q: allow_from %s: MySQL and MariaDB accounts take IPv4 networks only", h.Name, pfx)
 		}
+	}
+	// allowed (allow_public), and still worth saying: passwords and data
+	// would cross networks no one here controls in the clear
+	if !h.TLS && len(public) > 0 {
+		at := defaults["tls"].Line
+		if v, ok := own["tls"]; ok {
+			at = v.Line
+		}
+		p.warnf(at, "host %q: tls = false lets logins from %s, beyond loopback and the private ranges, reach the database without TLS: passwords and data cross those networks in the clear; remove tls = false (TLS is the default) unless a tunnel or VPN carries them", h.Name, strings.Join(public, ", "))
 	}
 
 	h.Settings = p.subtable(m, path, "settings", func(sp []string, sm map[string]any) Section {
@@ -443,6 +507,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 			dp := appendPath(path, "database", strconv.Itoa(j))
 			sec := p.checkTable(dp, d, databaseKeys)
 			db := Database{Name: sec.String("name", ""), Owner: sec.String("owner", ""), Line: p.lines.line(dp...)}
+			db.Adopt, _ = sec["adopt"].Raw.(bool)
 			for _, k := range []string{"name", "owner"} {
 				if _, ok := d[k]; !ok {
 					p.errorf(dp, "host %q: database has no %s", h.Name, k)

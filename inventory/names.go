@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"fmt"
+	"math/big"
 	"net/netip"
 	"sort"
 	"strings"
@@ -83,25 +84,83 @@ func ReservedNames(engine string) []string {
 	return out
 }
 
-// publicPrefixBits: an allow_from prefix shorter than this opens the port
-// to a sixteenth of the internet's addresses or more.
-const publicPrefixBits = 8
+// privateRanges are the networks an allow_from may name without
+// allow_public: none of their addresses is routed on the internet. IPv4:
+// the private networks of RFC 1918, the shared address space of carrier-grade
+// NAT (RFC 6598), link-local and loopback; IPv6: unique local addresses
+// (RFC 4193), link-local and loopback. They do not overlap one another.
+var privateRanges = []netip.Prefix{
+	netip.MustParsePrefix("10.0.0.0/8"),
+	netip.MustParsePrefix("172.16.0.0/12"),
+	netip.MustParsePrefix("192.168.0.0/16"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("169.254.0.0/16"),
+	netip.MustParsePrefix("127.0.0.0/8"),
+	netip.MustParsePrefix("fc00::/7"),
+	netip.MustParsePrefix("fe80::/10"),
+	netip.MustParsePrefix("::1/128"),
+}
 
-// wideOpen says what an allow_from prefix would open when it is wide
-// enough to need allow_public, or "".
+// isPublic reports whether an allow_from prefix reaches beyond loopback and
+// the private ranges (privateRanges): whether it holds even one address
+// that is not in one of them, whatever its width. Such a prefix needs
+// allow_public = true on the host.
+func isPublic(p netip.Prefix) bool {
+	if !p.IsValid() {
+		return false // never one of a loaded inventory's: parsePrefix refuses it
+	}
+	p = p.Masked()
+	for _, r := range privateRanges {
+		if r.Bits() <= p.Bits() && r.Contains(p.Addr()) {
+			return false
+		}
+	}
+	return true
+}
+
+// publicAddresses counts the addresses of p outside privateRanges. A
+// private range overlaps p only by lying inside it, unless p lies inside
+// the range (and then p is not public at all).
+func publicAddresses(p netip.Prefix) *big.Int {
+	p = p.Masked()
+	n := new(big.Int).Lsh(big.NewInt(1), uint(p.Addr().BitLen()-p.Bits()))
+	for _, r := range privateRanges {
+		if r.Bits() >= p.Bits() && r.Overlaps(p) {
+			n.Sub(n, new(big.Int).Lsh(big.NewInt(1), uint(r.Addr().BitLen()-r.Bits())))
+		}
+	}
+	return n
+}
+
+// wideOpen says which addresses an allow_from prefix would open the
+// database port to when it reaches beyond loopback and the private ranges
+// (and so needs allow_public), or "".
 func wideOpen(p netip.Prefix) string {
-	if p.Bits() >= publicPrefixBits {
+	if !isPublic(p) {
 		return ""
 	}
+	v := "IPv4"
+	if !p.Addr().Is4() {
+		v = "IPv6"
+	}
 	if p.Bits() == 0 {
-		v := "IPv4"
-		if p.Addr().Is6() {
-			v = "IPv6"
-		}
 		return fmt.Sprintf("%s opens the database port to every %s address: the whole internet, wherever the Pi can be reached from it", p, v)
 	}
-	if p.Addr().Is4() {
-		return fmt.Sprintf("%s opens the database port to %d addresses (1/%d of all IPv4 addresses)", p, uint64(1)<<(32-p.Bits()), 1<<p.Bits())
+	n := publicAddresses(p)
+	count := n.String()
+	switch {
+	case v == "IPv6" && n.BitLen() > 32 && n.TrailingZeroBits() == uint(n.BitLen()-1):
+		count = fmt.Sprintf("2^%d", n.BitLen()-1)
+	case v == "IPv6" && n.BitLen() > 32:
+		count = fmt.Sprintf("more than 2^%d", n.BitLen()-1)
 	}
-	return fmt.Sprintf("%s opens the database port to 1/%d of all IPv6 addresses", p, 1<<p.Bits())
+	what := "addresses"
+	if n.Cmp(big.NewInt(1)) == 0 {
+		what = "address"
+	}
+	beyond := "the private, CGNAT, link-local and loopback ranges"
+	if v == "IPv6" {
+		beyond = "unique local fc00::/7, link-local and loopback"
+	}
+	return fmt.Sprintf("%s opens the database port to %s public %s %s (beyond %s)", p, count, v, what, beyond)
 }

@@ -228,6 +228,9 @@ var (
 	databaseKeys = table{
 		"name":  matching(sqlName, "database name", "use lower case letters, digits and _, up to 63"),
 		"owner": matching(sqlUser, "owner", "use lower case letters, digits and _, up to 32"),
+		// an owner that is on the server already and that pidb did not
+		// make is refused unless this says pidb may take it over
+		"adopt": isBool,
 	}
 )
 

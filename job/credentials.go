@@ -1,13 +1,25 @@
 package job
 
 import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"path"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"pidb/engine"
+	"pidb/facts"
 	"pidb/inventory"
+	"pidb/progress"
+	"pidb/remote"
 	"pidb/secrets"
 )
 
@@ -17,6 +29,24 @@ import (
 // host's network logins need it. It is a secret: only `pidb credentials`
 // prints it, when asked.
 func Credentials(inv *inventory.Inventory, h inventory.Host, database string) (string, error) {
+	return CredentialsVerified(inv, h, database, Verify{})
+}
+
+// Verify is how a credentials URL has its client check the server's
+// certificate: against the certificate in File (an absolute path, as
+// WriteCA wrote it), and with Full the certificate's name against the
+// host's address too. The zero value checks nothing: TLS is asked for
+// where the host's network logins need it, and any certificate will do.
+type Verify struct {
+	File string
+	Full bool
+}
+
+// CredentialsVerified is Credentials' URL with v's check of the server:
+// PostgreSQL's sslmode=verify-full (verify-ca without Full) and
+// sslrootcert=File, MySQL's ssl-mode=VERIFY_IDENTITY (VERIFY_CA) and
+// ssl-ca=File, as libpq and MySQL's URI-like strings spell them.
+func CredentialsVerified(inv *inventory.Inventory, h inventory.Host, database string, v Verify) (string, error) {
 	sec, err := secrets.Load(inv.Path, h.Name)
 	if err != nil {
 		return "", err
@@ -38,10 +68,240 @@ func Credentials(inv *inventory.Inventory, h inventory.Host, database string) (s
 	}
 	scheme := map[string]string{"postgres": "postgres", "mysql": "mysql"}[h.Engine]
 	u := url.URL{Scheme: scheme, User: url.UserPassword(user, pw), Host: net.JoinHostPort(h.Address, strconv.Itoa(engine.Port(h.Engine))), Path: "/" + db}
-	if h.NetworkTLS() {
-		// the server refuses a login from the network without TLS: the
-		// URL asks for it as libpq and MySQL's clients spell it
-		u.RawQuery = map[string]string{"postgres": "sslmode=require", "mysql": "ssl-mode=REQUIRED"}[h.Engine]
-	}
+	u.RawQuery = tlsQuery(h.Engine, h.NetworkTLS(), v)
 	return u.String(), nil
+}
+
+// tlsQuery is the URL's query for TLS on an engine family: with v's file,
+// a check of the server against it; else, where network logins need TLS
+// (the server refuses one from the network without it), TLS without a
+// check; else nothing.
+func tlsQuery(family string, networkTLS bool, v Verify) string {
+	if v.File == "" {
+		if !networkTLS {
+			return ""
+		}
+		return map[string]string{"postgres": "sslmode=require", "mysql": "ssl-mode=REQUIRED"}[family]
+	}
+	if family == "postgres" {
+		return "sslmode=" + verifyMode(family, v.Full) + "&sslrootcert=" + queryEscape(v.File)
+	}
+	return "ssl-mode=" + verifyMode(family, v.Full) + "&ssl-ca=" + queryEscape(v.File)
+}
+
+// verifyMode is how an engine family's clients name a check of the
+// server's certificate against a CA file: with the server's name (full),
+// or without it.
+func verifyMode(family string, full bool) string {
+	switch {
+	case family == "postgres" && full:
+		return "verify-full"
+	case family == "postgres":
+		return "verify-ca"
+	case full:
+		return "VERIFY_IDENTITY"
+	}
+	return "VERIFY_CA"
+}
+
+// queryEscape escapes a value of a URL's query for libpq and MySQL's
+// URI-like strings, which both decode %XX and nothing else: everything
+// but letters, digits and -._~ is escaped, / too (MySQL's clients want a
+// path in a value escaped), and a space is %20, not +.
+func queryEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// CA is what a client is to trust to check a host's database server, as
+// read from the host over SSH (whose host key pidb checks).
+type CA struct {
+	// PEM is the certificates to trust: the server's own when it signed
+	// it itself (pidb's, Debian's snakeoil), else those of the CA file the
+	// server names that issued it (MySQL's own ca.pem).
+	PEM []byte
+	// Full is whether the server's certificate names the address the
+	// inventory reaches the host at, so that a client can check the name
+	// too (pidb's names it; Debian's snakeoil names the hostname).
+	Full bool
+	// Names are the names the server's certificate holds (its DNS names
+	// and IP addresses, else its common name): what the host said, to be
+	// sanitized before it is printed.
+	Names []string
+}
+
+// Note says why a URL checks less than the server's name, for a person,
+// or "" when it checks it (Full).
+func (ca CA) Note(h inventory.Host) string {
+	if ca.Full {
+		return ""
+	}
+	names := "no name"
+	if len(ca.Names) > 0 {
+		names = strings.Join(ca.Names, ", ")
+	}
+	return fmt.Sprintf("the server's certificate names %s, not %s (the inventory's address): the URL checks that the server has a certificate the CA file vouches for (%s), not its name (%s); to check the name too, reach the host at a name the certificate holds",
+		names, h.Address, verifyMode(h.Engine, false), verifyMode(h.Engine, true))
+}
+
+// ServerCA reads, over SSH as root, the certificate a host's database
+// server presents to TLS logins, and what a client is to trust to check it.
+func ServerCA(ctx context.Context, h inventory.Host, c Conn, r progress.Reporter) (CA, error) {
+	r.Step("gathering facts")
+	f, err := facts.Collect(ctx, c.User, h)
+	if err != nil {
+		return CA{}, err
+	}
+	if !f.Engine.Running {
+		return CA{}, fmt.Errorf("%s: no database server is running here: run pidb provision first", h.Name)
+	}
+	r.Step("reading the server's certificate")
+	ca, err := serverCA(ctx, c.Root, f, h.Address)
+	if err != nil {
+		return CA{}, fmt.Errorf("%s: %w", h.Name, err)
+	}
+	return ca, nil
+}
+
+// serverCA is ServerCA once the facts are known: the server's certificate
+// (serverCert), itself when it is self-signed, else the certificates of the
+// CA file the server names, when one of them issued it.
+func serverCA(ctx context.Context, root remote.Runner, f facts.Facts, address string) (CA, error) {
+	der, err := serverCert(ctx, root, f)
+	if err != nil {
+		return CA{}, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return CA{}, fmt.Errorf("the server's certificate: %w", err)
+	}
+	ca := CA{Full: leaf.VerifyHostname(address) == nil, Names: certNames(leaf)}
+	if bytes.Equal(leaf.RawIssuer, leaf.RawSubject) && leaf.CheckSignature(leaf.SignatureAlgorithm, leaf.RawTBSCertificate, leaf.Signature) == nil {
+		ca.PEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+		return ca, nil
+	}
+	issuer := leaf.Issuer.String()
+	cas, file, err := serverCAFile(ctx, root, f)
+	if err != nil {
+		return CA{}, fmt.Errorf("the server's certificate is issued by %q: %w", issuer, err)
+	}
+	pool := x509.NewCertPool()
+	var out []byte
+	for _, c := range cas {
+		pool.AddCert(c)
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})...)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
+		return CA{}, fmt.Errorf("the server's certificate, issued by %q, does not check against its CA file %s: %w", issuer, file, err)
+	}
+	ca.PEM = out
+	return ca, nil
+}
+
+// certNames are the names a certificate holds: its DNS names and IP
+// addresses, or its common name where it has neither.
+func certNames(c *x509.Certificate) []string {
+	names := append([]string(nil), c.DNSNames...)
+	for _, ip := range c.IPAddresses {
+		names = append(names, ip.String())
+	}
+	if len(names) == 0 && c.Subject.CommonName != "" {
+		names = append(names, c.Subject.CommonName)
+	}
+	return names
+}
+
+// serverCAFile reads the CA certificates of the file the server's
+// configuration names (ssl_ca_file, @@ssl_ca; a relative name is in the
+// data directory) and returns them with the file's path.
+func serverCAFile(ctx context.Context, root remote.Runner, f facts.Facts) ([]*x509.Certificate, string, error) {
+	e, err := engine.Of(f)
+	if err != nil {
+		return nil, "", err
+	}
+	file, dir := "SHOW ssl_ca_file", "SHOW data_directory"
+	if e.Flavor != "postgres" {
+		file, dir = "SELECT @@ssl_ca", "SELECT @@datadir"
+	}
+	read := func(sql string) (string, error) {
+		r, err := root.Run(ctx, e.Client(sql))
+		if err != nil {
+			return "", err
+		}
+		return strings.TrimSpace(string(r.Stdout)), nil
+	}
+	p, err := read(file)
+	if err != nil {
+		return nil, "", err
+	}
+	if p == "" || p == "NULL" {
+		return nil, "", errors.New("the server names no CA file, and pidb cannot tell which CA to trust: give the clients the CA that issued it yourself")
+	}
+	if !path.IsAbs(p) {
+		d, err := read(dir)
+		if err != nil {
+			return nil, "", err
+		}
+		p = path.Join(d, p)
+	}
+	data, err := root.ReadFile(ctx, p)
+	if err != nil {
+		return nil, "", fmt.Errorf("read the server's CA file %s: %w", p, err)
+	}
+	var cas []*x509.Certificate
+	for rest := data; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, "", fmt.Errorf("the server's CA file %s: %w", p, err)
+		}
+		cas = append(cas, c)
+	}
+	if len(cas) == 0 {
+		return nil, "", fmt.Errorf("the server's CA file %s holds no PEM certificate", p)
+	}
+	return cas, p, nil
+}
+
+// WriteCA writes the certificates a client is to trust to file, mode
+// 0644 (they are no secret), atomically: a temporary file beside it,
+// renamed over it. A file there already is replaced.
+func WriteCA(file string, ca CA) error {
+	if len(ca.PEM) == 0 {
+		return errors.New("no certificate to write")
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename there is nothing to remove
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(ca.PEM); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	return nil
 }

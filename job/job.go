@@ -249,6 +249,9 @@ func (e Env) connect(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	if !f.Engine.Running {
 		return sqldb.DB{}, nil, fmt.Errorf("%s: no database server is running here: run pidb provision first", h.Name)
 	}
+	if err := clearLogin(h, f, p); err != nil {
+		return sqldb.DB{}, nil, err
+	}
 	sec, err := secrets.Load(e.Inventory.Path, h.Name)
 	if err != nil {
 		return sqldb.DB{}, nil, err

@@ -295,3 +295,43 @@ func TestResultFailed(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchRefusesMySQLInTheClear: a direct run without TLS to Oracle
+// MySQL 8 is refused before any connection (no forward, no workload),
+// naming the host, its address and what to do; MySQL through the SSH
+// forward, and MariaDB directly in the clear (whose logins send a proof of
+// the password, never the password), reach the workload.
+func TestBenchRefusesMySQLInTheClear(t *testing.T) {
+	reached := errors.New("reached the workload")
+	for _, c := range []struct {
+		facts, via string
+		refused    bool
+	}{
+		{"pi5-ubuntu-2404-arm64.txt", "direct", true},
+		{"pi5-ubuntu-2404-arm64.txt", "ssh", false},
+		{"pi3b-raspios-bullseye-armhf.txt", "direct", false},
+	} {
+		data, err := os.ReadFile("../facts/testdata/" + c.facts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newRig(t, string(data), reached)
+		r.host.Engine = "mysql"
+		r.plan.Bench.Via, r.plan.Bench.TLS = c.via, "off"
+		_, err = r.env.Bench(context.Background(), r.host, r.conn, r.plan, progress.Lines(func(string) {}))
+		if !c.refused {
+			if !errors.Is(err, reached) {
+				t.Errorf("%s via %s: %v, want the workload reached", c.facts, c.via, err)
+			}
+			continue
+		}
+		for _, want := range []string{"pi4: MySQL 8.0.39 logs in by caching_sha2_password", "at 10.213.41.40", "--tls on", "--via ssh"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s via %s: %v, want %q in it", c.facts, c.via, err, want)
+			}
+		}
+		if errors.Is(err, reached) || r.fwd != 0 {
+			t.Errorf("refused, but the workload was reached or a forward opened (%d)", r.fwd)
+		}
+	}
+}

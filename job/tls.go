@@ -9,8 +9,29 @@ import (
 
 	"pidb/engine"
 	"pidb/facts"
+	"pidb/inventory"
 	"pidb/remote"
 )
+
+// clearLogin refuses a direct run without TLS to Oracle MySQL, before
+// any connection: MySQL 8 logs pidb in by caching_sha2_password, which
+// asks for the password itself whenever the server has no login of the
+// account cached (after every restart), and go-sql-driver/mysql, without
+// TLS, sends it encrypted with a public key that whoever answers hands
+// out. mywire breaks such a login off (mywire.AuthError) on every flavour;
+// on MySQL that would stop any run whose login the server has not cached
+// (the first after each restart), so the run is refused here, every time,
+// before it starts, saying what to do. MariaDB's logins (mysql_native_password,
+// ed25519) send a proof of the password and never ask for it; through the
+// SSH forward, the key comes from the host, and with TLS the password goes
+// to the pinned certificate's server.
+func clearLogin(h inventory.Host, f facts.Facts, p Plan) error {
+	if f.Engine.Flavor != "mysql" || p.Bench.Via != "direct" || p.Bench.TLS == "on" {
+		return nil
+	}
+	return fmt.Errorf("%s: MySQL %s logs in by caching_sha2_password, which without TLS has pidb send the password encrypted with a public key that whoever answers at %s hands out, unchecked: "+
+		"run with TLS (tls = true in the inventory, the default, or --tls on) or through SSH (--via ssh)", h.Name, f.Engine.Version, h.Address)
+}
 
 // serverCert reads, over SSH as root, the certificate the database server
 // presents to TLS logins, from the file its configuration names (a

@@ -288,6 +288,9 @@ func (l *Lab) startNspawn(b Board) (int, error) {
 		"--register=no", "--keep-unit",
 		"--network-namespace-path=" + netnsPath(b.Name),
 		"--resolv-conf=copy-host", "--console=read-only",
+		// the host's own firewall (ufw, nftables), as on a Pi: in the
+		// host's own network namespace, never the lab machine's
+		"--capability=CAP_NET_ADMIN",
 	}
 	if b.OneCore {
 		args = append(args, "--cpu-affinity=0")

@@ -6,7 +6,10 @@
 // events are plain lines, each with the time of day: every step, every
 // note, a workload's status at most once per host every ten seconds, and
 // the result. Quiet shows only failures and notes; Verbose adds the
-// commands run on the hosts.
+// commands run on the hosts. What a host's work reports (steps, statuses,
+// notes, commands, the lines of Writer) can hold a host's own text, so
+// each is passed through Sanitize on its way in: a host cannot send the
+// terminal escapes.
 package progress
 
 import (
@@ -93,12 +96,14 @@ type lineWriter struct{ v *View }
 
 func (l lineWriter) Write(p []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		l.v.line(line)
+		l.v.line(Sanitize(line))
 	}
 	return len(p), nil
 }
 
-// line prints one line: above the live view, or plain with the time.
+// line prints one line: above the live view, or plain with the time. s
+// is printed as it is: what came from a host was sanitized on the way in
+// (Step, Status, Note, Command, Writer), and pidb's own colours are not.
 func (v *View) line(s string) {
 	v.mu.Lock()
 	bars := v.bars
@@ -114,6 +119,7 @@ func (v *View) line(s string) {
 // Host starts a host's line; every host of a run should be added before
 // the first is done, so that the live lines keep their order.
 func (v *View) Host(name string) *Host {
+	name = Sanitize(name)
 	h := &Host{v: v, name: name, start: v.opt.Now(), text: "waiting for its turn"}
 	v.mu.Lock()
 	v.width = max(v.width, len(name))
@@ -212,6 +218,7 @@ func clock(d time.Duration) string {
 
 // Step says what the host does now.
 func (h *Host) Step(s string) {
+	s = Sanitize(s)
 	h.v.mu.Lock()
 	h.text = s
 	h.v.mu.Unlock()
@@ -223,6 +230,7 @@ func (h *Host) Step(s string) {
 // Status says how a long step goes; plain lines show it at most once per
 // StatusEvery.
 func (h *Host) Status(s string) {
+	s = Sanitize(s)
 	h.v.mu.Lock()
 	h.text = s
 	now := h.v.opt.Now()
@@ -237,12 +245,12 @@ func (h *Host) Status(s string) {
 }
 
 // Note prints something to keep, whatever the mode.
-func (h *Host) Note(s string) { h.v.line(h.name + ": " + s) }
+func (h *Host) Note(s string) { h.v.line(h.name + ": " + Sanitize(s)) }
 
 // Command shows a command run on the host, with Verbose.
 func (h *Host) Command(s string) {
 	if h.v.opt.Verbose {
-		h.v.line(h.name + ": $ " + s)
+		h.v.line(h.name + ": $ " + Sanitize(s))
 	}
 }
 
@@ -297,6 +305,8 @@ func (v *View) paint(code, s string) string {
 
 // Lines is a Reporter that hands every step, status and note, and no
 // command, to f as one line: for a caller that wants the lines themselves.
+// They come as the host's work gave them: f is to pass what it prints
+// through Sanitize.
 type Lines func(string)
 
 // Step hands s to f.

@@ -195,3 +195,94 @@ func TestFit(t *testing.T) {
 		}
 	}
 }
+
+// hostile is what a hostile host can put in its error output, a fact or a
+// setting's value: clear the screen, set the window's title (OSC, ended by
+// BEL), go back to the line's start and write over it, a C1 CSI (U+009B,
+// which some terminals obey as ESC [) and a byte that is not UTF-8.
+const hostile = "model\x1b[2J\x1b]0;pwned\x07\rPi 5\u009b31m\xff"
+
+// TestSanitize: control characters but newline and tab, DEL, the C1
+// controls and bytes that are not UTF-8 become visible escapes; other
+// text, UTF-8 included, is left as it was.
+func TestSanitize(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"tps 100  52.1 °C  …", "tps 100  52.1 °C  …"},
+		{"two\nlines\tand a tab", "two\nlines\tand a tab"},
+		{hostile, `model\x1b[2J\x1b]0;pwned\x07\x0dPi 5\u009b31m\xff`},
+		{"\x00\x08\x7f\x1b", `\x00\x08\x7f\x1b`},
+		{"é\u0080\u009f\u00a0", `é\u0080\u009f` + "\u00a0"},
+		{"cut\xe2\x80", `cut\xe2\x80`}, // a UTF-8 sequence cut short
+		{"", ""},
+	} {
+		if got := Sanitize(c.in); got != c.want {
+			t.Errorf("Sanitize(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// noEscapes fails the test if any of a hostile host's controls reached
+// the terminal's writer, and checks that they are shown escaped instead.
+func noEscapes(t *testing.T, what, got string) {
+	t.Helper()
+	got = strings.ReplaceAll(got, "\r\n", "\n") // a pty's own: its newlines go out as CR LF
+	for _, bad := range []string{"\x1b[2J", "\x1b]", "\x07", "\r", "\u009b", "\xff"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("%s: %q reached the writer:\n%q", what, bad, got)
+		}
+	}
+	if !strings.Contains(got, `model\x1b[2J\x1b]0;pwned\x07\x0dPi 5`) {
+		t.Errorf("%s: the host's text is not shown escaped:\n%q", what, got)
+	}
+}
+
+// TestHostTextSanitized: in plain lines, everything a host's work
+// reports (a step, a status, a note, a command with Verbose, a line to
+// Writer, and the step a failure is reported at) reaches the writer
+// without its control characters, while pidb's own colours stay.
+func TestHostTextSanitized(t *testing.T) {
+	for _, report := range []struct {
+		name string
+		f    func(v *View, h *Host)
+	}{
+		{"step", func(_ *View, h *Host) { h.Step(hostile) }},
+		{"status", func(_ *View, h *Host) { h.Status(hostile) }},
+		{"note", func(_ *View, h *Host) { h.Note("reading failed: " + hostile) }},
+		{"command", func(_ *View, h *Host) { h.Command("echo " + hostile) }},
+		{"writer", func(v *View, _ *Host) { fmt.Fprintf(v.Writer(), "host key: %s\n", hostile) }},
+	} {
+		var out bytes.Buffer
+		v := New(&out, Options{Verbose: true, Color: true, Now: newClock().now})
+		h := v.Host("pi4")
+		report.f(v, h)
+		h.Done(errors.New("x"))
+		v.Wait()
+		noEscapes(t, report.name, out.String())
+		if !strings.Contains(out.String(), "\x1b[31mFAILED\x1b[0m") {
+			t.Errorf("%s: pidb's own colour was lost: %q", report.name, out.String())
+		}
+	}
+}
+
+// TestLiveHostTextSanitized: on a terminal too, a step, a note and a
+// failure's line hold the host's text escaped; the live lines stay one
+// per host.
+func TestLiveHostTextSanitized(t *testing.T) {
+	tty, done := termtest.PTY(t, 24, 200)
+	v := New(tty, Options{Live: true, Color: true})
+	pi4 := v.Host("pi4")
+	pi4.Status(hostile)
+	time.Sleep(200 * time.Millisecond) // a redraw or two
+	pi4.Note("note: " + hostile)
+	pi4.Step(hostile)
+	pi4.Done(errors.New("x"))
+	v.Wait()
+	raw := done()
+	noEscapes(t, "live", raw)
+	if !strings.Contains(raw, "\x1b[31mFAILED\x1b[0m") {
+		t.Errorf("pidb's own colour was lost: %q", raw)
+	}
+	if screen := termtest.Render(raw); len(screen) != 2 {
+		t.Errorf("the screen has %d lines, want the note and pi4's:\n%s", len(screen), strings.Join(screen, "\n"))
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net/netip"
+	"path"
+	"sort"
 	"strings"
 
 	"pidb/engine"
@@ -134,7 +136,12 @@ func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
 	ch := Change{Note: tlsNote(e, st, needsTLS(t))}
 	if st.mustMake(needsTLS(t)) {
 		ch.Needed = true
-		ch.Commands = []string{makeCertCmd(e, t.Host.Address)}
+		cert, _, _ := tlsFiles(e)
+		user, err := remote.FolderUser(ctx, t.Root, path.Dir(cert))
+		if err != nil {
+			return Change{}, err
+		}
+		ch.Commands = []string{remote.AsUser(user, makeCertCmd(e, t.Host.Address, user))}
 	}
 	for _, f := range files {
 		have, err := t.Root.ReadFile(ctx, f.path)
@@ -159,11 +166,9 @@ func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
 	if ch.Needed {
 		ch.Commands = append(ch.Commands, e.CheckCmd(), e.RestartCmd())
 	}
-	if len(t.Host.AllowFrom) > 0 {
-		if cmds, _ := ufwCommands(ctx, t, e); len(cmds) > 0 {
-			ch.Needed = true
-			ch.Commands = append(ch.Commands, cmds...)
-		}
+	if cmds, _ := ufwCommands(ctx, t, e); len(cmds) > 0 {
+		ch.Needed = true
+		ch.Commands = append(ch.Commands, cmds...)
 	}
 	return ch, nil
 }
@@ -179,7 +184,9 @@ func (accessStep) Apply(ctx context.Context, t *Target) error {
 	}
 	if st.mustMake(needsTLS(t)) {
 		t.Step("making a self-signed certificate for TLS")
-		if _, err := t.run(ctx, makeCertCmd(e, t.Host.Address)); err != nil {
+		cert, _, _ := tlsFiles(e)
+		mk := func(user string) string { return makeCertCmd(e, t.Host.Address, user) }
+		if _, err := t.inFolderAs(ctx, cert, mk); err != nil {
 			return fmt.Errorf("make a certificate for TLS: %w", err)
 		}
 	}
@@ -235,21 +242,53 @@ type notRunning string
 
 func (e notRunning) Error() string { return string(e) }
 
-// ufwCommands opens the port to each allowed CIDR where ufw is active and
-// does not allow it yet.
+// ufwCommands makes ufw, where it is active, allow the engine's port from
+// each allowed network in a rule of pidb's own (comment 'pidb'), and
+// deletes pidb's rules for the port that allow_from no longer names. The
+// rules are read as ufw lists the ones added (`ufw show added`: one rule a
+// line, as the command that made it), so a rule is matched whole, never by
+// a port and a network found apart in the output. A rule someone added by
+// hand that allows the same is taken as it is, and never deleted.
 func ufwCommands(ctx context.Context, t *Target, e engine.Engine) ([]string, error) {
-	out, err := t.run(ctx, "command -v ufw >/dev/null && ufw status || true")
+	out, err := t.run(ctx, "command -v ufw >/dev/null && ufw status && ufw show added || true")
 	if err != nil || !strings.Contains(out, "Status: active") {
 		return nil, err
 	}
-	var cmds []string
-	for _, p := range t.Host.AllowFrom {
-		rule := fmt.Sprintf("%d/tcp", e.Port())
-		if !strings.Contains(out, rule) || !strings.Contains(out, p.String()) {
-			cmds = append(cmds, remote.Command("ufw", "allow", "from", p.String(), "to", "any", "port", fmt.Sprint(e.Port()), "proto", "tcp", "comment", "pidb"))
+	return ufwPlan(out, e.Port(), t.Host.AllowFrom), nil
+}
+
+// ufwPlan is ufwCommands' decision from what ufw printed.
+func ufwPlan(out string, port int, allow []netip.Prefix) []string {
+	rule := func(from string) string { return fmt.Sprintf("ufw allow from %s to any port %d proto tcp", from, port) }
+	const mark = " comment 'pidb'"
+	have := map[string]bool{} // a rule -> pidb's
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		if r, ok := strings.CutSuffix(line, mark); ok {
+			have[r] = true
+		} else if strings.HasPrefix(line, "ufw ") && !have[line] {
+			have[line] = false
 		}
 	}
-	return cmds, nil
+	var cmds []string
+	wanted := map[string]bool{}
+	for _, p := range allow {
+		r := rule(p.String())
+		wanted[r] = true
+		if _, ok := have[r]; !ok {
+			cmds = append(cmds, remote.Command("ufw", "allow", "from", p.String(), "to", "any", "port", fmt.Sprint(port), "proto", "tcp", "comment", "pidb"))
+		}
+	}
+	var gone []string
+	for r, pidbs := range have {
+		from, ok := strings.CutPrefix(r, "ufw allow from ")
+		from, ok2 := strings.CutSuffix(from, fmt.Sprintf(" to any port %d proto tcp", port))
+		if pidbs && ok && ok2 && !wanted[r] && !strings.ContainsAny(from, " '") {
+			gone = append(gone, remote.Command("ufw", "delete", "allow", "from", from, "to", "any", "port", fmt.Sprint(port), "proto", "tcp"))
+		}
+	}
+	sort.Strings(gone)
+	return append(cmds, gone...)
 }
 
 func prefixes(ps []netip.Prefix) string {

@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -40,9 +41,9 @@ func (e *ForeignDatabaseError) Error() string {
 	return fmt.Sprintf("database %q was not made by pidb (it has no %q mark), so pidb leaves it alone: pidb keeps its benchmark data in a database of that name; rename this one, or drop it if nobody needs it", e.Database, ownerMark)
 }
 
-// benchDatabaseState reads have: whether pidb's database is there and is pidb's.
-func benchDatabaseState(have map[string]string) (exists bool, err error) {
-	mark, ok := have["db:"+engine.BenchDatabase]
+// benchDatabaseState reads st: whether pidb's database is there and is pidb's.
+func benchDatabaseState(st serverState) (exists bool, err error) {
+	mark, ok := st.databases[engine.BenchDatabase]
 	if !ok {
 		return false, nil
 	}
@@ -50,6 +51,44 @@ func benchDatabaseState(have map[string]string) (exists bool, err error) {
 		return true, &ForeignDatabaseError{Database: engine.BenchDatabase}
 	}
 	return true, nil
+}
+
+// pidb marks the accounts it makes too, so that it never takes over an
+// application's owner of the same name that someone else made: on
+// PostgreSQL with the role's comment (accountMark, or adoptedMark for an
+// owner taken over with adopt = true), which only a superuser or a role
+// with CREATEROLE may set; on MySQL and MariaDB, which keep no comment on
+// an account (MariaDB has no CREATE USER ... COMMENT), with a row in
+// markTable in markDatabase, a database that no inventory can name (its
+// "-") and on which no account is granted anything, so neither an
+// application's owner nor the benchmark account can write a mark there;
+// `pidb bench cleanup` leaves it.
+const (
+	accountMark  = ownerMark
+	adoptedMark  = "adopted by pidb"
+	markDatabase = "pidb-accounts"
+	markTable    = "accounts"
+)
+
+// isAccountMark reports whether a role's comment or a markTable note is
+// pidb's mark.
+func isAccountMark(s string) bool {
+	return strings.HasPrefix(s, accountMark) || strings.HasPrefix(s, adoptedMark)
+}
+
+// ForeignAccountError is an application's owner that is on the server
+// already and that pidb did not make: pidb would take it over (its
+// superuser bit and other rights taken away, its password replaced, its
+// accounts at other hosts dropped), so it refuses unless the inventory's
+// [[host.database]] says adopt = true.
+type ForeignAccountError struct {
+	Host, Owner, Database string
+}
+
+func (e *ForeignAccountError) Error() string {
+	return fmt.Sprintf("host %q: owner %q of database %q is on the server already and pidb did not make it (it has no pidb mark, and this controller keeps no password for it); "+
+		"pidb leaves it alone rather than take it over (its superuser and other rights taken away, its password replaced, its accounts at other hosts dropped): "+
+		"set adopt = true in this [[host.database]] if pidb should take it over, or choose another owner", e.Host, e.Owner, e.Database)
 }
 
 // account is one user and the database it may use.
@@ -63,6 +102,23 @@ func accountsOf(t *Target) []account {
 		out = append(out, account{d.Owner, d.Name})
 	}
 	return out
+}
+
+// mayAdopt reports whether pidb may take a's user over when it is there
+// already and pidb did not make it: pidb's own benchmark account (its name
+// is pidb's, which no inventory may give an application, so pidb takes it
+// over as it always did; its database has a check of its own), or an
+// owner whose [[host.database]] says adopt = true.
+func mayAdopt(t *Target, a account) bool {
+	if a.user == engine.BenchUser && a.database == engine.BenchDatabase {
+		return true
+	}
+	for _, d := range t.Host.Databases {
+		if d.Name == a.database && d.Owner == a.user {
+			return d.Adopt
+		}
+	}
+	return false
 }
 
 // mysqlHosts are the host parts of a MySQL account: localhost, and each
@@ -79,26 +135,198 @@ func mysqlHosts(allow []netip.Prefix) ([]string, error) {
 	return hosts, nil
 }
 
-// existing lists the accounts and databases that are there, with each
-// account's stored password hash: keys "user" (PostgreSQL) or "user@host",
-// "ssl:user@host" with what the account requires of TLS (MySQL's ssl_type:
-// "ANY" for REQUIRE SSL, "" for none), and "db:NAME" with pidb's mark
-// (ownerMark) when pidb made the database.
-func existing(ctx context.Context, t *Target, e engine.Engine) (map[string]string, error) {
-	sql := "SELECT rolname || '|' || coalesce(rolpassword, '') FROM pg_authid UNION ALL SELECT 'db:' || datname || '|' || coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database"
-	if e.Flavor != "postgres" {
-		sql = "SELECT CONCAT(user, '@', host, '|', authentication_string) FROM mysql.user UNION ALL SELECT CONCAT('ssl:', user, '@', host, '|', ssl_type) FROM mysql.user UNION ALL SELECT CONCAT('db:', s.schema_name, '|', IF(t.table_name IS NULL, '', '" + ownerMark + "')) FROM information_schema.schemata s LEFT JOIN information_schema.tables t ON t.table_schema = s.schema_name AND t.table_name = '" + ownerTable + "'"
+// login is an account on the server: a PostgreSQL role (host ""), or a
+// MySQL user at a host.
+type login struct{ user, host string }
+
+// stored is what the server keeps of an account: its password hash and,
+// on MySQL, what it requires of TLS (mysql.user.ssl_type: "ANY" for
+// REQUIRE SSL, "" for none).
+type stored struct{ hash, ssl string }
+
+// serverState is what the server has, as existing reads it.
+type serverState struct {
+	accounts  map[login]stored
+	databases map[string]string // each with pidb's mark (ownerMark) when pidb made it, else ""
+	marked    map[string]bool   // users with pidb's mark (accountMark)
+}
+
+// hasUser reports whether the server has user u (at any host).
+func (st serverState) hasUser(u string) bool {
+	for l := range st.accounts {
+		if l.user == u {
+			return true
+		}
 	}
-	out, err := t.run(ctx, e.Client(sql))
+	return false
+}
+
+// loginsOf are user u's accounts, by host.
+func (st serverState) loginsOf(u string) []login {
+	var out []login
+	for l := range st.accounts {
+		if l.user == u {
+			out = append(out, l)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].host < out[j].host })
+	return out
+}
+
+// pgListing lists the roles and the databases: kind, name, password hash,
+// comment (pidb's marks), one value each, read through engine.Rows.
+const pgListing = "SELECT 'role', rolname, coalesce(rolpassword, ''), coalesce(shobj_description(oid, 'pg_authid'), '') FROM pg_authid " +
+	"UNION ALL SELECT 'db', datname, '', coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database"
+
+// mysqlListing lists the accounts (kind, user, host, hash, ssl_type), the
+// databases (kind, name, pidb's mark when it holds ownerTable) and whether
+// markTable is there, five values in every row: three statements, as
+// UNION would mix mysql.user's and information_schema's collations.
+const mysqlListing = "SELECT 'user', user, host, IFNULL(authentication_string, ''), ssl_type FROM mysql.user;\n" +
+	"SELECT 'db', s.schema_name, IF(t.table_name IS NULL, '', '" + ownerMark + "'), '', '' FROM information_schema.schemata s " +
+	"LEFT JOIN information_schema.tables t ON t.table_schema = s.schema_name AND t.table_name = '" + ownerTable + "';\n" +
+	"SELECT 'marks', COUNT(*), '', '', '' FROM information_schema.tables WHERE table_schema = '" + markDatabase + "' AND table_name = '" + markTable + "'"
+
+// existing reads the accounts and databases that are there, each
+// account's stored password hash and pidb's marks. It reads the server's
+// structured output (engine.Query and engine.Rows), so no name or comment
+// can pass for a row of its own, and refuses values of a shape it does not
+// expect.
+func existing(ctx context.Context, t *Target, e engine.Engine) (serverState, error) {
+	st := serverState{accounts: map[login]stored{}, databases: map[string]string{}, marked: map[string]bool{}}
+	bad := func(what string, r []string) (serverState, error) {
+		return serverState{}, fmt.Errorf("read the accounts and databases: %s in a row of kind %q", what, r[0])
+	}
+	if e.Flavor == "postgres" {
+		rows, err := query(ctx, t, e, pgListing, 4)
+		if err != nil {
+			return serverState{}, err
+		}
+		for _, r := range rows {
+			if r[1] == "" {
+				return bad("no name", r)
+			}
+			switch r[0] {
+			case "role":
+				st.accounts[login{user: r[1]}] = stored{hash: r[2]}
+				if isAccountMark(r[3]) {
+					st.marked[r[1]] = true
+				}
+			case "db":
+				st.databases[r[1]] = r[3]
+			default:
+				return bad("an unknown kind", r)
+			}
+		}
+		return st, nil
+	}
+	rows, err := query(ctx, t, e, mysqlListing, 5)
+	if err != nil {
+		return serverState{}, err
+	}
+	marks := false
+	for _, r := range rows {
+		switch r[0] {
+		case "user":
+			switch r[4] {
+			case "", "ANY", "X509", "SPECIFIED":
+			default:
+				return bad(fmt.Sprintf("ssl_type %q", r[4]), r)
+			}
+			st.accounts[login{r[1], r[2]}] = stored{hash: r[3], ssl: r[4]}
+		case "db":
+			if r[1] == "" || (r[2] != "" && r[2] != ownerMark) {
+				return bad("a bad database", r)
+			}
+			st.databases[r[1]] = r[2]
+		case "marks":
+			if r[1] != "0" && r[1] != "1" {
+				return bad(fmt.Sprintf("a count of %q", r[1]), r)
+			}
+			marks = r[1] == "1"
+		default:
+			return bad("an unknown kind", r)
+		}
+	}
+	if marks {
+		rows, err := query(ctx, t, e, "SELECT name, note FROM `"+markDatabase+"`.`"+markTable+"`", 2)
+		if err != nil {
+			return serverState{}, err
+		}
+		for _, r := range rows {
+			if isAccountMark(r[1]) {
+				st.marked[r[0]] = true
+			}
+		}
+	}
+	return st, nil
+}
+
+// query runs a SELECT as the server's administrator and reads its rows of
+// cols values.
+func query(ctx context.Context, t *Target, e engine.Engine, sql string, cols int) ([][]string, error) {
+	out, err := t.run(ctx, e.Query(sql))
 	if err != nil {
 		return nil, err
 	}
-	have := map[string]string{}
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		k, v, _ := strings.Cut(strings.TrimSpace(l), "|")
-		have[k] = v
+	rows, err := e.Rows(out, cols)
+	if err != nil {
+		return nil, fmt.Errorf("read the accounts and databases: %w", err)
 	}
-	return have, nil
+	return rows, nil
+}
+
+// ownership is why pidb may manage an account.
+type ownership int
+
+const (
+	made    ownership = iota // not there: pidb makes it now, and marks it
+	marked                   // pidb's mark is on it
+	kept                     // no mark, but this controller keeps its password: pidb made it before it marked its accounts
+	adopted                  // no mark, and adopt = true: pidb takes it over
+)
+
+// mark is what pidb writes on an account it may manage, "" when the
+// account has pidb's mark already.
+func (o ownership) mark() string {
+	switch o {
+	case marked:
+		return ""
+	case adopted:
+		return adoptedMark
+	}
+	return accountMark
+}
+
+// owners says, for every account, why pidb may manage it. An owner that
+// is there, without pidb's mark, with no password kept for it on this
+// controller and without adopt = true is someone else's: a
+// *ForeignAccountError, every one of them at once, before pidb changes
+// anything.
+//
+// The kept password is how pidb knows the accounts it made before it
+// marked them: it saves an owner's generated password (package secrets)
+// before the server gets it, and only for an owner it made or, before
+// adopt, took over; a controller without that file (another machine, a
+// lost state folder) needs adopt = true once for such an owner.
+func owners(t *Target, st serverState, sec secrets.Host) (map[string]ownership, error) {
+	own := map[string]ownership{}
+	var errs []error
+	for _, a := range accountsOf(t) {
+		switch {
+		case !st.hasUser(a.user):
+			own[a.user] = made
+		case st.marked[a.user]:
+			own[a.user] = marked
+		case password(sec, a) != "":
+			own[a.user] = kept
+		case mayAdopt(t, a):
+			own[a.user] = adopted
+		default:
+			errs = append(errs, &ForeignAccountError{Host: t.Host.Name, Owner: a.user, Database: a.database})
+		}
+	}
+	return own, errors.Join(errs...)
 }
 
 // stale reports whether the server holds another password for an account
@@ -108,13 +336,19 @@ func stale(stored, kept string) bool {
 	return ok && !match
 }
 
-// plan returns what is missing or stale, for Check's note.
+// plan returns what is missing or stale, for Check's note. Someone else's
+// database of pidb's name and someone else's owners are errors, as they
+// are for Apply.
 func plan(ctx context.Context, t *Target, e engine.Engine, sec secrets.Host) ([]string, error) {
-	have, err := existing(ctx, t, e)
+	st, err := existing(ctx, t, e)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := benchDatabaseState(have); err != nil {
+	if _, err := benchDatabaseState(st); err != nil {
+		return nil, err
+	}
+	own, err := owners(t, st, sec)
+	if err != nil {
 		return nil, err
 	}
 	hosts, err := mysqlHosts(t.Host.AllowFrom)
@@ -127,31 +361,41 @@ func plan(ctx context.Context, t *Target, e engine.Engine, sec secrets.Host) ([]
 		if pw == "" {
 			todo = append(todo, "password for "+a.user)
 		}
-		if _, ok := have["db:"+a.database]; !ok {
+		if _, ok := st.databases[a.database]; !ok {
 			todo = append(todo, "database "+a.database)
 		}
+		switch own[a.user] {
+		case kept:
+			todo = append(todo, "pidb's mark on "+a.user+" (made by pidb before it marked accounts)")
+		case adopted:
+			why := "adopt = true"
+			if a.user == engine.BenchUser && a.database == engine.BenchDatabase {
+				why = "pidb's own account"
+			}
+			todo = append(todo, "take over "+a.user+" ("+why+")")
+		}
 		if e.Flavor == "postgres" {
-			if stored, ok := have[a.user]; !ok {
+			if s, ok := st.accounts[login{user: a.user}]; !ok {
 				todo = append(todo, "user "+a.user)
-			} else if pw != "" && stale(stored, pw) {
+			} else if pw != "" && stale(s.hash, pw) {
 				todo = append(todo, "password of "+a.user+" (not the one kept)")
 			}
 			continue
 		}
 		want := map[string]bool{}
 		for _, h := range hosts {
-			want[a.user+"@"+h] = true
-			if stored, ok := have[a.user+"@"+h]; !ok {
+			want[h] = true
+			if s, ok := st.accounts[login{a.user, h}]; !ok {
 				todo = append(todo, "user "+a.user+"@"+h)
-			} else if pw != "" && stale(stored, pw) {
+			} else if pw != "" && stale(s.hash, pw) {
 				todo = append(todo, "password of "+a.user+"@"+h+" (not the one kept)")
-			} else if req := requireTLS(t, h); have["ssl:"+a.user+"@"+h] != req {
+			} else if req := requireTLS(t, h); s.ssl != req {
 				todo = append(todo, map[bool]string{true: "TLS required of ", false: "TLS no longer required of "}[req != ""]+a.user+"@"+h)
 			}
 		}
-		for k := range have {
-			if strings.HasPrefix(k, a.user+"@") && !want[k] {
-				todo = append(todo, "drop "+k)
+		for _, l := range st.loginsOf(a.user) {
+			if !want[l.host] {
+				todo = append(todo, fmt.Sprintf("drop %s@%q", l.user, l.host))
 			}
 		}
 	}
@@ -194,11 +438,16 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
-	have, err := existing(ctx, t, e)
+	st, err := existing(ctx, t, e)
 	if err != nil {
 		return err
 	}
-	if _, err := benchDatabaseState(have); err != nil {
+	if _, err := benchDatabaseState(st); err != nil {
+		return err
+	}
+	// decided on the passwords kept before this run adds any
+	own, err := owners(t, st, sec)
+	if err != nil {
 		return err
 	}
 	// new passwords are saved before the server gets them: a failure between
@@ -206,8 +455,8 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 	fresh := map[string]bool{} // users whose password the server must be given
 	for _, a := range accountsOf(t) {
 		if pw := password(sec, a); pw != "" {
-			for k, stored := range have {
-				if (k == a.user || strings.HasPrefix(k, a.user+"@")) && stale(stored, pw) {
+			for _, l := range st.loginsOf(a.user) {
+				if stale(st.accounts[l].hash, pw) {
 					fresh[a.user] = true
 				}
 			}
@@ -225,17 +474,18 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 	}
 	var sql string
 	if e.Flavor == "postgres" {
-		sql = postgresAccountsSQL(t, sec, have, fresh)
+		sql = postgresAccountsSQL(t, sec, st, fresh, own)
 	} else {
 		hosts, err := mysqlHosts(t.Host.AllowFrom)
 		if err != nil {
 			return err
 		}
-		sql = mysqlAccountsSQL(t, sec, have, hosts, fresh)
+		sql = mysqlAccountsSQL(t, sec, st, hosts, fresh, own)
 	}
 	cmd := "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -"
 	if e.Flavor != "postgres" {
-		cmd = strings.Fields(e.Client(""))[0] + " --batch"
+		// utf8mb4, so that mysqlString's escapes mean what they say
+		cmd = strings.Fields(e.Client(""))[0] + " --batch --default-character-set=utf8mb4"
 	}
 	if _, err := t.Root.RunInput(ctx, cmd, []byte(sql)); err != nil {
 		return fmt.Errorf("create the accounts: %w", err)
@@ -256,14 +506,15 @@ func mysqlGrantDB(name string) string {
 }
 
 // postgresAccountsSQL creates what is missing: roles that may log in and
-// nothing more, databases owned by them, closed to everyone else.
-func postgresAccountsSQL(t *Target, sec secrets.Host, have map[string]string, fresh map[string]bool) string {
+// nothing more, marked as pidb's (own), databases owned by them, closed to
+// everyone else.
+func postgresAccountsSQL(t *Target, sec secrets.Host, st serverState, fresh map[string]bool, own map[string]ownership) string {
 	var b strings.Builder
 	// the passwords go as verifiers (newScramVerifier); the statements
 	// are kept out of the logs all the same, for this session only
 	b.WriteString(pgQuietSession)
 	for _, a := range accountsOf(t) {
-		_, exists := have[a.user]
+		exists := st.hasUser(a.user)
 		if !exists {
 			fmt.Fprintf(&b, "CREATE ROLE %s LOGIN;\n", pgIdent(a.user))
 		}
@@ -271,7 +522,10 @@ func postgresAccountsSQL(t *Target, sec secrets.Host, have map[string]string, fr
 		if fresh[a.user] || !exists {
 			fmt.Fprintf(&b, "ALTER ROLE %s PASSWORD '%s';\n", pgIdent(a.user), newScramVerifier(password(sec, a)))
 		}
-		if _, ok := have["db:"+a.database]; !ok {
+		if m := own[a.user].mark(); m != "" {
+			fmt.Fprintf(&b, "COMMENT ON ROLE %s IS '%s';\n", pgIdent(a.user), m)
+		}
+		if _, ok := st.databases[a.database]; !ok {
 			fmt.Fprintf(&b, "CREATE DATABASE %s OWNER %s;\n", pgIdent(a.database), pgIdent(a.user))
 			fmt.Fprintf(&b, "COMMENT ON DATABASE %s IS '%s for %s';\n", pgIdent(a.database), ownerMark, a.user)
 		}
@@ -314,15 +568,31 @@ func requireTLS(t *Target, h string) string {
 	return ""
 }
 
+// mysqlString quotes s as a MySQL string literal: a quote doubled, which
+// reads the same with and without NO_BACKSLASH_ESCAPES, and a backslash
+// and a NUL escaped. What the server holds (a host read from mysql.user)
+// goes back into SQL through it only: under NO_BACKSLASH_ESCAPES a value
+// with a backslash names another account, and still never ends the
+// literal. The session's character set is utf8mb4 (Apply), in which no
+// character's bytes hold a quote or a backslash.
+func mysqlString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`, "\x00", `\0`).Replace(s) + "'"
+}
+
+// mysqlAccount is a MySQL account as SQL names it: 'user'@'host'.
+func mysqlAccount(user, host string) string { return mysqlString(user) + "@" + mysqlString(host) }
+
 // mysqlAccountsSQL creates each user at localhost and at every allowed
-// network, drops its accounts at networks no longer allowed, and grants it
-// its own database only.
-func mysqlAccountsSQL(t *Target, sec secrets.Host, have map[string]string, hosts []string, fresh map[string]bool) string {
+// network, drops its accounts at networks no longer allowed, grants it
+// its own database only, and records the users pidb may manage (own)
+// in markTable.
+func mysqlAccountsSQL(t *Target, sec secrets.Host, st serverState, hosts []string, fresh map[string]bool, own map[string]ownership) string {
 	var b strings.Builder
 	b.WriteString(mysqlQuietSession)
+	var marks []string
 	for _, a := range accountsOf(t) {
 		pw := identifiedBy(t.Facts.Engine.Flavor, password(sec, a))
-		if _, ok := have["db:"+a.database]; !ok {
+		if _, ok := st.databases[a.database]; !ok {
 			fmt.Fprintf(&b, "CREATE DATABASE `%s`;\n", a.database)
 			if a.database == engine.BenchDatabase {
 				fmt.Fprintf(&b, "CREATE TABLE `%s`.`%s` (note VARCHAR(100) NOT NULL);\n", a.database, ownerTable)
@@ -331,34 +601,39 @@ func mysqlAccountsSQL(t *Target, sec secrets.Host, have map[string]string, hosts
 		}
 		want := map[string]bool{}
 		for _, h := range hosts {
-			want[a.user+"@"+h] = true
+			want[h] = true
+			acct := mysqlAccount(a.user, h)
 			req := requireTLS(t, h)
 			clause := map[bool]string{true: "REQUIRE SSL", false: "REQUIRE NONE"}[req != ""]
-			if _, ok := have[a.user+"@"+h]; !ok {
+			if s, ok := st.accounts[login{a.user, h}]; !ok {
+				create := pw // each account's own: one REQUIRE SSL, at each network
 				if req != "" {
-					pw += " " + clause
+					create += " " + clause
 				}
-				fmt.Fprintf(&b, "CREATE USER '%s'@'%s' %s;\n", a.user, h, pw)
+				fmt.Fprintf(&b, "CREATE USER %s %s;\n", acct, create)
 			} else {
 				if fresh[a.user] {
-					fmt.Fprintf(&b, "ALTER USER '%s'@'%s' %s;\n", a.user, h, pw)
+					fmt.Fprintf(&b, "ALTER USER %s %s;\n", acct, pw)
 				}
-				if have["ssl:"+a.user+"@"+h] != req {
-					fmt.Fprintf(&b, "ALTER USER '%s'@'%s' %s;\n", a.user, h, clause)
+				if s.ssl != req {
+					fmt.Fprintf(&b, "ALTER USER %s %s;\n", acct, clause)
 				}
 			}
-			fmt.Fprintf(&b, "GRANT ALL PRIVILEGES ON %s.* TO '%s'@'%s';\n", mysqlGrantDB(a.database), a.user, h)
+			fmt.Fprintf(&b, "GRANT ALL PRIVILEGES ON %s.* TO %s;\n", mysqlGrantDB(a.database), acct)
 		}
-		var stale []string
-		for k := range have {
-			if strings.HasPrefix(k, a.user+"@") && !want[k] {
-				stale = append(stale, strings.TrimPrefix(k, a.user+"@"))
+		for _, l := range st.loginsOf(a.user) {
+			if !want[l.host] {
+				fmt.Fprintf(&b, "DROP USER %s;\n", mysqlAccount(l.user, l.host))
 			}
 		}
-		sort.Strings(stale)
-		for _, h := range stale {
-			fmt.Fprintf(&b, "DROP USER '%s'@'%s';\n", a.user, h)
+		if m := own[a.user].mark(); m != "" {
+			marks = append(marks, fmt.Sprintf("(%s, %s)", mysqlString(a.user), mysqlString(m)))
 		}
+	}
+	if len(marks) > 0 {
+		fmt.Fprintf(&b, "CREATE DATABASE IF NOT EXISTS `%s`;\n", markDatabase)
+		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS `%s`.`%s` (name VARCHAR(128) NOT NULL PRIMARY KEY, note VARCHAR(100) NOT NULL) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;\n", markDatabase, markTable)
+		fmt.Fprintf(&b, "REPLACE INTO `%s`.`%s` (name, note) VALUES %s;\n", markDatabase, markTable, strings.Join(marks, ", "))
 	}
 	return b.String()
 }

@@ -10,18 +10,20 @@ import (
 // DropBenchDatabase drops pidb's own benchmark database (`pidb bench
 // cleanup`), with every workload's tables in it, as the server's
 // administrator over SSH. A database of that name that pidb did not make is
-// left alone with a *ForeignDatabaseError. It reports whether there was one
-// to drop; the next provision makes it again.
+// left alone with a *ForeignDatabaseError: pidb's mark is read from the
+// server's structured output (existing), where no other database's comment
+// or name can pass for it. It reports whether there was one to drop; the
+// next provision makes it again.
 func DropBenchDatabase(ctx context.Context, t *Target) (bool, error) {
 	e, err := engine.Of(t.Facts)
 	if err != nil {
 		return false, err
 	}
-	have, err := existing(ctx, t, e)
+	st, err := existing(ctx, t, e)
 	if err != nil {
 		return false, err
 	}
-	there, err := benchDatabaseState(have)
+	there, err := benchDatabaseState(st)
 	if err != nil || !there {
 		return false, err
 	}

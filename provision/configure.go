@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 	"time"
 
@@ -24,7 +25,11 @@ type configureStep struct{}
 func (configureStep) Name() string { return "configure" }
 
 // previous is where the file that was there before pidb's last write is kept;
-// absentMark says there was none.
+// absentMark says there was none. Both sit beside the file, in a folder
+// that may be the server's (/etc/postgresql/15/main is postgres's): every
+// copy, removal and mark there runs as the user who controls the folder
+// (Target.inFolder), so a link planted at one of these names can only make
+// pidb write what that user could write itself.
 func previous(path string) string   { return path + ".pidb-previous" }
 func absentMark(path string) string { return path + ".pidb-none" }
 
@@ -114,11 +119,14 @@ func replaceFiles(ctx context.Context, t *Target, e engine.Engine, files []fileC
 			continue
 		}
 		// keep what was there
-		keep := "rm -f " + remote.Quote(previous(f.path)) + " && touch " + remote.Quote(absentMark(f.path))
+		// (whatever was at the two names goes first: a link there is
+		// removed, never written through)
+		p, a := remote.Quote(previous(f.path)), remote.Quote(absentMark(f.path))
+		keep := "rm -f -- " + p + " " + a + " && : > " + a
 		if existed {
-			keep = "cp -p " + remote.Quote(f.path) + " " + remote.Quote(previous(f.path)) + " && rm -f " + remote.Quote(absentMark(f.path))
+			keep = "rm -f -- " + p + " " + a + " && cp -p -- " + remote.Quote(f.path) + " " + p
 		}
-		if _, err := t.run(ctx, keep); err != nil {
+		if _, err := t.inFolder(ctx, f.path, keep); err != nil {
 			return fmt.Errorf("keep the previous %s: %w; nothing was changed, and %s runs as it did", f.path, err, e.Flavor)
 		}
 		changed = append(changed, f)
@@ -146,7 +154,7 @@ func replaceFiles(ctx context.Context, t *Target, e engine.Engine, files []fileC
 	for _, f := range changed {
 		var err error
 		if f.want == "" {
-			_, err = t.run(ctx, "rm -f "+remote.Quote(f.path))
+			_, err = t.inFolder(ctx, f.path, "rm -f "+remote.Quote(f.path))
 		} else {
 			err = t.Root.Upload(ctx, f.path, []byte(f.want), 0o644)
 		}
@@ -244,8 +252,13 @@ func restorePrevious(ctx context.Context, t *Target, e engine.Engine, files []fi
 func restoreFiles(ctx context.Context, t *Target, files []fileChange) error {
 	for _, f := range files {
 		p, a, c := remote.Quote(previous(f.path)), remote.Quote(absentMark(f.path)), remote.Quote(f.path)
-		cmd := "if [ -e " + a + " ]; then rm -f " + c + "; elif [ -e " + p + " ]; then cp -p " + p + " " + c + "; fi"
-		if _, err := t.run(ctx, cmd); err != nil {
+		tmp := remote.Quote(path.Join(path.Dir(f.path), "."+path.Base(f.path)+".pidb-XXXXXX"))
+		// the copy back goes through a temp file of mktemp's and a rename,
+		// as an upload does: the file is whole at every moment, and a link
+		// at its name is replaced
+		cmd := "if [ -e " + a + " ]; then rm -f -- " + c + "; elif [ -e " + p + " ]; then t=$(mktemp " + tmp + ") && cp -p -- " + p + ` "$t" && mv -f -- "$t" ` + c +
+			`; rc=$?; rm -f -- "$t"; exit $rc; fi`
+		if _, err := t.inFolder(ctx, f.path, cmd); err != nil {
 			return err
 		}
 	}

@@ -2,11 +2,16 @@ package provision
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
 	"pidb/facts"
 	"pidb/internal/labtest"
+	"pidb/inventory"
 	"pidb/remote"
 )
 
@@ -60,4 +65,200 @@ func TestPresetsForOtherBoardsOnRealMariaDB(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRootFollowsNoLinkOfTheServersUser: postgres owns /etc/postgresql/15/main
+// on Debian, so a PostgreSQL superuser (COPY ... TO PROGRAM) can plant links
+// there. On pi4 postgres plants one at every name pidb uses in its folders
+// (the backups and marks of the drop-ins and pg_hba.conf, the certificate,
+// its key and their old temp names), each pointing at a file of root's;
+// then a provision that changes the drop-in (another preset), pg_hba.conf
+// (another network) and makes pidb's certificate anew (the server's own TLS
+// off). Every file of root's is as it was and still root's, and pidb's
+// files are files of their own, postgres's. On pi3, MariaDB's folders are
+// root's alone: mysql can plant nothing where pidb writes. Then both go
+// back to the lab's own configuration.
+func TestRootFollowsNoLinkOfTheServersUser(t *testing.T) {
+	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	// the whole provision once, to have the server; then the steps that
+	// write in its folders
+	var files []Step
+	for _, s := range Steps() {
+		if s.Name() == "configure" || s.Name() == "access" {
+			files = append(files, s)
+		}
+	}
+	provision := func(t *testing.T, h inventory.Host, preset string, steps []Step) {
+		t.Helper()
+		auth, err := remote.NewAuth([]string{h.IdentityFile}, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer auth.Close()
+		c, err := remote.Dial(ctx, remote.Config{Name: h.Name, Address: h.Address, Port: h.Port, User: h.User,
+			IdentityFile: h.IdentityFile, Auth: auth, KnownHosts: h.KnownHosts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		f, err := facts.Collect(ctx, c, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(ctx, &Target{Host: h, Inventory: inv.Path, Root: c.AsRoot(), Facts: f, Preset: preset, Step: func(string) {}}, steps, false); err != nil {
+			t.Fatalf("provision %s (%s): %v", h.Name, preset, err)
+		}
+	}
+	asRoot := func(name string) inventory.Host { h := labtest.Host(t, inv, name); h.User = "root"; return h }
+
+	t.Run("postgres", func(t *testing.T) {
+		pi4, root := labtest.Host(t, inv, "pi4"), asRoot("pi4")
+		provision(t, pi4, "balanced", Steps())
+		const dir = "/etc/postgresql/15/main"
+		var names []string
+		for _, f := range []string{"conf.d/90-pidb.conf", "conf.d/91-pidb-access.conf", "pg_hba.conf"} {
+			names = append(names, f+".pidb-previous", f+".pidb-none")
+		}
+		names = append(names, "pidb-server.crt", "pidb-server.key", "pidb-server.crt.tmp", "pidb-server.key.tmp")
+		// the files of root's the links point at; the server's own TLS off
+		// (and pidb's certificate gone), so that pidb makes one
+		var setup strings.Builder
+		setup.WriteString("set -e; rm -rf /etc/pidb-link-targets; install -d -m 0755 /etc/pidb-link-targets; " +
+			"rm -f " + dir + "/pidb-server.crt " + dir + "/pidb-server.key; " +
+			"echo 'ssl = off' > " + dir + "/conf.d/00-pidb-test-ssl-off.conf; chown postgres: " + dir + "/conf.d/00-pidb-test-ssl-off.conf; ")
+		for i, n := range names {
+			target := fmt.Sprintf("/etc/pidb-link-targets/%d", i)
+			fmt.Fprintf(&setup, "echo 'root'\\''s own %d' > %s; chmod 0644 %s; rm -f %s/%s; runuser -u postgres -- ln -s %s %s/%s; ", i, target, target, dir, n, target, dir, n)
+		}
+		setup.WriteString("systemctl restart postgresql@15-main; until pg_isready -q; do sleep 0.2; done")
+		labtest.MustSSH(t, root, setup.String())
+		t.Cleanup(func() {
+			labtest.MustSSH(t, root, "rm -rf /etc/pidb-link-targets "+dir+"/conf.d/00-pidb-test-ssl-off.conf "+dir+"/pidb-server.crt "+dir+"/pidb-server.key "+
+				"&& find "+dir+" -type l -delete")
+			provision(t, pi4, "balanced", files)
+			if got := labtest.MustSSH(t, root, `su postgres -c "psql -XAtc 'SHOW ssl_cert_file'"`); strings.Contains(got, "pidb-server") {
+				t.Errorf("pi4 back as the lab has it: the server still uses pidb's certificate: %q", got)
+			}
+		})
+
+		h := pi4
+		h.AllowFrom = append(append([]netip.Prefix(nil), h.AllowFrom...), netip.MustParsePrefix("10.213.99.0/24"))
+		h.TLS = true
+		provision(t, h, "fast", files)
+
+		var want, check strings.Builder
+		for i := range names {
+			fmt.Fprintf(&want, "root 644 root's own %d\n", i)
+			fmt.Fprintf(&check, "printf '%%s %%s ' $(stat -c '%%U %%a' /etc/pidb-link-targets/%d); cat /etc/pidb-link-targets/%d; ", i, i)
+		}
+		if got := labtest.MustSSH(t, root, check.String()); strings.TrimSpace(got) != strings.TrimSpace(want.String()) {
+			t.Errorf("the files of root's the links pointed at:\n%s\nwant:\n%s", got, want.String())
+		}
+		// pidb's own files: files of their own (a link at the name replaced), postgres's
+		got := labtest.MustSSH(t, root, "cd "+dir+" && stat -c '%n %F %U %a' pidb-server.crt pidb-server.key conf.d/90-pidb.conf conf.d/91-pidb-access.conf pg_hba.conf conf.d/90-pidb.conf.pidb-previous")
+		for _, line := range []string{"pidb-server.crt regular file postgres 644", "pidb-server.key regular file postgres 600",
+			"conf.d/90-pidb.conf regular file postgres 644", "conf.d/91-pidb-access.conf regular file postgres 644",
+			"pg_hba.conf regular file postgres 640", "conf.d/90-pidb.conf.pidb-previous regular file postgres 644"} {
+			if !strings.Contains(got, line+"\n") && !strings.HasSuffix(got, line) {
+				t.Errorf("pidb's files after the provision: want %q in\n%s", line, got)
+			}
+		}
+		if got := labtest.MustSSH(t, root, `su postgres -c "psql -XAtc 'SHOW ssl_cert_file'"`); strings.TrimSpace(got) != dir+"/pidb-server.crt" {
+			t.Errorf("the server's certificate after the provision: %q, want pidb's", got)
+		}
+	})
+
+	t.Run("mariadb", func(t *testing.T) {
+		root := asRoot("pi3")
+		if _, _, err := labtest.SSH(root, "test -d /etc/mysql/mariadb.conf.d"); err != nil {
+			provision(t, labtest.Host(t, inv, "pi3"), "balanced", Steps()) // MariaDB installed
+		}
+		for _, dir := range []string{"/etc/mysql", "/etc/mysql/mariadb.conf.d"} {
+			if out, _, err := labtest.SSH(root, "runuser -u mysql -- ln -s /etc/passwd "+dir+"/90-pidb.cnf.pidb-previous"); err == nil {
+				labtest.MustSSH(t, root, "rm -f "+dir+"/90-pidb.cnf.pidb-previous")
+				t.Errorf("mysql planted a link in %s, where pidb writes as root: %s", dir, out)
+			}
+		}
+	})
+}
+
+// TestUFWRulesFollowAllowFrom: on a Pi whose ufw is active (zero, with SSH
+// allowed), provisioning opens the database port to each allow_from
+// network in a rule of pidb's, takes none of the rules already there for
+// one (a rule for SSH from the same network), and when allow_from shrinks
+// deletes its own rule and no other. The port stays reachable from the
+// lab through the firewall.
+func TestUFWRulesFollowAllowFrom(t *testing.T) {
+	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	zero := labtest.Host(t, inv, "zero")
+	root := zero
+	root.User = "root"
+	subnet := zero.AllowFrom[0].String()
+	labtest.MustSSH(t, root, "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ufw >/dev/null && ufw allow 22/tcp >/dev/null && "+
+		"ufw allow from "+subnet+" to any port 22 proto tcp >/dev/null && ufw --force enable >/dev/null && ufw status | grep -q 'Status: active'")
+	t.Cleanup(func() { labtest.MustSSH(t, root, "ufw --force reset >/dev/null && ufw disable >/dev/null") })
+	provision := func(h inventory.Host, steps []Step) {
+		t.Helper()
+		auth, err := remote.NewAuth([]string{h.IdentityFile}, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer auth.Close()
+		c, err := remote.Dial(ctx, remote.Config{Name: h.Name, Address: h.Address, Port: h.Port, User: h.User,
+			IdentityFile: h.IdentityFile, Auth: auth, KnownHosts: h.KnownHosts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		f, err := facts.Collect(ctx, c, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(ctx, &Target{Host: h, Inventory: inv.Path, Root: c.AsRoot(), Facts: f, Preset: "balanced", Step: func(string) {}}, steps, false); err != nil {
+			t.Fatalf("provision %s: %v", h.Name, err)
+		}
+	}
+	rules := func() []string {
+		var rs []string
+		for _, l := range strings.Split(labtest.MustSSH(t, root, "ufw show added"), "\n") {
+			if strings.HasPrefix(l, "ufw ") {
+				rs = append(rs, strings.TrimSpace(l))
+			}
+		}
+		return rs
+	}
+	ssh := []string{"ufw allow 22/tcp", "ufw allow from " + subnet + " to any port 22 proto tcp"}
+	ours := func(nets ...string) []string {
+		rs := append([]string(nil), ssh...)
+		for _, n := range nets {
+			rs = append(rs, "ufw allow from "+n+" to any port 5432 proto tcp comment 'pidb'")
+		}
+		return rs
+	}
+	provision(zero, Steps())
+	if got, want := rules(), ours(subnet); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("after the provision:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	wider := zero
+	wider.AllowFrom = append(append([]netip.Prefix(nil), zero.AllowFrom...), netip.MustParsePrefix("10.213.98.0/24"))
+	access := []Step{accessStep{}}
+	provision(wider, access)
+	if got, want := rules(), ours(subnet, "10.213.98.0/24"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("with a second network:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	provision(zero, access)
+	if got, want := rules(), ours(subnet); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("allow_from back to one network:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(zero.Address, "5432"), 5*time.Second)
+	if err != nil {
+		t.Fatalf("the database port through the firewall: %v", err)
+	}
+	conn.Close()
 }

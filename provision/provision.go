@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -147,6 +148,23 @@ func (t *Target) refresh(ctx context.Context) error {
 // run runs one command as root.
 func (t *Target) run(ctx context.Context, cmd string) (string, error) {
 	res, err := t.Root.Run(ctx, cmd)
+	return string(res.Stdout), err
+}
+
+// inFolder runs cmd, which acts on file and others beside it, as the user
+// who controls file's folder (remote.FolderUser): root never copies,
+// removes or marks a file where another user could have planted a link.
+func (t *Target) inFolder(ctx context.Context, file, cmd string) (string, error) {
+	return t.inFolderAs(ctx, file, func(string) string { return cmd })
+}
+
+// inFolderAs is inFolder for a command that depends on who runs it.
+func (t *Target) inFolderAs(ctx context.Context, file string, cmd func(user string) string) (string, error) {
+	user, err := remote.FolderUser(ctx, t.Root, path.Dir(file))
+	if err != nil {
+		return "", err
+	}
+	res, err := t.Root.Run(ctx, remote.AsUser(user, cmd(user)))
 	return string(res.Stdout), err
 }
 

@@ -17,7 +17,10 @@ import (
 // it, and says both.
 func TestConfigureRestoresAfterAFailedRestart(t *testing.T) {
 	const conf = "/etc/postgresql/15/main/conf.d/90-pidb.conf"
-	r := &fakerun.Runner{Files: map[string]string{conf: "# the old drop-in\n"}}
+	// Debian's: /etc/postgresql/15 and below are postgres's, so the copies
+	// there are postgres's to make
+	pgs := map[string]string{"/etc/postgresql/15": "postgres", "/etc/postgresql/15/main": "postgres", "/etc/postgresql/15/main/conf.d": "postgres"}
+	r := &fakerun.Runner{Files: map[string]string{conf: "# the old drop-in\n"}, Owners: pgs}
 	restart := "systemctl reset-failed postgresql@15-main 2>/dev/null; systemctl restart postgresql@15-main"
 	r.Exact(restart, fakerun.Reply{Code: 1, Stderr: "Job for postgresql@15-main.service failed", Times: 1})
 	tg := NewTarget(inventory.Host{Name: "pi4", Engine: "postgres"}, "inv.toml", r,
@@ -27,8 +30,8 @@ func TestConfigureRestoresAfterAFailedRestart(t *testing.T) {
 		t.Fatalf("apply: %v", err)
 	}
 	ran := strings.Join(r.Ran(), "\n")
-	keep := "cp -p " + conf + " " + conf + ".pidb-previous"
-	put := "elif [ -e " + conf + ".pidb-previous ]; then cp -p " + conf + ".pidb-previous " + conf + "; fi"
+	keep := "cd / && runuser -u postgres -- sh -c 'rm -f -- " + conf + ".pidb-previous " + conf + ".pidb-none && cp -p -- " + conf + " " + conf + ".pidb-previous'"
+	put := "cd / && runuser -u postgres -- sh -c 'if [ -e " + conf + ".pidb-none ]; then rm -f -- " + conf + "; elif [ -e " + conf + ".pidb-previous ]; then t=$(mktemp /etc/postgresql/15/main/conf.d/.90-pidb.conf.pidb-XXXXXX) && cp -p -- " + conf + `.pidb-previous "$t" && mv -f -- "$t" ` + conf
 	i, j := strings.Index(ran, keep), strings.Index(ran, put)
 	if i < 0 || j < i || strings.Count(ran, restart) != 2 || !strings.HasSuffix(ran, "pg_isready -q") {
 		t.Errorf("commands:\n%s", ran)
@@ -57,7 +60,7 @@ func TestConfigureUploadFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "is full") || !strings.Contains(err.Error(), "nothing was changed, and postgres runs as it did") {
 		t.Fatalf("apply: %v", err)
 	}
-	if ran := strings.Join(r.Ran(), "\n"); strings.Contains(ran, "systemctl restart") || strings.Contains(ran, "pidb-previous "+conf) {
+	if ran := strings.Join(r.Ran(), "\n"); strings.Contains(ran, "systemctl restart") || strings.Contains(ran, `mv -f -- "$t" `+conf) {
 		t.Errorf("restarted or restored for nothing:\n%s", ran)
 	}
 	if r.Files[conf] != "# the old drop-in\n" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"path"
 	"strings"
 
 	"pidb/engine"
@@ -44,7 +45,9 @@ type tlsState struct {
 // tlsOf reads the host's TLS state.
 func tlsOf(ctx context.Context, t *Target, e engine.Engine) (tlsState, error) {
 	cert, key, _ := tlsFiles(e)
-	out, err := t.run(ctx, "if [ -s "+remote.Quote(cert)+" ] && [ -s "+remote.Quote(key)+" ]; then echo yes; else echo no; fi")
+	// a link is not pidb's certificate: it is made anew, in the link's place
+	is := func(p string) string { return "[ -s " + remote.Quote(p) + " ] && [ ! -h " + remote.Quote(p) + " ]" }
+	out, err := t.run(ctx, "if "+is(cert)+" && "+is(key)+"; then echo yes; else echo no; fi")
 	if err != nil {
 		return tlsState{}, err
 	}
@@ -89,20 +92,28 @@ func (st tlsState) mustMake(need bool) bool { return need && !st.own && !st.pidb
 // makeCertCmd makes pidb's self-signed certificate on the host: an ECDSA
 // P-256 key (a Pi Zero makes it at once, where an RSA key takes seconds),
 // valid for ten years, named for the address the inventory reaches the
-// host at. It is written under temporary names and moved into place when
-// complete, with its owner and modes set first.
-func makeCertCmd(e engine.Engine, address string) string {
+// host at. It is run as user, the one who controls the folder
+// (remote.FolderUser: postgres in /etc/postgresql/15/main, root in
+// /etc/mysql), and writes under names mktemp makes (never a name that was
+// there), sets the modes and, as root, gives both to the server's account,
+// then renames them into place (which replaces a link, never follows one).
+func makeCertCmd(e engine.Engine, address, user string) string {
 	cert, key, owner := tlsFiles(e)
 	san := "DNS:" + address
 	if ip, err := netip.ParseAddr(address); err == nil {
 		san = "IP:" + ip.String()
 	}
-	return "umask 077 && " + remote.Command("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-		"-nodes", "-days", "3650", "-subj", "/CN="+address, "-addext", "subjectAltName="+san,
-		"-keyout", key+".tmp", "-out", cert+".tmp") + " 2>/dev/null" +
-		" && " + remote.Command("chown", owner+":"+owner, key+".tmp", cert+".tmp") +
-		" && chmod 0600 " + remote.Quote(key+".tmp") + " && chmod 0644 " + remote.Quote(cert+".tmp") +
-		" && " + remote.Command("mv", cert+".tmp", cert) + " && " + remote.Command("mv", key+".tmp", key)
+	dir := path.Dir(cert)
+	chown := ""
+	if user == "root" && owner != "root" {
+		chown = " && " + remote.Command("chown", owner+":"+owner) + ` "$k" "$c"`
+	}
+	return "umask 077 && k=$(mktemp " + remote.Quote(dir+"/.pidb-server.key.XXXXXX") + ") && c=$(mktemp " + remote.Quote(dir+"/.pidb-server.crt.XXXXXX") + ") || exit 1; " +
+		remote.Command("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+			"-nodes", "-days", "3650", "-subj", "/CN="+address, "-addext", "subjectAltName="+san) +
+		` -keyout "$k" -out "$c" 2>/dev/null` + chown +
+		` && chmod 0600 "$k" && chmod 0644 "$c" && mv -f -- "$c" ` + remote.Quote(cert) + ` && mv -f -- "$k" ` + remote.Quote(key) +
+		`; rc=$?; rm -f -- "$k" "$c"; exit $rc`
 }
 
 // tlsNote says what the access step does for TLS, for the plan.

@@ -46,7 +46,8 @@ func TestAccessTLSCheck(t *testing.T) {
 	ch, err := accessStep{}.Check(ctx, maria(r))
 	cmds := strings.Join(ch.Commands, "\n")
 	if err != nil || !ch.Needed || !strings.Contains(cmds, "openssl req -x509 -newkey ec") || !strings.Contains(cmds, "subjectAltName=IP:10.213.41.30") ||
-		!strings.Contains(cmds, "chown mysql:mysql") || !strings.Contains(cmds, "chmod 0600 /etc/mysql/pidb-server.key.tmp") ||
+		!strings.Contains(cmds, `chown mysql:mysql "$k" "$c"`) || !strings.Contains(cmds, `chmod 0600 "$k"`) ||
+		!strings.Contains(cmds, "k=$(mktemp /etc/mysql/.pidb-server.key.XXXXXX)") || strings.Contains(cmds, "runuser") ||
 		!strings.Contains(ch.Diff, "+ssl_cert = /etc/mysql/pidb-server.crt") || !strings.Contains(ch.Note, "self-signed") {
 		t.Errorf("MariaDB without a certificate: %+v %v", ch, err)
 	}
@@ -81,13 +82,16 @@ func TestAccessTLSCheck(t *testing.T) {
 		!strings.Contains(ch.Diff, "+hostssl") || !strings.Contains(ch.Note, "the server's own certificate") {
 		t.Errorf("PostgreSQL with its own certificate: %+v %v", ch, err)
 	}
-	// PostgreSQL with ssl off: pidb's, by its DNS name
-	r = (&fakerun.Runner{Files: map[string]string{"/etc/postgresql/15/main/pg_hba.conf": ""}}).
+	// PostgreSQL with ssl off: pidb's, by its DNS name, made by postgres in
+	// its own folder (nothing for root to chown there)
+	r = (&fakerun.Runner{Files: map[string]string{"/etc/postgresql/15/main/pg_hba.conf": ""},
+		Owners: map[string]string{"/etc/postgresql/15": "postgres", "/etc/postgresql/15/main": "postgres"}}).
 		Contains("pidb-server.crt", fakerun.Reply{Stdout: "no\n"}).
 		Contains("SHOW ssl", fakerun.Reply{Stdout: "off\n"})
 	tg.Root = r
 	ch, _ = accessStep{}.Check(ctx, tg)
-	if cmds := strings.Join(ch.Commands, "\n"); !strings.Contains(cmds, "subjectAltName=DNS:pi4.local") || !strings.Contains(cmds, "chown postgres:postgres") ||
+	if cmds := strings.Join(ch.Commands, "\n"); !strings.Contains(cmds, "subjectAltName=DNS:pi4.local") || strings.Contains(cmds, "chown") ||
+		!strings.HasPrefix(cmds, "cd / && runuser -u postgres -- sh -c ") ||
 		!strings.Contains(ch.Diff, "+ssl_cert_file = '/etc/postgresql/15/main/pidb-server.crt'") {
 		t.Errorf("PostgreSQL with ssl off: %+v", ch)
 	}

@@ -409,9 +409,20 @@ func (c *Client) lost(err error, cmd string) error {
 	return &ConnError{Host: c.cfg.Name, Address: net.JoinHostPort(c.cfg.Address, strconv.Itoa(c.cfg.Port)), Op: "connection lost to", Err: err}
 }
 
-// ReadFile returns the contents of a file (read as root on an AsRoot view).
+// ReadFile returns the contents of a file. On a view that runs as root it
+// reads as the user who controls the file's folder (FolderUser), as Upload
+// writes: a link that user planted cannot make root read, and pidb then
+// write back where that user reads it, a file the user may not read.
 func (c *Client) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	res, err := c.Run(ctx, "cat -- "+Quote(p))
+	cmd := "cat -- " + Quote(p)
+	if c.root || c.cfg.User == "root" {
+		user, err := FolderUser(ctx, c, path.Dir(p))
+		if err != nil {
+			return nil, fmt.Errorf("%s: read %s: %w", c.cfg.Name, p, err)
+		}
+		cmd = AsUser(user, cmd)
+	}
+	res, err := c.Run(ctx, cmd)
 	var ee *ExitError
 	if errors.As(err, &ee) && bytes.Contains(ee.Stderr, []byte("No such file or directory")) {
 		return nil, fmt.Errorf("%s: %s: %w", c.cfg.Name, p, fs.ErrNotExist)
@@ -441,17 +452,21 @@ func randomSuffix() string {
 	return hex.EncodeToString(b)
 }
 
-// Upload writes data to p with mode, atomically. As the login user it writes
-// a temp file in p's folder over SFTP and renames it into place; on an AsRoot
-// view it hands the data through sudo to a command that writes the temp
-// file in p's folder and renames it into place: nothing is staged in
-// /tmp. A failure names a full disk as such.
+// Upload writes data to p with mode, atomically. As a login user other than
+// root it writes a temp file in p's folder over SFTP and renames it into
+// place. As root (an AsRoot view, or a root login) it hands the data to a
+// command that writes a temp file in p's folder and renames it into place,
+// run as the user who controls the folder (FolderUser): root never writes
+// where another user could have planted a link. Nothing is staged in /tmp.
+// A replaced file keeps its mode (and, written as root, its owner); a new
+// one gets the mode asked, and belongs to whoever wrote it. A failure
+// names a full disk as such.
 func (c *Client) Upload(ctx context.Context, p string, data []byte, mode fs.FileMode) error {
 	if !path.IsAbs(p) {
 		return fmt.Errorf("%s: upload: %q is not an absolute path", c.cfg.Name, p)
 	}
 	dir, base := path.Split(p)
-	if !c.sudo() {
+	if !c.root && c.cfg.User != "root" {
 		s, err := c.sftp()
 		if err != nil {
 			return err
@@ -471,19 +486,30 @@ func (c *Client) Upload(ctx context.Context, p string, data []byte, mode fs.File
 		}
 		return nil
 	}
-	// through sudo: the data on the command's standard input, written
-	// beside the file (never staged in /tmp, which may be full or small)
-	tmp := path.Join(dir, "."+base+".pidb-"+randomSuffix())
-	// a file replaced keeps its owner and mode (pg_hba.conf stays
-	// postgres's, 0640); a new one belongs to the folder's owner, as the
-	// server's packaging makes its own files there, with the mode asked
-	script := fmt.Sprintf("umask 077 && cat > %[1]s && if [ -e %[3]s ]; then chown --reference=%[3]s %[1]s && chmod --reference=%[3]s %[1]s; "+
-		"else chown --reference=%[4]s %[1]s && chmod %04[2]o %[1]s; fi && mv -f %[1]s %[3]s; rc=$?; rm -f %[1]s; exit $rc",
-		Quote(tmp), uint32(mode.Perm()), Quote(p), Quote(path.Clean(dir)))
-	if _, err := c.RunInput(ctx, script, data); err != nil {
+	user, err := FolderUser(ctx, c, path.Clean(dir))
+	if err != nil {
+		return fmt.Errorf("%s: upload %s: %w", c.cfg.Name, p, err)
+	}
+	if _, err := c.RunInput(ctx, AsUser(user, uploadScript(p, mode, user == "root")), data); err != nil {
 		return c.uploadError(ctx, p, err)
 	}
 	return nil
+}
+
+// uploadScript writes its standard input to p through a temp file that
+// mktemp makes (O_EXCL: never one that was there) and a rename (which
+// replaces a link at p, never writes through it). A regular file at p
+// gives the new one its mode, and as root its owner.
+func uploadScript(p string, mode fs.FileMode, root bool) string {
+	dir, base := path.Split(p)
+	qp := Quote(p)
+	keep := `chmod "$(stat -c %a -- ` + qp + `)" "$t"`
+	if root {
+		keep += ` && chown "$(stat -c %u:%g -- ` + qp + `)" "$t"`
+	}
+	return "umask 077 && t=$(mktemp " + Quote(path.Join(dir, "."+base+".pidb-XXXXXX")) + ") || exit 1; " +
+		"if [ -f " + qp + " ] && [ ! -h " + qp + " ]; then " + keep + "; else chmod " + fmt.Sprintf("%04o", uint32(mode.Perm())) + ` "$t"; fi` +
+		` && cat > "$t" && mv -f -- "$t" ` + qp + `; rc=$?; rm -f -- "$t"; exit $rc`
 }
 
 // uploadError names a failed upload, and a full disk as such: the free

@@ -1,7 +1,8 @@
 // Package secrets keeps the database passwords pidb generates, on the
 // controller only: one file per inventory and host, mode 0600, under
 // $XDG_STATE_HOME/pidb/secrets (default ~/.local/state/pidb/secrets), never
-// beside the inventory, which people commit.
+// beside the inventory, which people commit. Under sudo they are the
+// invoking user's (SUDO_UID), not root's: see Open.
 package secrets
 
 import (
@@ -12,8 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -29,40 +33,113 @@ type Database struct {
 	Password string `json:"password"`
 }
 
-// Dir is where secrets live: $XDG_STATE_HOME/pidb/secrets, or
-// ~/.local/state/pidb/secrets. A relative XDG_STATE_HOME is ignored, as
-// the XDG Base Directory specification says: it would put the passwords
-// wherever pidb happens to run, beside an inventory perhaps.
-func Dir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "pidb", "secrets"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, ".local", "state", "pidb", "secrets"), nil
+// Store is where one user's secrets live, and who owns what pidb makes
+// there. Under sudo (pidb running as root, SUDO_UID another user) it is
+// the store of the user who ran sudo, not root's: their passwords stay the
+// same whichever way they run pidb, and what is made belongs to them.
+type Store struct {
+	dir string
+	own owner
 }
 
-// path is the host's file: a folder per inventory (its name and a hash of
-// its absolute path, so two inventories never share), a file per host.
-func path(inventoryPath, host string) (string, error) {
-	dir, err := Dir()
-	if err != nil {
-		return "", err
+// owner is who the folders and files a Store makes belong to; the zero
+// value leaves them to whoever runs pidb.
+type owner struct {
+	uid, gid int
+	set      bool
+}
+
+// Open is the store of the user pidb works for. Its folder is
+// $XDG_STATE_HOME/pidb/secrets, or ~/.local/state/pidb/secrets. A relative
+// XDG_STATE_HOME is ignored, as the XDG Base Directory specification says:
+// it would put the passwords wherever pidb happens to run, beside an
+// inventory perhaps. Under sudo, ~ is the home of the user who ran sudo
+// (SUDO_UID, from the user database), and an XDG_STATE_HOME that sudo let
+// through (sudo --preserve-env) is theirs; what Save makes there belongs
+// to SUDO_UID and SUDO_GID.
+func Open() (Store, error) {
+	return open(environment{
+		getenv: os.Getenv,
+		euid:   os.Geteuid(),
+		home:   os.UserHomeDir,
+		homeOf: func(uid string) (string, error) {
+			u, err := user.LookupId(uid)
+			if err != nil {
+				return "", err
+			}
+			return u.HomeDir, nil
+		},
+	})
+}
+
+// environment is what Open reads of the process and the system.
+type environment struct {
+	getenv func(string) string
+	euid   int
+	home   func() (string, error)           // the user's own home
+	homeOf func(uid string) (string, error) // another user's, by uid
+}
+
+func open(e environment) (Store, error) {
+	own := sudoOwner(e)
+	state := e.getenv("XDG_STATE_HOME")
+	if state == "" || !filepath.IsAbs(state) {
+		home, err := e.home()
+		if own.set {
+			home, err = e.homeOf(strconv.Itoa(own.uid))
+			if err == nil && !filepath.IsAbs(home) {
+				err = fmt.Errorf("home %q is not an absolute path", home)
+			}
+			if err != nil {
+				return Store{}, fmt.Errorf("pidb runs under sudo for uid %d, whose home cannot be found (%v), and keeps that user's passwords there, not root's: "+
+					"run pidb without sudo, or let XDG_STATE_HOME through (sudo --preserve-env=XDG_STATE_HOME)", own.uid, err)
+			}
+		}
+		if err != nil {
+			return Store{}, err
+		}
+		state = filepath.Join(home, ".local", "state")
 	}
+	return Store{dir: filepath.Join(state, "pidb", "secrets"), own: own}, nil
+}
+
+// sudoOwner is the user who ran sudo, when pidb runs as root under it
+// (results.Save reads them the same way): SUDO_GID, or the uid's own
+// group where it is missing.
+func sudoOwner(e environment) owner {
+	if e.euid != 0 {
+		return owner{}
+	}
+	uid, err := strconv.Atoi(e.getenv("SUDO_UID"))
+	if err != nil || uid <= 0 {
+		return owner{}
+	}
+	gid, err := strconv.Atoi(e.getenv("SUDO_GID"))
+	if err != nil || gid < 0 {
+		gid = -1 // chown leaves the group as it is
+	}
+	return owner{uid: uid, gid: gid, set: true}
+}
+
+// Dir is the store's folder: each inventory has a folder in it.
+func (s Store) Dir() string { return s.dir }
+
+// Path is the file of a host's secrets: a folder per inventory (its name
+// and a hash of its absolute path, so two inventories never share), a file
+// per host. Messages name it so that a person sees which store was used.
+func (s Store) Path(inventoryPath, host string) (string, error) {
 	abs, err := filepath.Abs(inventoryPath)
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256([]byte(abs))
 	name := strings.TrimSuffix(filepath.Base(abs), filepath.Ext(abs))
-	return filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:4]), host+".json"), nil
+	return filepath.Join(s.dir, name+"-"+hex.EncodeToString(sum[:4]), host+".json"), nil
 }
 
 // Load reads a host's secrets; a host with none yet gets an empty Host.
-func Load(inventoryPath, host string) (Host, error) {
-	p, err := path(inventoryPath, host)
+func (s Store) Load(inventoryPath, host string) (Host, error) {
+	p, err := s.Path(inventoryPath, host)
 	if err != nil {
 		return Host{}, err
 	}
@@ -83,13 +160,14 @@ func Load(inventoryPath, host string) (Host, error) {
 	return h, nil
 }
 
-// Save writes a host's secrets (0600, in a 0700 folder), atomically.
-func Save(inventoryPath, host string, h Host) error {
-	p, err := path(inventoryPath, host)
+// Save writes a host's secrets (0600, in 0700 folders), atomically; under
+// sudo the folders it makes and the file belong to the user who ran it.
+func (s Store) Save(inventoryPath, host string, h Host) error {
+	p, err := s.Path(inventoryPath, host)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+	if err := s.mkdirAll(filepath.Dir(p)); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(h, "", "  ")
@@ -105,6 +183,12 @@ func Save(inventoryPath, host string, h Host) error {
 		tmp.Close()
 		return err
 	}
+	if s.own.set {
+		if err := tmp.Chown(s.own.uid, s.own.gid); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
@@ -113,6 +197,64 @@ func Save(inventoryPath, host string, h Host) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), p)
+}
+
+// mkdirAll makes dir and its missing parents, 0700, each belonging to the
+// store's owner; folders that are there already are left as they are.
+func (s Store) mkdirAll(dir string) error {
+	if !s.own.set {
+		return os.MkdirAll(dir, 0o700)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := s.mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	return os.Lchown(dir, s.own.uid, s.own.gid)
+}
+
+// Dir is the folder of the store pidb uses (Open's).
+func Dir() (string, error) {
+	s, err := Open()
+	return s.dir, err
+}
+
+// Path is the file of a host's secrets in the store pidb uses (Open's).
+func Path(inventoryPath, host string) (string, error) {
+	s, err := Open()
+	if err != nil {
+		return "", err
+	}
+	return s.Path(inventoryPath, host)
+}
+
+// Load reads a host's secrets from the store pidb uses (Open's); a host
+// with none yet gets an empty Host.
+func Load(inventoryPath, host string) (Host, error) {
+	s, err := Open()
+	if err != nil {
+		return Host{}, err
+	}
+	return s.Load(inventoryPath, host)
+}
+
+// Save writes a host's secrets to the store pidb uses (Open's): 0600, in
+// 0700 folders, atomically, and under sudo the user's who ran it.
+func Save(inventoryPath, host string, h Host) error {
+	s, err := Open()
+	if err != nil {
+		return err
+	}
+	return s.Save(inventoryPath, host, h)
 }
 
 // alphabet is what passwords are made of: letters and digits without the

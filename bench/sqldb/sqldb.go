@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"pidb/bench/wire/mywire"
+	"pidb/bench/wire/pgwire"
 )
 
 // DB is where a workload connects (every workload takes one): pidb's
@@ -62,7 +63,9 @@ func New(t Target) (DB, error) {
 	}
 	addr := net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
 	if t.Engine == "postgres" {
-		cfg, err := pgx.ParseConfig(map[bool]string{true: "sslmode=require", false: "sslmode=disable"}[t.TLS])
+		// SCRAM-SHA-256 only (pgwire.RequireSCRAM): without TLS, pgx would
+		// answer a request for the password in clear text with it
+		cfg, err := pgx.ParseConfig(map[bool]string{true: "sslmode=require", false: "sslmode=disable"}[t.TLS] + " require_auth=scram-sha-256")
 		if err != nil {
 			return DB{}, err
 		}
@@ -114,22 +117,39 @@ func (d DB) Engine() string {
 	return "mysql"
 }
 
-// Open returns a database handle.
+// Open returns a database handle. Its logins give the password away to
+// nobody, whatever the config says: on PostgreSQL, SCRAM-SHA-256 only
+// (pgwire.RequireSCRAM; a *pgwire.AuthError otherwise); on MySQL and
+// MariaDB, as mywire.Connector logs in.
 func (d DB) Open() (*sql.DB, error) {
 	if d.Connector != nil {
 		return sql.OpenDB(d.Connector), nil
 	}
 	if d.Postgres != nil {
-		return stdlib.OpenDB(*d.Postgres), nil
+		cfg := d.Postgres.Copy()
+		pgwire.RequireSCRAM(&cfg.Config)
+		return sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)}), nil
 	}
 	if d.MySQL == nil {
 		return nil, errors.New("sqldb: no database configured")
 	}
-	c, err := mysql.NewConnector(mywire.Quiet(d.MySQL))
+	c, err := mywire.Connector(d.MySQL)
 	if err != nil {
 		return nil, err
 	}
 	return sql.OpenDB(c), nil
+}
+
+// pgConnector is pgx's connector, whose refused logins are
+// *pgwire.AuthError.
+type pgConnector struct{ driver.Connector }
+
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, pgwire.AuthErrorOf(err)
+	}
+	return conn, nil
 }
 
 // Rebind turns the ? placeholders of q into the engine's own ($1, $2... on

@@ -53,8 +53,18 @@ func isTerminal(w io.Writer) bool {
 }
 
 // table writes a table on stdout; on a terminal, with colour allowed,
-// its verdicts are coloured.
+// its verdicts are coloured. Its cells hold what hosts said (facts, live
+// settings, errors): sanitized before the columns are laid out, and
+// before the colours, which are pidb's own.
 func table(c *cli.Context, header []string, rows [][]string) error {
+	safe := make([][]string, len(rows))
+	for i, r := range rows {
+		safe[i] = make([]string, len(r))
+		for j, cell := range r {
+			safe[i][j] = progress.Sanitize(cell)
+		}
+	}
+	rows = safe
 	w := c.App.Writer
 	if !isTerminal(w) || !useColor(c) {
 		return output.Table(w, header, rows)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -20,9 +21,13 @@ func inventoryCommand() *cli.Command {
 			UsageText: "pidb inventory check -i FILE [--limit NAMES] [--json]",
 			Flags:     []cli.Flag{inventoryFlag(), limitFlag(), jsonFlag()},
 			Action: func(c *cli.Context) error {
-				_, hosts, err := loadHosts(c)
+				inv, hosts, err := loadHosts(c)
 				if err != nil {
 					return err
+				}
+				// the whole file's, as its errors are: not errors, exit 0
+				for _, w := range inv.Warnings {
+					fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
 				}
 				if c.Bool("json") {
 					return output.JSON(c.App.Writer, hostViews(hosts))

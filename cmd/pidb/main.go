@@ -18,6 +18,7 @@ import (
 
 	"pidb/inventory"
 	"pidb/job"
+	"pidb/progress"
 )
 
 func main() {
@@ -42,12 +43,14 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
-// exitCode prints err and maps it to the exit codes of DESIGN.md.
+// exitCode prints err and maps it to the exit codes of DESIGN.md. The
+// error is every failed host's, with what the host said (a command's
+// stderr): sanitized, so that a host cannot send the terminal escapes.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "pidb:", err)
+	fmt.Fprintln(stderr, "pidb:", progress.Sanitize(err.Error()))
 	var u usageError
 	var ju job.UsageError
 	if errors.As(err, &u) || errors.As(err, &ju) || inventory.IsInputError(err) {

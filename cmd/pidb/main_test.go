@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +18,11 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"pidb/facts"
+	"pidb/fleet"
+	"pidb/inventory"
+	"pidb/remote"
 )
 
 func runPidb(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -274,5 +282,72 @@ func TestManPage(t *testing.T) {
 		if usage == nil || !strings.Contains(page, strings.ReplaceAll(usage[1], `\`, `\\`)) && !strings.Contains(page, usage[1]) {
 			t.Errorf("pidb %s: the usage line is not in the man page: %v", strings.Join(cmd, " "), usage)
 		}
+	}
+}
+
+// hostile is what a hostile host can put in a failed command's stderr or
+// in a fact: clear the screen, set the window's title, go back to the
+// line's start and write over it.
+const hostile = "\x1b[2J\x1b]0;pwned\x07\rall good"
+
+// noControls fails the test if a control character other than newline
+// (ESC, BEL, CR) reached the writer.
+func noControls(t *testing.T, what, got string) {
+	t.Helper()
+	for _, bad := range []string{"\x1b", "\x07", "\r"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("%s: %q reached the writer: %q", what, bad, got)
+		}
+	}
+	if !strings.Contains(got, `\x1b[2J\x1b]0;pwned\x07\x0dall good`) {
+		t.Errorf("%s: the host's text is not shown escaped: %q", what, got)
+	}
+}
+
+// TestHostErrorSanitized: a host's error, with what the host wrote on
+// stderr, is printed with its control characters escaped.
+func TestHostErrorSanitized(t *testing.T) {
+	exit := &remote.ExitError{Host: "pi4", Cmd: "apt-get -q update", Code: 100, Stderr: []byte(hostile)}
+	err := &fleet.Failed{Count: 1, Total: 2, Err: errors.Join(fmt.Errorf("pi4: install: %w", exit))}
+	var out bytes.Buffer
+	if code := exitCode(err, &out); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	noControls(t, "the error", out.String())
+	if !strings.HasPrefix(out.String(), "pidb: 1 of 2 hosts failed:\npi4: install: pi4: apt-get -q update: exit status 100: ") {
+		t.Errorf("the error's lines were changed: %q", out.String())
+	}
+}
+
+// TestTableSanitized: a table's cells (here a facts table, whose model
+// the host said) are printed with their control characters escaped.
+func TestTableSanitized(t *testing.T) {
+	var out bytes.Buffer
+	app := &cli.App{Writer: &out}
+	c := cli.NewContext(app, flag.NewFlagSet("facts", flag.ContinueOnError), nil)
+	results := []fleet.Result[facts.Facts]{
+		{Host: inventory.Host{Name: "pi4"}, Value: facts.Facts{Host: "pi4", Model: hostile, OS: facts.OSRelease{ID: "debian", VersionID: "12"}}},
+		{Host: inventory.Host{Name: "pi3"}, Err: errors.New("gone")},
+	}
+	if err := table(c, factsHeader, factsRows(results)); err != nil {
+		t.Fatal(err)
+	}
+	noControls(t, "the table", out.String())
+}
+
+// TestCredentialsCAWithoutPassword: `credentials --ca` takes its flags,
+// and for a host with no password yet says so before connecting to it or
+// writing the file.
+func TestCredentialsCAWithoutPassword(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("SUDO_UID", "")
+	inv := writeInventory(t, twoHosts)
+	file := filepath.Join(t.TempDir(), "pi4-ca.pem")
+	code, out, errOut := runPidb(t, "credentials", "-i", inv, "--ca", file, "--connect-timeout", "1s", "-q", "pi4")
+	if code != 1 || out != "" || !strings.Contains(errOut, "pi4: no password for pidb yet: run pidb provision first") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("%s written: %v", file, err)
 	}
 }

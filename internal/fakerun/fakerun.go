@@ -39,7 +39,11 @@ type Runner struct {
 	// UploadErrs makes Upload of these paths fail with the error, the
 	// file left as it was.
 	UploadErrs map[string]error
-	Strict     bool
+	// Owners answers remote.FolderUser's question: who owns each folder
+	// (one not named is root's); every folder is writable by its owner
+	// only (0755).
+	Owners map[string]string
+	Strict bool
 
 	mu       sync.Mutex
 	matchers []*matcher
@@ -99,6 +103,18 @@ func (r *Runner) Run(_ context.Context, cmd string) (remote.Result, error) {
 			return res, &remote.ExitError{Host: r.Host(), Cmd: cmd, Code: m.reply.Code, Stderr: []byte(m.reply.Stderr)}
 		}
 		return res, nil
+	}
+	if folders, ok := strings.CutPrefix(cmd, "for p in "); ok && strings.Contains(cmd, "; do stat -c '%U %f'") {
+		folders, _, _ = strings.Cut(folders, "; do ")
+		var out strings.Builder
+		for _, f := range strings.Fields(folders) {
+			owner := r.Owners[strings.Trim(f, "'")]
+			if owner == "" {
+				owner = "root"
+			}
+			out.WriteString(owner + " 41ed\n")
+		}
+		return remote.Result{Stdout: []byte(out.String())}, nil
 	}
 	if r.Strict {
 		return remote.Result{}, fmt.Errorf("fakerun: no answer for %q", cmd)

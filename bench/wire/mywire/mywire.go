@@ -69,20 +69,16 @@ type Stmt struct {
 }
 
 // Connect opens and authenticates a connection with cfg's driver, on a
-// socket that dial makes (netx.Dial, say), and takes it over.
+// socket that dial makes (netx.Dial, say), and takes it over. The login
+// gives the password to nobody but the server, whatever cfg says (secure);
+// without TLS, to another machine, a server that asks for it encrypted
+// with a key of its own gets nothing: an *AuthError.
 func Connect(ctx context.Context, cfg *mysql.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*Conn, error) {
-	cfg = Quiet(cfg)
-	var raw net.Conn
-	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		raw = c
-		return c, err
-	}
-	cn, err := mysql.NewConnector(cfg)
+	cfg, err := secure(cfg)
 	if err != nil {
 		return nil, err
 	}
-	dc, err := cn.Connect(ctx)
+	dc, raw, err := login(ctx, cfg, dial)
 	if err != nil {
 		return nil, err
 	}

@@ -42,13 +42,15 @@ type Statement struct{ Name, SQL string }
 
 // Connect opens a client's connection with cfg on a blocking socket
 // (package netx: one system call per send and per answer, as libpq's),
-// prepares stmts on it, and takes it over.
+// logging in by SCRAM-SHA-256 only (RequireSCRAM, whatever cfg says; an
+// *AuthError otherwise), prepares stmts on it, and takes it over.
 func Connect(ctx context.Context, cfg *pgconn.Config, stmts []Statement) (*Conn, error) {
 	c := cfg.Copy()
 	c.DialFunc = netx.Dial
+	RequireSCRAM(c)
 	pc, err := pgconn.ConnectConfig(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, AuthErrorOf(err)
 	}
 	for _, st := range stmts {
 		if _, err := pc.Prepare(ctx, st.Name, st.SQL, nil); err != nil {
