@@ -240,8 +240,7 @@ func (e Engine) ReadBackSQL(s tune.Settings) string {
 		for _, x := range s {
 			names = append(names, "'"+x.Name+"'")
 		}
-		return "SELECT name, setting, coalesce(unit, '') FROM pg_settings WHERE name IN (" + strings.Join(names, ", ") + ")" +
-			" AND strpos(setting, '|') = 0 AND strpos(setting, chr(10)) = 0"
+		return "SELECT name, setting, coalesce(unit, '') FROM pg_settings WHERE name IN (" + strings.Join(names, ", ") + ")"
 	}
 	var cols []string
 	for _, x := range s {
@@ -255,9 +254,9 @@ type Mismatch struct {
 	Name, Want, Live string
 }
 
-// CompareLive parses the output of ReadBackSQL, run through Client, and
-// lists every setting whose live value differs from the tuner's. Output
-// that is not what ReadBackSQL asks for is an error: on PostgreSQL a line
+// CompareLive parses the output of ReadBackSQL, run through Query (Rows),
+// and lists every setting whose live value differs from the tuner's. Output
+// that is not what ReadBackSQL asks for is an error: on PostgreSQL a row
 // that is not three values, a setting not asked for or reported twice; on
 // MySQL anything but one row (the client's batch output, Rows) of a value
 // per setting. No output at all reports no setting.
@@ -268,17 +267,13 @@ func (e Engine) CompareLive(s tune.Settings, out string) ([]Mismatch, error) {
 		for _, x := range s {
 			asked[x.Name] = true
 		}
-		var lines []string
-		if out = strings.TrimSuffix(out, "\n"); out != "" {
-			lines = strings.Split(out, "\n")
+		rows, err := e.Rows(out, 3)
+		if err != nil {
+			return nil, fmt.Errorf("read the live settings: %w", err)
 		}
-		for n, line := range lines {
-			f := strings.Split(line, "|")
-			if len(f) != 3 {
-				return nil, fmt.Errorf("read the live settings: line %d has %d values, not 3", n+1, len(f))
-			}
+		for n, f := range rows {
 			if _, twice := live[f[0]]; !asked[f[0]] || twice {
-				return nil, fmt.Errorf("read the live settings: line %d names %q, which was not asked for or came twice", n+1, f[0])
+				return nil, fmt.Errorf("read the live settings: row %d names %q, which was not asked for or came twice", n+1, f[0])
 			}
 			live[f[0]] = [2]string{f[1], f[2]}
 		}
@@ -418,7 +413,7 @@ func Desired(e Engine, f facts.Facts, h inventory.Host, invPath, preset string) 
 // Live reads the live values of s as the server's administrator, through
 // root on the host, and lists those that differ.
 func Live(ctx context.Context, root remote.Runner, e Engine, s tune.Settings) ([]Mismatch, error) {
-	res, err := root.Run(ctx, e.Client(e.ReadBackSQL(s)))
+	res, err := root.Run(ctx, e.Query(e.ReadBackSQL(s)))
 	if err != nil {
 		return nil, fmt.Errorf("read the live settings: %w", err)
 	}

@@ -37,7 +37,7 @@ func TestEngineCommands(t *testing.T) {
 		t.Errorf("no engine: no error")
 	}
 	s := tune.Settings{{Name: "shared_buffers", Value: tune.Size(1 << 30)}, {Name: "jit", Value: tune.Switch(false)}}
-	if got, want := pg.ReadBackSQL(s), "SELECT name, setting, coalesce(unit, '') FROM pg_settings WHERE name IN ('shared_buffers', 'jit') AND strpos(setting, '|') = 0 AND strpos(setting, chr(10)) = 0"; got != want {
+	if got, want := pg.ReadBackSQL(s), "SELECT name, setting, coalesce(unit, '') FROM pg_settings WHERE name IN ('shared_buffers', 'jit')"; got != want {
 		t.Errorf("read back = %q", got)
 	}
 	if got, want := my.ReadBackSQL(s), "SELECT @@shared_buffers, @@jit"; got != want {
@@ -56,11 +56,11 @@ func TestCompareLive(t *testing.T) {
 		{Name: "max_connections", Value: tune.Integer(100)},
 	}
 	// what pg_settings says on PostgreSQL 15 for those values
-	live := "shared_buffers|131072|8kB\nwork_mem|10240|kB\njit|off|\nrandom_page_cost|1.5|\nsynchronous_commit|off|\nmax_connections|100|\n"
+	live := "shared_buffers\x00131072\x008kB\x00work_mem\x0010240\x00kB\x00jit\x00off\x00\x00random_page_cost\x001.5\x00\x00synchronous_commit\x00off\x00\x00max_connections\x00100\x00\x00"
 	if bad, err := pg.CompareLive(s, live); len(bad) != 0 || err != nil {
 		t.Errorf("equal values reported as different: %v, %v", bad, err)
 	}
-	live = "shared_buffers|16384|8kB\nwork_mem|10240|kB\njit|on|\nrandom_page_cost|4|\nsynchronous_commit|off|\n"
+	live = "shared_buffers\x0016384\x008kB\x00work_mem\x0010240\x00kB\x00jit\x00on\x00\x00random_page_cost\x004\x00\x00synchronous_commit\x00off\x00\x00"
 	bad, _ := pg.CompareLive(s, live)
 	var names []string
 	for _, m := range bad {
@@ -132,20 +132,24 @@ func TestRowsCannotBeForged(t *testing.T) {
 		}
 	}
 
-	// the live settings, read through Client (psql -A -F '|'): ReadBackSQL
-	// leaves out a value with a "|" or a newline, and a line that is not
-	// one setting asked for, once, is an error, not another setting
+	// the live settings, read through Query (psql -z -0): a value with a
+	// "|" or a newline is one value, and a row that is not one setting
+	// asked for, once, is an error, not another setting
 	s := tune.Settings{{Name: "work_mem", Value: tune.Size(10 << 20)}, {Name: "jit", Value: tune.Switch(false)}}
+	if bad, err := pg.CompareLive(s, "work_mem\x0010240\njit|on|\x00kB\x00jit\x00off\x00\x00"); err != nil || len(bad) != 1 || bad[0].Name != "work_mem" || !strings.HasPrefix(bad[0].Live, "10240\njit|on|") {
+		t.Errorf("a value with a newline and a |: %v, %v; want work_mem's whole value, and jit as it is", bad, err)
+	}
 	for _, live := range []string{
-		"work_mem|10240\njit|off|kB\njit|on|\n", // work_mem's value "10240\njit|off"
-		"work_mem|10240|kB|x\njit|off|\n",       // a value with a "|"
-		"work_mem|10240|kB\nmax_connections|5|\n",
+		"work_mem\x0010240\x00kB\x00x\x00jit\x00off\x00\x00", // four values in a row
+		"work_mem\x0010240\x00kB\x00max_connections\x005\x00\x00",
+		"work_mem\x0010240\x00kB\x00work_mem\x005\x00\x00",
+		"work_mem|10240|kB\n", // not Query's output
 	} {
 		if bad, err := pg.CompareLive(s, live); err == nil {
 			t.Errorf("%q read as live settings: mismatches %v", live, bad)
 		}
 	}
-	if bad, err := pg.CompareLive(s, "jit|off|\n"); err != nil || len(bad) != 1 || bad[0].Live != "(not reported)" {
+	if bad, err := pg.CompareLive(s, "jit\x00off\x00\x00"); err != nil || len(bad) != 1 || bad[0].Live != "(not reported)" {
 		t.Errorf("work_mem left out: %v, %v; want it not reported", bad, err)
 	}
 	if bad, err := pg.CompareLive(s, ""); err != nil || len(bad) != 2 {

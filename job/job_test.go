@@ -275,7 +275,7 @@ func TestValidateServiceDown(t *testing.T) {
 // (psql exits 2): validate says so and runs nothing.
 func TestValidateReadBackFails(t *testing.T) {
 	r := newRig(t, factsFile(t, same), nil)
-	r.run.Contains("psql -AtqX", fakerun.Reply{Code: 2, Stderr: "psql: error: connection to server on socket failed"})
+	r.run.Contains("FROM pg_settings WHERE name IN", fakerun.Reply{Code: 2, Stderr: "psql: error: connection to server on socket failed"})
 	_, err := r.env.Validate(context.Background(), r.host, r.conn, r.plan, config.Validate{}, progress.Lines(func(string) {}))
 	if err == nil || !strings.Contains(err.Error(), "read the live settings") || !strings.Contains(err.Error(), "connection to server on socket failed") {
 		t.Errorf("read-back failed: %v", err)

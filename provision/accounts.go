@@ -358,7 +358,14 @@ func plan(ctx context.Context, t *Target, e engine.Engine, sec secrets.Host) ([]
 	var todo []string
 	for _, a := range accountsOf(t) {
 		pw := password(sec, a)
-		if pw == "" {
+		switch {
+		case pw == "" && st.hasUser(a.user):
+			// the server has the account, this controller no password for it:
+			// another controller's, another user's store, or sudo's
+			where, _ := secrets.Path(t.Inventory, t.Host.Name)
+			todo = append(todo, "a new password for "+a.user+", which the server has already: none is kept in "+where+
+				" (provisioned from another controller, as another user, or with or without sudo?); clients with its present password will be refused")
+		case pw == "":
 			todo = append(todo, "password for "+a.user)
 		}
 		if _, ok := st.databases[a.database]; !ok {

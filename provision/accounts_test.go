@@ -264,6 +264,14 @@ func TestForeignOwnerRefused(t *testing.T) {
 			t.Errorf("%s: kept: apply %v, sent %q", flavor, err, r.inputs)
 		}
 
+		// pidb's, but this controller keeps no password for it (another
+		// controller's, another user's store): the plan says where it looked
+		tg, _ = setup(true, false)
+		where, _ := secrets.Path(tg.Inventory, "pi4")
+		if ch, err := (accountsStep{}).Check(ctx, tg); err != nil || !strings.Contains(ch.Note, "a new password for app, which the server has already: none is kept in "+where+" (") {
+			t.Errorf("%s: no password kept for an account of pidb's: check %+v, %v", flavor, ch, err)
+		}
+
 		// marked: pidb's, nothing to mark
 		tg, r = setup(true, false)
 		if err := (accountsStep{}).Apply(ctx, tg); err != nil || len(r.inputs) != 1 || strings.Contains(r.inputs[0], "COMMENT ON ROLE") || strings.Contains(r.inputs[0], "REPLACE INTO") {

@@ -70,13 +70,13 @@ func TestConfigureCheck(t *testing.T) {
 	in, _ := tune.Normalize(tune.Input{Flavor: "postgres", Version: "15", RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"})
 	s, _ := tune.Recommend(in, "seed", nil)
 	r.Files["/etc/postgresql/15/main/conf.d/90-pidb.conf"] = tune.Render(in, "seed", s)
-	live := r.Contains("FROM pg_settings WHERE name IN", fakerun.Reply{Stdout: "shared_buffers|131072|8kB\nmax_parallel_workers_per_gather|0|\n", Times: 1})
+	live := r.Contains("FROM pg_settings WHERE name IN", fakerun.Reply{Stdout: "shared_buffers\x00131072\x008kB\x00max_parallel_workers_per_gather\x000\x00\x00", Times: 1})
 	if ch, err := (configureStep{}).Check(ctx, tg); err != nil || ch.Needed {
 		t.Errorf("file up to date: %+v %v", ch, err)
 	}
 	// the file written, the server not restarted on it (a run cut off
 	// between the two): the old value live, a restart pending
-	live.Contains("FROM pg_settings WHERE name IN", fakerun.Reply{Stdout: "shared_buffers|16384|8kB\nmax_parallel_workers_per_gather|0|\n", Times: 1}).
+	live.Contains("FROM pg_settings WHERE name IN", fakerun.Reply{Stdout: "shared_buffers\x0016384\x008kB\x00max_parallel_workers_per_gather\x000\x00\x00", Times: 1}).
 		Contains("WHERE pending_restart", fakerun.Reply{Stdout: "shared_buffers\n", Times: 1})
 	ch, err = configureStep{}.Check(ctx, tg)
 	if err != nil || !ch.Needed || !strings.Contains(strings.Join(ch.Commands, ";"), "systemctl restart postgresql@15-main") || !strings.Contains(ch.Note, "shared_buffers is 16384 x 8kB, not 1GB") ||

@@ -76,7 +76,7 @@ func TestOneRestartForConfigureAndAccess(t *testing.T) {
 		Contains("pidb-server.crt", fakerun.Reply{Stdout: "no\n"}).
 		Contains("SHOW ssl", fakerun.Reply{Stdout: "on\n"}).
 		Contains("SHOW listen_addresses", fakerun.Reply{Stdout: "*\n"}).
-		Contains("FROM pg_settings WHERE name IN", fakerun.Reply{Stdout: "shared_buffers|131072|8kB\nmax_parallel_workers_per_gather|0|\n"})
+		Contains("FROM pg_settings WHERE name IN", fakerun.Reply{Stdout: "shared_buffers\x00131072\x008kB\x00max_parallel_workers_per_gather\x000\x00\x00"})
 	h := inventory.Host{Name: "pi4", Engine: "postgres", Address: "10.213.41.40", TLS: true, AllowFrom: []netip.Prefix{netip.MustParsePrefix("10.213.41.0/24")}}
 	tg := NewTarget(h, "inv.toml", r, facts.Facts{RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", Engine: facts.EngineState{Flavor: "postgres", Version: "15.18", Running: true}}, "seed", func(string) {})
 	rep, err := Run(context.Background(), tg, []Step{configureStep{}, accessStep{}}, false)

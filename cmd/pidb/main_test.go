@@ -351,3 +351,26 @@ func TestCredentialsCAWithoutPassword(t *testing.T) {
 		t.Errorf("%s written: %v", file, err)
 	}
 }
+
+// TestInventoryCheckWarnsTLSOffPublic: tls = false with an allow_from on a
+// public network passes the check (exit 0) with a warning on stderr at the
+// tls line, never on stdout; on a private network, no warning.
+func TestInventoryCheckWarnsTLSOffPublic(t *testing.T) {
+	inv := writeInventory(t, "[[host]]\nname = \"pi4\"\naddress = \"10.9.0.40\"\nallow_public = true\ntls = false\nallow_from = [\"203.0.113.0/24\"]\n")
+	for _, args := range [][]string{{"inventory", "check", "-i", inv}, {"inventory", "check", "-i", inv, "--json"}} {
+		code, out, errOut := runPidb(t, args...)
+		if code != 0 {
+			t.Fatalf("pidb %s: exit %d, want 0; stderr %s", strings.Join(args, " "), code, errOut)
+		}
+		if want := "warning: " + inv + ":5: host \"pi4\": tls = false"; !strings.Contains(errOut, want) {
+			t.Errorf("pidb %s: stderr %q, want %q", strings.Join(args, " "), errOut, want)
+		}
+		if strings.Contains(out, "warning") {
+			t.Errorf("pidb %s: the warning on stdout: %s", strings.Join(args, " "), out)
+		}
+	}
+	private := writeInventory(t, strings.Replace(twoHosts, "[defaults]\n", "[defaults]\ntls = false\n", 1))
+	if code, _, errOut := runPidb(t, "inventory", "check", "-i", private); code != 0 || strings.Contains(errOut, "warning") {
+		t.Errorf("tls = false on a private network: exit %d, stderr %q", code, errOut)
+	}
+}

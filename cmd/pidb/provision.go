@@ -101,7 +101,7 @@ func runSteps(c *cli.Context, mode string) error {
 		}
 		for _, r := range out {
 			for _, n := range r.Notes {
-				fmt.Fprintf(c.App.ErrWriter, "%s: note: %s\n", r.Host, n)
+				fmt.Fprintf(c.App.ErrWriter, "%s: note: %s\n", r.Host, progress.Sanitize(n))
 			}
 		}
 	}
@@ -121,14 +121,14 @@ func printPlans(c *cli.Context, out []provisionResult) {
 		for _, p := range r.Plan {
 			fmt.Fprintf(w, "== %s: %s would change", r.Host, p.Step)
 			if p.Note != "" {
-				fmt.Fprintf(w, " (%s)", p.Note)
+				fmt.Fprintf(w, " (%s)", progress.Sanitize(p.Note))
 			}
 			fmt.Fprintln(w)
 			for _, cmd := range p.Commands {
-				fmt.Fprintf(w, "   $ %s\n", cmd)
+				fmt.Fprintf(w, "   $ %s\n", progress.Sanitize(cmd))
 			}
 			if p.Diff != "" {
-				fmt.Fprintln(w, p.Diff)
+				fmt.Fprintln(w, progress.Sanitize(p.Diff)) // the host's files, as they are
 			}
 			fmt.Fprintln(w)
 		}

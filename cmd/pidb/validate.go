@@ -82,7 +82,7 @@ func runValidate(c *cli.Context) error {
 		for _, j := range js {
 			for _, x := range j.Reasons {
 				level := map[bool]string{true: "FAIL", false: "WARN"}[x.Fail]
-				fmt.Fprintf(c.App.Writer, "%s: %s %s: %s\n", j.Host, level, x.Code, x.Message)
+				fmt.Fprintf(c.App.Writer, "%s: %s %s: %s\n", j.Host, level, x.Code, progress.Sanitize(x.Message))
 			}
 		}
 	}
