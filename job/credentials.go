@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -227,34 +226,14 @@ func serverCAFile(ctx context.Context, root remote.Runner, f facts.Facts) ([]*x5
 	if err != nil {
 		return nil, "", err
 	}
-	file, dir := "SHOW ssl_ca_file", "SHOW data_directory"
-	if e.Flavor != "postgres" {
-		file, dir = "SELECT @@ssl_ca", "SELECT @@datadir"
-	}
-	read := func(sql string) (string, error) {
-		r, err := root.Run(ctx, e.Client(sql))
-		if err != nil {
-			return "", err
-		}
-		return strings.TrimSpace(string(r.Stdout)), nil
-	}
-	p, err := read(file)
-	if err != nil {
+	p, data, err := serverTLSFile(ctx, root, e, "ssl_ca_file", "ssl_ca")
+	if err != nil && p != "" {
+		return nil, "", fmt.Errorf("read the server's CA file %s: %w", p, err)
+	} else if err != nil {
 		return nil, "", err
 	}
-	if p == "" || p == "NULL" {
+	if p == "" {
 		return nil, "", errors.New("the server names no CA file, and pidb cannot tell which CA to trust: give the clients the CA that issued it yourself")
-	}
-	if !path.IsAbs(p) {
-		d, err := read(dir)
-		if err != nil {
-			return nil, "", err
-		}
-		p = path.Join(d, p)
-	}
-	data, err := root.ReadFile(ctx, p)
-	if err != nil {
-		return nil, "", fmt.Errorf("read the server's CA file %s: %w", p, err)
 	}
 	var cas []*x509.Certificate
 	for rest := data; ; {

@@ -43,34 +43,14 @@ func serverCert(ctx context.Context, root remote.Runner, f facts.Facts) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	file, dir := "SHOW ssl_cert_file", "SHOW data_directory"
-	if e.Flavor != "postgres" {
-		file, dir = "SELECT @@ssl_cert", "SELECT @@datadir"
-	}
-	read := func(sql string) (string, error) {
-		r, err := root.Run(ctx, e.Client(sql))
-		if err != nil {
-			return "", err
-		}
-		return strings.TrimSpace(string(r.Stdout)), nil
-	}
-	p, err := read(file)
-	if err != nil {
+	p, data, err := serverTLSFile(ctx, root, e, "ssl_cert_file", "ssl_cert")
+	if err != nil && p != "" {
+		return nil, fmt.Errorf("read the server's certificate %s: %w", p, err)
+	} else if err != nil {
 		return nil, err
 	}
-	if p == "" || p == "NULL" {
+	if p == "" {
 		return nil, fmt.Errorf("%s names no certificate (TLS is off on the server): run pidb provision, or bench with --tls off", e.Flavor)
-	}
-	if !path.IsAbs(p) {
-		d, err := read(dir)
-		if err != nil {
-			return nil, err
-		}
-		p = path.Join(d, p)
-	}
-	data, err := root.ReadFile(ctx, p)
-	if err != nil {
-		return nil, fmt.Errorf("read the server's certificate %s: %w", p, err)
 	}
 	for rest := data; ; {
 		var b *pem.Block
@@ -81,4 +61,34 @@ func serverCert(ctx context.Context, root remote.Runner, f facts.Facts) ([]byte,
 			return b.Bytes, nil
 		}
 	}
+}
+
+// serverTLSFile reads the file that a server's TLS setting names
+// (PostgreSQL's pg, MySQL's @@my), from its data directory where the path
+// is relative; "" and no data where the server names none.
+func serverTLSFile(ctx context.Context, root remote.Runner, e engine.Engine, pg, my string) (string, []byte, error) {
+	file, dir := "SHOW "+pg, "SHOW data_directory"
+	if e.Flavor != "postgres" {
+		file, dir = "SELECT @@"+my, "SELECT @@datadir"
+	}
+	read := func(sql string) (string, error) {
+		r, err := root.Run(ctx, e.Client(sql))
+		if err != nil {
+			return "", err
+		}
+		return strings.TrimSpace(string(r.Stdout)), nil
+	}
+	p, err := read(file)
+	if err != nil || p == "" || p == "NULL" {
+		return "", nil, err
+	}
+	if !path.IsAbs(p) {
+		d, err := read(dir)
+		if err != nil {
+			return p, nil, err
+		}
+		p = path.Join(d, p)
+	}
+	data, err := root.ReadFile(ctx, p)
+	return p, data, err
 }

@@ -93,24 +93,7 @@ func TestRootFollowsNoLinkOfTheServersUser(t *testing.T) {
 	}
 	provision := func(t *testing.T, h inventory.Host, preset string, steps []Step) {
 		t.Helper()
-		auth, err := remote.NewAuth([]string{h.IdentityFile}, "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer auth.Close()
-		c, err := remote.Dial(ctx, remote.Config{Name: h.Name, Address: h.Address, Port: h.Port, User: h.User,
-			IdentityFile: h.IdentityFile, Auth: auth, KnownHosts: h.KnownHosts})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		f, err := facts.Collect(ctx, c, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := Run(ctx, &Target{Host: h, Inventory: inv.Path, Root: c.AsRoot(), Facts: f, Preset: preset, Step: func(string) {}}, steps, false); err != nil {
-			t.Fatalf("provision %s (%s): %v", h.Name, preset, err)
-		}
+		provisionOn(ctx, t, inv, h, preset, steps)
 	}
 	asRoot := func(name string) inventory.Host { h := labtest.Host(t, inv, name); h.User = "root"; return h }
 
@@ -205,24 +188,7 @@ func TestUFWRulesFollowAllowFrom(t *testing.T) {
 	t.Cleanup(func() { labtest.MustSSH(t, root, "ufw --force reset >/dev/null && ufw disable >/dev/null") })
 	provision := func(h inventory.Host, steps []Step) {
 		t.Helper()
-		auth, err := remote.NewAuth([]string{h.IdentityFile}, "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer auth.Close()
-		c, err := remote.Dial(ctx, remote.Config{Name: h.Name, Address: h.Address, Port: h.Port, User: h.User,
-			IdentityFile: h.IdentityFile, Auth: auth, KnownHosts: h.KnownHosts})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		f, err := facts.Collect(ctx, c, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := Run(ctx, &Target{Host: h, Inventory: inv.Path, Root: c.AsRoot(), Facts: f, Preset: "balanced", Step: func(string) {}}, steps, false); err != nil {
-			t.Fatalf("provision %s: %v", h.Name, err)
-		}
+		provisionOn(ctx, t, inv, h, "balanced", steps)
 	}
 	rules := func() []string {
 		var rs []string
@@ -261,4 +227,64 @@ func TestUFWRulesFollowAllowFrom(t *testing.T) {
 		t.Fatalf("the database port through the firewall: %v", err)
 	}
 	conn.Close()
+}
+
+// provisionOn runs steps on the lab host h with preset, from facts read
+// anew, and fails the test if they fail.
+func provisionOn(ctx context.Context, t *testing.T, inv *inventory.Inventory, h inventory.Host, preset string, steps []Step) {
+	t.Helper()
+	auth, err := remote.NewAuth([]string{h.IdentityFile}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer auth.Close()
+	c, err := remote.Dial(ctx, remote.Config{Name: h.Name, Address: h.Address, Port: h.Port, User: h.User,
+		IdentityFile: h.IdentityFile, Auth: auth, KnownHosts: h.KnownHosts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f, err := facts.Collect(ctx, c, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, &Target{Host: h, Inventory: inv.Path, Root: c.AsRoot(), Facts: f, Preset: preset, Step: func(string) {}}, steps, false); err != nil {
+		t.Fatalf("provision %s (%s): %v", h.Name, preset, err)
+	}
+}
+
+// TestMariaDBAccountsAtSeveralNetworks: with TLS and three allow_from
+// networks, pi3's MariaDB gets pidb's account at each network, each
+// requiring TLS once (a REQUIRE SSL repeated per network was a syntax
+// error), and at localhost without; back to the lab's one network, the
+// other two accounts are dropped.
+func TestMariaDBAccountsAtSeveralNetworks(t *testing.T) {
+	inv := labtest.Inventory(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	pi3 := labtest.Host(t, inv, "pi3")
+	root := pi3
+	root.User = "root"
+	if _, _, err := labtest.SSH(root, "command -v mariadb"); err != nil {
+		provisionOn(ctx, t, inv, pi3, "balanced", Steps())
+	}
+	steps := []Step{accessStep{}, accountsStep{}}
+	accounts := func() string {
+		return strings.Join(strings.Fields(labtest.MustSSH(t, root, `mariadb -NBe "SELECT CONCAT(host, '=', ssl_type) FROM mysql.user WHERE user = 'pidb' ORDER BY host"`)), " ")
+	}
+	if pi3.AllowFrom[0].String() != "10.213.41.0/24" {
+		t.Fatalf("the lab's network is %s, not the one this test knows", pi3.AllowFrom[0])
+	}
+	h := pi3
+	h.TLS = true
+	h.AllowFrom = append(append([]netip.Prefix(nil), pi3.AllowFrom...), netip.MustParsePrefix("10.213.97.0/24"), netip.MustParsePrefix("10.213.96.0/25"))
+	provisionOn(ctx, t, inv, h, "balanced", steps)
+	if got, want := accounts(), "10.213.41.0/255.255.255.0=ANY 10.213.96.0/255.255.255.128=ANY 10.213.97.0/255.255.255.0=ANY localhost="; got != want {
+		t.Errorf("pidb's accounts at three networks: %q, want %q", got, want)
+	}
+	provisionOn(ctx, t, inv, pi3, "balanced", steps)
+	if got, want := accounts(), "10.213.41.0/255.255.255.0=ANY localhost="; got != want {
+		t.Errorf("pidb's accounts back at the lab's network: %q, want %q", got, want)
+	}
 }

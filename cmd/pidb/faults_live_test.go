@@ -165,7 +165,10 @@ func TestUploadToAFullDisk(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	h := provisionedAsRoot(t, inv, "pi4")
 	const dir = "/etc/postgresql/15/main/conf.d"
-	labtest.MustSSH(t, h, "mount -t tmpfs -o size=16k tmpfs "+dir+" && (dd if=/dev/zero of="+dir+"/filler bs=1k count=64 2>/dev/null || true)")
+	// a small disk under the drop-ins, postgres's as the folder is (a
+	// folder anyone can write, tmpfs's own 1777, pidb refuses outright)
+	labtest.MustSSH(t, h, "mount -t tmpfs -o size=16k,mode=0755,uid=$(id -u postgres),gid=$(id -g postgres) tmpfs "+dir+
+		" && (dd if=/dev/zero of="+dir+"/filler bs=1k count=64 2>/dev/null || true)")
 	defer labtest.MustSSH(t, h, "umount "+dir+" 2>/dev/null || true")
 	before := labtest.MustSSH(t, h, startTime)
 	code, res, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "fast")

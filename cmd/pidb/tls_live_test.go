@@ -1,11 +1,18 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"database/sql"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"pidb/internal/labtest"
 	"pidb/inventory"
@@ -64,6 +71,38 @@ func TestTLSOnTheLab(t *testing.T) {
 		}
 		if got := labtest.MustSSH(t, root("pi4"), "grep -c '^hostssl' /etc/postgresql/15/main/pg_hba.conf; grep -c '^host ' /etc/postgresql/15/main/pg_hba.conf || true"); strings.Fields(got)[0] == "0" {
 			t.Errorf("pi4: no hostssl line in pg_hba.conf: %q", got)
+		}
+	})
+
+	t.Run("credentials --ca: URLs that check the server", func(t *testing.T) {
+		dir := t.TempDir()
+		urls := map[string]string{}
+		// pi4 runs Debian's snakeoil certificate, which names the host's
+		// name, not its address: verify-ca; pi3 pidb's, which names the
+		// address: the full check
+		for host, want := range map[string]string{"pi4": "sslmode=verify-ca&sslrootcert=", "pi3": "ssl-mode=VERIFY_IDENTITY&ssl-ca="} {
+			ca := filepath.Join(dir, host+".pem")
+			code, out, errOut := runPidb(t, "credentials", "-i", inv.Path, "--ca", ca, host)
+			if code != 0 {
+				t.Fatalf("credentials --ca %s: exit %d\n%s", host, code, errOut)
+			}
+			urls[host] = strings.TrimSpace(out)
+			if !strings.Contains(urls[host], want) {
+				t.Errorf("%s: %s, want %q", host, redact(urls[host]), want)
+			}
+			if fi, err := os.Stat(ca); err != nil || fi.Mode().Perm() != 0o644 {
+				t.Errorf("%s: the CA file: %v, %v", host, fi, err)
+			}
+		}
+		if got := pgQuery(t, urls["pi4"], "SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()"); got != "true" {
+			t.Errorf("pi4: the --ca login is not over TLS: %q", got)
+		}
+		if err := myCATry(urls["pi3"], ""); err != nil {
+			t.Errorf("pi3: the --ca login, the certificate checked against the file and the address: %v", err)
+		}
+		// the check is real: pi3 against pi4's certificate is refused
+		if err := myCATry(urls["pi3"], filepath.Join(dir, "pi4.pem")); err == nil || !strings.Contains(err.Error(), "certificate") {
+			t.Errorf("pi3 checked against pi4's certificate: %v; want a certificate error", err)
 		}
 	})
 
@@ -134,4 +173,36 @@ func readRun(t *testing.T, dir string) results.Run {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// myCATry logs in with a mysql:// URL of `credentials --ca`: TLS, the
+// server's certificate checked against the ssl-ca file (or ca, when given)
+// and the URL's address, as ssl-mode=VERIFY_IDENTITY asks.
+func myCATry(u, ca string) error {
+	p, err := url.Parse(u)
+	if err != nil {
+		return err
+	}
+	if ca == "" {
+		ca = p.Query().Get("ssl-ca")
+	}
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		return err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return os.ErrInvalid
+	}
+	pw, _ := p.User.Password()
+	c := mysql.NewConfig()
+	c.User, c.Passwd, c.Net, c.Addr, c.DBName, c.Timeout = p.User.Username(), pw, "tcp", p.Host, strings.TrimPrefix(p.Path, "/"), 5*time.Second
+	c.TLS = &tls.Config{RootCAs: pool, ServerName: p.Hostname(), MinVersion: tls.VersionTLS12}
+	conn, err := mysql.NewConnector(c)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	return db.Ping()
 }
