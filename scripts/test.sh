@@ -2,49 +2,91 @@
 # The whole test suite, on a fresh Debian or Ubuntu machine, as root:
 #   sudo scripts/test.sh
 # Installs what it needs (apt packages, Go modules), checks formatting and
-# vet, fuzzes, builds the release archives for every controller in the
-# background while it boots the simulated Pi lab, runs every test against
-# it with the race detector, then kills and re-ups the lab and checks that down
-# leaves nothing, and last checks the release archives and their version.
+# vet, fuzzes, starts the release archives for every controller in the
+# background, runs the unit tests with the race detector while it boots the
+# simulated Pi lab, runs the lab tests against it, then kills and re-ups
+# the lab and checks that down leaves nothing, and last checks the release
+# archives and their version. It ends with the time of each phase and the
+# slowest tests.
+#
+#   scripts/test.sh --quick   # vet, the fuzzers (2 s each) and the unit tests, no lab, no root
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+quick=false
+case "${1:-}" in
+  --quick) quick=true ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
+
 log() { printf '== %s\n' "$*" >&2; }
 
-. scripts/deps.sh
+# each phase's time, printed at the end (also when a phase fails)
+phases=()
+phase_name=""
+phase_start=$SECONDS
+phase() {
+  if [ -n "$phase_name" ]; then phases+=("$(printf '%5ds  %s' $((SECONDS - phase_start)) "$phase_name")"); fi
+  phase_name=$1
+  phase_start=$SECONDS
+  [ -z "$1" ] || log "$1"
+}
+report() {
+  rc=$?
+  phase ""
+  [ -x bin/testsum ] && [ -s "$json" ] && bin/testsum -summary -slowest 10 < "$json" >&2 || true
+  { echo; echo "phases:"; printf '%s\n' "${phases[@]}"; printf '%5ds  in all\n' "$SECONDS"; } >&2
+  exit $rc
+}
+json=$(mktemp /tmp/pidb-test.XXXXXX.json)
+cleanups=()
+cleanup() { for c in "${cleanups[@]}"; do eval "$c" || true; done; report; }
+trap cleanup EXIT
 
-# the report's browser test: Debian's chromium, headless; zip for the
-# Windows release archive; MySQLdb for Debian's python3
-need=()
-command -v chromium >/dev/null || need+=(chromium)
-command -v zip >/dev/null || need+=(zip)
-# the MySQL write-up's load.py (../shared/peers/quiz), run by a lab test
-/usr/bin/python3 -c 'import MySQLdb' 2>/dev/null || need+=(python3-mysqldb)
-if [ ${#need[@]} -gt 0 ]; then
-  log "installing ${need[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+# go test's events into the suite's record, and a line a package on the
+# terminal, with the whole output of whatever failed
+gotest() { go test -json "$@" | tee -a "$json" | bin/testsum -slowest 0; }
+
+phase "deps"
+if $quick; then
+  if ! command -v go >/dev/null; then
+    for d in /usr/local/go/bin /usr/lib/go/bin; do [ -x "$d/go" ] && PATH="$d:$PATH"; done
+  fi
+else
+  . scripts/deps.sh
+  # the report's browser test: Debian's chromium, headless; zip for the
+  # Windows release archive; MySQLdb for Debian's python3
+  need=()
+  command -v chromium >/dev/null || need+=(chromium)
+  command -v zip >/dev/null || need+=(zip)
+  # the MySQL write-up's load.py (../shared/peers/quiz), run by a lab test
+  /usr/bin/python3 -c 'import MySQLdb' 2>/dev/null || need+=(python3-mysqldb)
+  if [ ${#need[@]} -gt 0 ]; then
+    log "installing ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
 fi
-
-log "go mod download"
 go mod download
+mkdir -p bin
+go build -o bin/testsum ./internal/testsum
 
-log "gofmt"
+phase "gofmt, vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
   echo "gofmt needed on:" >&2; echo "$unformatted" >&2; exit 1
 fi
-
-log "go vet"
 go vet ./...
 
 # every fuzz target for a short while, from its corpus in testdata/fuzz
-# and its seeds; a failure prints the input that broke it (kept under
-# testdata/fuzz/, where it becomes a test case)
-log "fuzz: each target for ${FUZZTIME:=5s}"
-# under a memory limit (4 GB of address space a process): an input whose
-# cost grows out of bounds (a TOML nesting the decoder pays for with the
-# square of its depth) fails the target instead of the machine
+# and its seeds, under a memory limit (4 GB of address space a process): an
+# input whose cost grows out of bounds (a TOML nesting the decoder pays for
+# with the square of its depth) fails the target instead of the machine; a
+# failure prints the input that broke it (kept under testdata/fuzz/, where
+# it becomes a test case)
+$quick && : "${FUZZTIME:=2s}"
+phase "fuzz: each target for ${FUZZTIME:=5s}"
 fuzz() { (ulimit -v 4000000 && go test -run '^$' -fuzz "^$1\$" -fuzztime "$FUZZTIME" "$2") >/tmp/pidb-fuzz.log 2>&1; }
 for file in $(grep -rl --include='*_test.go' '^func Fuzz' .); do
   for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file"); do
@@ -62,42 +104,72 @@ for file in $(grep -rl --include='*_test.go' '^func Fuzz' .); do
   done
 done
 
-# the release builds for every controller, in the background while the
-# lab comes up (on a fresh machine both take minutes: the cross-builds
-# compile the standard library six times, the lab bootstraps its image);
-# after the fuzzers, which a busy machine starves; waited for before the
-# tests, which measure
-log "release builds (in the background)"
+# the race detector where the code has concurrency of its own: the
+# driver and the wire clients, fleet, progress, the thermal sampler and
+# simulator, job (the sampler beside the workload), remote (keepalives,
+# forwards); the other packages render, parse and decide, single-threaded,
+# and their tests run without it (report's charts: 33 s with it, 5 s
+# without)
+race_pkgs="pidb/bench/... pidb/fleet pidb/progress pidb/thermal pidb/job pidb/remote pidb/lab"
+# the packages whose tests reach the lab; every other package's tests are
+# unit tests, run while the lab boots
+lab_pkgs="pidb/cmd/pidb pidb/provision pidb/lab pidb/remote"
+pkgs() { go list "$@" | tr '\n' ' '; }
+raced=$(pkgs $race_pkgs)
+units_raced=$(for p in $raced; do case " $lab_pkgs " in *" $p "*) ;; *) echo "$p";; esac; done | tr '\n' ' ')
+units_plain=$(for p in $(pkgs ./...); do case " $raced $lab_pkgs " in *" $p "*) ;; *) echo "$p";; esac; done | tr '\n' ' ')
+
+if $quick; then
+  # no lab: its tests skip and say why, CI or not
+  phase "unit tests (go test, -race where the code has concurrency of its own)"
+  PIDB_LAB= CI= gotest -race -count=1 $raced
+  PIDB_LAB= CI= gotest -count=1 $units_plain pidb/cmd/pidb pidb/provision
+  exit 0
+fi
+
+# the release builds for every controller, in the background from here to
+# the end (after the fuzzers, which a busy machine starves), checked last
+log "release builds (in the background, checked at the end)"
 scripts/release.sh > /tmp/pidb-release.log 2>&1 &
 release_pid=$!
-trap 'kill "$release_pid" 2>/dev/null || true' EXIT
+cleanups+=('kill "$release_pid" 2>/dev/null')
 
-log "build"
-mkdir -p bin
+phase "build, lab up (beside the unit tests)"
 go build -buildvcs=auto -o bin/pidb ./cmd/pidb
+bin/pidb lab up > /tmp/pidb-lab-path 2>/tmp/pidb-lab-up.log &
+labup_pid=$!
+cleanups+=('bin/pidb lab down >/dev/null 2>&1')
 
-log "lab up"
-PIDB_LAB=$(bin/pidb lab up)
+phase "unit tests (every package without lab tests; -race where the code has concurrency of its own)"
+gotest -race -count=1 $units_raced
+gotest -count=1 $units_plain
+
+phase "lab up (what was left of it)"
+if ! wait "$labup_pid"; then
+  echo "lab up failed:" >&2; cat /tmp/pidb-lab-up.log >&2; exit 1
+fi
+PIDB_LAB=$(cat /tmp/pidb-lab-path)
 export PIDB_LAB
-trap 'kill "$release_pid" 2>/dev/null || true; bin/pidb lab down >/dev/null 2>&1 || true' EXIT
 
-log "waiting for the release builds"
+# -p 1: one package at a time, since some lab tests change the hosts
+# (provisioning installs databases) and others measure them; the race
+# detector where the package has concurrency of its own (the thermal
+# simulator, remote's keepalive and forwards): the others wait on SSH and
+# the servers, and their concurrency is fleet's, bench's and progress's,
+# which the unit tests run with it
+phase "lab tests (with the lab at $PIDB_LAB)"
+gotest -race -p 1 -count=1 -timeout 30m ./lab ./remote
+gotest -p 1 -count=1 -timeout 30m ./provision ./cmd/pidb
+
+phase "lab lifecycle: kill, up again, down leaves nothing"
+PIDB_LAB_LIFECYCLE=1 gotest -count=1 -run '^TestLabLifecycle$' ./lab
+
+# the release builds for every controller (made in the background), and
+# the version they carry
+phase "release archives (waited for, checked)"
 if ! wait "$release_pid"; then
   echo "release builds failed:" >&2; cat /tmp/pidb-release.log >&2; exit 1
 fi
-
-# -p 1: one package at a time, since some lab tests change the hosts
-# (provisioning installs databases) and others measure them
-log "go test -race -p 1 ./... (with the lab at $PIDB_LAB)"
-go test -race -p 1 -count=1 -timeout 30m ./...
-
-log "lab lifecycle: kill, up again, down leaves nothing"
-PIDB_LAB_LIFECYCLE=1 go test -count=1 -run '^TestLabLifecycle$' -v ./lab
-trap - EXIT
-
-# the release builds for every controller (made above), and the version
-# they carry
-log "release archives"
 for a in dist/pidb-*-linux-amd64.tar.gz dist/pidb-*-linux-arm64.tar.gz dist/pidb-*-linux-armv7.tar.gz \
          dist/pidb-*-darwin-arm64.tar.gz dist/pidb-*-darwin-amd64.tar.gz dist/pidb-*-windows-amd64.zip; do
   [ -s "$a" ] || { echo "release: $a missing" >&2; exit 1; }
