@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -21,13 +20,9 @@ func inventoryCommand() *cli.Command {
 			UsageText: "pidb inventory check -i FILE [--limit NAMES] [--json]",
 			Flags:     []cli.Flag{inventoryFlag(), limitFlag(), jsonFlag()},
 			Action: func(c *cli.Context) error {
-				inv, hosts, err := loadHosts(c)
+				_, hosts, err := loadHosts(c)
 				if err != nil {
 					return err
-				}
-				// the whole file's, as its errors are: not errors, exit 0
-				for _, w := range inv.Warnings {
-					fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
 				}
 				if c.Bool("json") {
 					return output.JSON(c.App.Writer, hostViews(hosts))

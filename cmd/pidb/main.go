@@ -258,6 +258,12 @@ func loadHosts(c *cli.Context) (*inventory.Inventory, []inventory.Host, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// what the inventory allows but should not (tls = false on a public
+	// network): the whole file's, as its errors are, before any host, for
+	// every command; not errors
+	for _, w := range inv.Warnings {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", progress.Sanitize(w))
+	}
 	hosts, err := inv.Select(c.String("limit"))
 	if err != nil {
 		return nil, nil, err

@@ -354,7 +354,8 @@ func TestCredentialsCAWithoutPassword(t *testing.T) {
 
 // TestInventoryCheckWarnsTLSOffPublic: tls = false with an allow_from on a
 // public network passes the check (exit 0) with a warning on stderr at the
-// tls line, never on stdout; on a private network, no warning.
+// tls line, never on stdout, and every other command says it too; on a
+// private network, no warning.
 func TestInventoryCheckWarnsTLSOffPublic(t *testing.T) {
 	inv := writeInventory(t, "[[host]]\nname = \"pi4\"\naddress = \"10.9.0.40\"\nallow_public = true\ntls = false\nallow_from = [\"203.0.113.0/24\"]\n")
 	for _, args := range [][]string{{"inventory", "check", "-i", inv}, {"inventory", "check", "-i", inv, "--json"}} {
@@ -368,6 +369,11 @@ func TestInventoryCheckWarnsTLSOffPublic(t *testing.T) {
 		if strings.Contains(out, "warning") {
 			t.Errorf("pidb %s: the warning on stdout: %s", strings.Join(args, " "), out)
 		}
+	}
+	// every command that reads the inventory says so, before any host (an
+	// unknown --limit name stops this one there)
+	if code, _, errOut := runPidb(t, "provision", "-i", inv, "--limit", "nosuch"); code != 2 || !strings.Contains(errOut, "warning: "+inv+":5: host \"pi4\": tls = false") {
+		t.Errorf("provision: exit %d, stderr %q; want 2 and the warning", code, errOut)
 	}
 	private := writeInventory(t, strings.Replace(twoHosts, "[defaults]\n", "[defaults]\ntls = false\n", 1))
 	if code, _, errOut := runPidb(t, "inventory", "check", "-i", private); code != 0 || strings.Contains(errOut, "warning") {
