@@ -56,6 +56,7 @@ type hostView struct {
 type databaseView struct {
 	Name  string `json:"name"`
 	Owner string `json:"owner"`
+	Adopt bool   `json:"adopt"` // take over an owner pidb did not make
 }
 
 // storageOf is the host's storage as the table and the JSON both say it:
@@ -81,7 +82,7 @@ func hostViews(hosts []inventory.Host) []hostView {
 			v.Connections = &h.Connections
 		}
 		for _, d := range h.Databases {
-			v.Databases = append(v.Databases, databaseView{Name: d.Name, Owner: d.Owner})
+			v.Databases = append(v.Databases, databaseView{Name: d.Name, Owner: d.Owner, Adopt: d.Adopt})
 		}
 		views = append(views, v)
 	}
@@ -129,7 +130,11 @@ func hostRows(hosts []inventory.Host) [][]string {
 		}
 		var dbs []string
 		for _, d := range h.Databases {
-			dbs = append(dbs, d.Name+"("+d.Owner+")")
+			owner := d.Owner
+			if d.Adopt {
+				owner += ", adopted"
+			}
+			dbs = append(dbs, d.Name+"("+owner+")")
 		}
 		settings := h.Settings.Keys()
 		rows = append(rows, []string{h.Name, addr, h.User, h.Engine, h.Preset, conns, storage, allow,

@@ -380,3 +380,19 @@ func TestInventoryCheckWarnsTLSOffPublic(t *testing.T) {
 		t.Errorf("tls = false on a private network: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestInventoryCheckShowsAdopt: an owner pidb may take over is said so, in
+// the table and in the JSON.
+func TestInventoryCheckShowsAdopt(t *testing.T) {
+	inv := writeInventory(t, "[[host]]\nname = \"pi4\"\naddress = \"10.9.0.40\"\n"+
+		"[[host.database]]\nname = \"inventory\"\nowner = \"app\"\nadopt = true\n"+
+		"[[host.database]]\nname = \"quiz\"\nowner = \"quizzer\"\n")
+	code, out, errOut := runPidb(t, "inventory", "check", "-i", inv)
+	if code != 0 || !strings.Contains(out, "inventory(app, adopted),quiz(quizzer)") {
+		t.Errorf("table: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runPidb(t, "inventory", "check", "-i", inv, "--json")
+	if code != 0 || !strings.Contains(out, `"owner": "app",`) || !strings.Contains(out, `"adopt": true`) || !strings.Contains(out, `"adopt": false`) {
+		t.Errorf("json: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
