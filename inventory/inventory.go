@@ -503,6 +503,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 			p.errorf(appendPath(path, "database"), "host.database: want an array of tables ([[host.database]]), not %s", tomlType(raw))
 		}
 		seen := map[string]bool{}
+		owners := map[string]Database{} // an owner's first database
 		for j, d := range dbs {
 			dp := appendPath(path, "database", strconv.Itoa(j))
 			sec := p.checkTable(dp, d, databaseKeys)
@@ -530,6 +531,14 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 			if bad {
 				continue
 			}
+			// an owner is one account with one password, which pidb keeps
+			// per database: a second database of the same owner would make
+			// the account twice, with two passwords
+			if first, ok := owners[db.Owner]; ok {
+				p.errorf(appendPath(dp, "owner"), "host %q: owner %q owns database %q already (line %d): give each database an owner of its own", h.Name, db.Owner, first.Name, first.Line)
+				continue
+			}
+			owners[db.Owner] = db
 			seen[db.Name] = true
 			h.Databases = append(h.Databases, db)
 		}

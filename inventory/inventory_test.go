@@ -179,6 +179,8 @@ func TestErrors(t *testing.T) {
 			`4: host "a": database has no owner`},
 		{"duplicate database", "[[host]]\nname=\"a\"\naddress=\"x\"\n[[host.database]]\nname = \"inv\"\nowner = \"o\"\n[[host.database]]\nname = \"inv\"\nowner = \"p\"\n",
 			`8: host "a": duplicate database "inv"`},
+		{"one owner for two databases", "[[host]]\nname=\"a\"\naddress=\"x\"\n[[host.database]]\nname = \"inv\"\nowner = \"o\"\n[[host.database]]\nname = \"quiz\"\nowner = \"o\"\n",
+			`9: host "a": owner "o" owns database "inv" already (line 4): give each database an owner of its own`},
 		{"syntax error", "[[host]]\nname = \"a\"\naddress = \"x\n",
 			`3: `},
 		{"setting of a wrong type", "[[host]]\nname=\"a\"\naddress=\"x\"\n[host.settings]\nwork_mem = [1, 2]\n",
