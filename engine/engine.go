@@ -12,12 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"pidb/facts"
-	"pidb/internal/version"
 	"pidb/inventory"
 	"pidb/remote"
 	"pidb/tune"
@@ -45,27 +43,20 @@ type Engine struct {
 // Of describes the server the facts found.
 func Of(f facts.Facts) (Engine, error) { return New(f.Engine.Flavor, f.Engine.Version) }
 
-// pgMajor is the shape of a PostgreSQL major version, which names folders
-// (/etc/postgresql/15/main) and units (postgresql@15-main).
-var pgMajor = regexp.MustCompile(`^[0-9]{1,3}$`)
-
 // New describes a server by flavour and version. A version that is not one
-// (version.Valid: one to four dotted numbers) is an error: it goes into
-// paths, unit names and commands run as root.
+// (facts.CheckVersion) is an error: it goes into paths, unit names and
+// commands run as root.
 func New(flavor, ver string) (Engine, error) {
 	e := Engine{Flavor: flavor, Version: ver}
 	switch e.Flavor {
 	case "postgres", "mariadb", "mysql":
-		if !version.Valid(ver) {
-			return e, fmt.Errorf("%s version %q is not a version (one to four dotted numbers, like 15.8): pidb puts it in paths and root's commands, so it goes no further", flavor, ver)
+		if err := facts.CheckVersion(flavor, ver); err != nil {
+			return e, err
 		}
 	}
 	switch e.Flavor {
 	case "postgres":
 		e.Major = strings.SplitN(e.Version, ".", 2)[0]
-		if !pgMajor.MatchString(e.Major) {
-			return e, fmt.Errorf("postgres version %q: its major version %q is not one to three digits", ver, e.Major)
-		}
 		e.TuneAs = e.Major
 		e.Service = "postgresql@" + e.Major + "-main"
 		e.ConfPath = "/etc/postgresql/" + e.Major + "/main/conf.d/90-pidb.conf"
@@ -230,10 +221,8 @@ func unescapeBatch(v string) (string, error) {
 	return b.String(), nil
 }
 
-// ReadBackSQL asks for the live values of the settings, for Client. On
-// PostgreSQL it leaves out a value that holds psql's separators ("|", a
-// newline): CompareLive reports such a setting as not reported, and no
-// value can make a row of its own.
+// ReadBackSQL asks for the live values of the settings, for Query: its
+// rows (Rows) hold every value whole, whatever it holds.
 func (e Engine) ReadBackSQL(s tune.Settings) string {
 	if e.Flavor == "postgres" {
 		var names []string

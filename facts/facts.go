@@ -133,22 +133,27 @@ func Gather(ctx context.Context, r remote.Runner) (Facts, error) {
 	return f, nil
 }
 
-// Check reports a fact whose shape pidb cannot trust. The engine's version
-// goes into paths (/etc/postgresql/15/main), unit names (postgresql@15-main)
-// and commands run as root, so it must be a version: one to four dotted
-// numbers ("15.8", "10.11.6"), and PostgreSQL's major one to three digits.
-// Gather checks what a host answers; engine.New checks again.
+// Check reports a fact whose shape pidb cannot trust: the engine's version
+// (CheckVersion). Gather checks what a host answers; engine.New checks
+// every version it is given the same way.
 func (f Facts) Check() error {
-	e := f.Engine
-	if e.Flavor == "" {
+	if f.Engine.Flavor == "" {
 		return nil
 	}
-	bad := !version.Valid(e.Version)
-	if major, _, _ := strings.Cut(e.Version, "."); e.Flavor == "postgres" && len(major) > 3 {
-		bad = true
+	if err := CheckVersion(f.Engine.Flavor, f.Engine.Version); err != nil {
+		return fmt.Errorf("the host's %w", err)
 	}
-	if bad {
-		return fmt.Errorf("the host reports %s version %q, which is not a version (one to four dotted numbers, like 15.8): pidb would put it in paths and root's commands, so it stops here", e.Flavor, e.Version)
+	return nil
+}
+
+// CheckVersion reports a server version that is not one. The version goes
+// into paths (/etc/postgresql/15/main), unit names (postgresql@15-main)
+// and commands run as root, so it must be one to four dotted numbers
+// ("15.8", "10.11.6"), and PostgreSQL's major one to three digits.
+func CheckVersion(flavor, v string) error {
+	major, _, _ := strings.Cut(v, ".")
+	if !version.Valid(v) || (flavor == "postgres" && len(major) > 3) {
+		return fmt.Errorf("%s version %q is not a version (one to four dotted numbers, like 15.8; a PostgreSQL major of at most three digits): pidb puts it in paths and root's commands, so it goes no further", flavor, v)
 	}
 	return nil
 }
