@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strings"
 	"time"
 
@@ -252,12 +251,9 @@ func restorePrevious(ctx context.Context, t *Target, e engine.Engine, files []fi
 func restoreFiles(ctx context.Context, t *Target, files []fileChange) error {
 	for _, f := range files {
 		p, a, c := remote.Quote(previous(f.path)), remote.Quote(absentMark(f.path)), remote.Quote(f.path)
-		tmp := remote.Quote(path.Join(path.Dir(f.path), "."+path.Base(f.path)+".pidb-XXXXXX"))
-		// the copy back goes through a temp file of mktemp's and a rename,
-		// as an upload does: the file is whole at every moment, and a link
-		// at its name is replaced
-		cmd := "if [ -e " + a + " ]; then rm -f -- " + c + "; elif [ -e " + p + " ]; then t=$(mktemp " + tmp + ") && cp -p -- " + p + ` "$t" && mv -f -- "$t" ` + c +
-			`; rc=$?; rm -f -- "$t"; exit $rc; fi`
+		// the copy back replaces the file as an upload does (remote.Replace):
+		// whole at every moment, and a link at its name replaced
+		cmd := "if [ -e " + a + " ]; then rm -f -- " + c + "; elif [ -e " + p + " ]; then " + remote.Replace(f.path, "cp -p -- "+p+` "$t"`) + "; fi"
 		if _, err := t.inFolder(ctx, f.path, cmd); err != nil {
 			return err
 		}

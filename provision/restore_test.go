@@ -31,7 +31,7 @@ func TestConfigureRestoresAfterAFailedRestart(t *testing.T) {
 	}
 	ran := strings.Join(r.Ran(), "\n")
 	keep := "cd / && runuser -u postgres -- sh -c 'rm -f -- " + conf + ".pidb-previous " + conf + ".pidb-none && cp -p -- " + conf + " " + conf + ".pidb-previous'"
-	put := "cd / && runuser -u postgres -- sh -c 'if [ -e " + conf + ".pidb-none ]; then rm -f -- " + conf + "; elif [ -e " + conf + ".pidb-previous ]; then t=$(mktemp /etc/postgresql/15/main/conf.d/.90-pidb.conf.pidb-XXXXXX) && cp -p -- " + conf + `.pidb-previous "$t" && mv -f -- "$t" ` + conf
+	put := "cd / && runuser -u postgres -- sh -c 'if [ -e " + conf + ".pidb-none ]; then rm -f -- " + conf + "; elif [ -e " + conf + ".pidb-previous ]; then umask 077 && t=$(mktemp /etc/postgresql/15/main/conf.d/.90-pidb.conf.pidb-XXXXXX) || exit 1; cp -p -- " + conf + `.pidb-previous "$t" && mv -f -- "$t" ` + conf + `; rc=$?; rm -f -- "$t"; exit $rc; fi'`
 	i, j := strings.Index(ran, keep), strings.Index(ran, put)
 	if i < 0 || j < i || strings.Count(ran, restart) != 2 || !strings.HasSuffix(ran, "pg_isready -q") {
 		t.Errorf("commands:\n%s", ran)

@@ -337,6 +337,10 @@ func (c *Client) AsRoot() *Client {
 
 func (c *Client) sudo() bool { return c.root && c.cfg.User != "root" }
 
+// asRoot reports whether the view's commands run as root: an AsRoot view,
+// or any view of a root login.
+func (c *Client) asRoot() bool { return c.root || c.cfg.User == "root" }
+
 // Run runs cmd (as root through sudo -n on an AsRoot view).
 func (c *Client) Run(ctx context.Context, cmd string) (Result, error) {
 	return c.RunInput(ctx, cmd, nil)
@@ -415,7 +419,7 @@ func (c *Client) lost(err error, cmd string) error {
 // write back where that user reads it, a file the user may not read.
 func (c *Client) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	cmd := "cat -- " + Quote(p)
-	if c.root || c.cfg.User == "root" {
+	if c.asRoot() {
 		user, err := FolderUser(ctx, c, path.Dir(p))
 		if err != nil {
 			return nil, fmt.Errorf("%s: read %s: %w", c.cfg.Name, p, err)
@@ -466,7 +470,7 @@ func (c *Client) Upload(ctx context.Context, p string, data []byte, mode fs.File
 		return fmt.Errorf("%s: upload: %q is not an absolute path", c.cfg.Name, p)
 	}
 	dir, base := path.Split(p)
-	if !c.root && c.cfg.User != "root" {
+	if !c.asRoot() {
 		s, err := c.sftp()
 		if err != nil {
 			return err
@@ -496,20 +500,26 @@ func (c *Client) Upload(ctx context.Context, p string, data []byte, mode fs.File
 	return nil
 }
 
-// uploadScript writes its standard input to p through a temp file that
-// mktemp makes (O_EXCL: never one that was there) and a rename (which
-// replaces a link at p, never writes through it). A regular file at p
-// gives the new one its mode, and as root its owner.
+// uploadScript writes its standard input to p (Replace). A regular file
+// at p gives the new one its mode, and as root its owner.
 func uploadScript(p string, mode fs.FileMode, root bool) string {
-	dir, base := path.Split(p)
 	qp := Quote(p)
 	keep := `chmod "$(stat -c %a -- ` + qp + `)" "$t"`
 	if root {
 		keep += ` && chown "$(stat -c %u:%g -- ` + qp + `)" "$t"`
 	}
+	return Replace(p, "if [ -f "+qp+" ] && [ ! -h "+qp+" ]; then "+keep+"; else chmod "+fmt.Sprintf("%04o", uint32(mode.Perm()))+` "$t"; fi && cat > "$t"`)
+}
+
+// Replace is a shell script that replaces the file p whole: fill writes
+// the new contents to "$t", a temp file beside p that mktemp makes
+// (O_EXCL: never one that was there), which a rename then puts in p's
+// place (replacing a link at p, never writing through it); the temp file
+// is gone either way. The script exits with the first failure's status.
+func Replace(p, fill string) string {
+	dir, base := path.Split(p)
 	return "umask 077 && t=$(mktemp " + Quote(path.Join(dir, "."+base+".pidb-XXXXXX")) + ") || exit 1; " +
-		"if [ -f " + qp + " ] && [ ! -h " + qp + " ]; then " + keep + "; else chmod " + fmt.Sprintf("%04o", uint32(mode.Perm())) + ` "$t"; fi` +
-		` && cat > "$t" && mv -f -- "$t" ` + qp + `; rc=$?; rm -f -- "$t"; exit $rc`
+		fill + ` && mv -f -- "$t" ` + Quote(p) + `; rc=$?; rm -f -- "$t"; exit $rc`
 }
 
 // uploadError names a failed upload, and a full disk as such: the free
