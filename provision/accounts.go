@@ -96,6 +96,12 @@ type account struct {
 	user, database string
 }
 
+// bench reports whether a is pidb's own benchmark account, whose password
+// is the host's (secrets.Host.Pidb) and which pidb always manages.
+func (a account) bench() bool {
+	return a.user == engine.BenchUser && a.database == engine.BenchDatabase
+}
+
 func accountsOf(t *Target) []account {
 	out := []account{{engine.BenchUser, engine.BenchDatabase}}
 	for _, d := range t.Host.Databases {
@@ -110,7 +116,7 @@ func accountsOf(t *Target) []account {
 // over as it always did; its database has a check of its own), or an
 // owner whose [[host.database]] says adopt = true.
 func mayAdopt(t *Target, a account) bool {
-	if a.user == engine.BenchUser && a.database == engine.BenchDatabase {
+	if a.bench() {
 		return true
 	}
 	for _, d := range t.Host.Databases {
@@ -376,7 +382,7 @@ func plan(ctx context.Context, t *Target, e engine.Engine, sec secrets.Host) ([]
 			todo = append(todo, "pidb's mark on "+a.user+" (made by pidb before it marked accounts)")
 		case adopted:
 			why := "adopt = true"
-			if a.user == engine.BenchUser && a.database == engine.BenchDatabase {
+			if a.bench() {
 				why = "pidb's own account"
 			}
 			todo = append(todo, "take over "+a.user+" ("+why+")")
@@ -411,7 +417,7 @@ func plan(ctx context.Context, t *Target, e engine.Engine, sec secrets.Host) ([]
 }
 
 func password(sec secrets.Host, a account) string {
-	if a.user == engine.BenchUser && a.database == engine.BenchDatabase {
+	if a.bench() {
 		return sec.Pidb
 	}
 	if d, ok := sec.Databases[a.database]; ok && d.Owner == a.user {
@@ -470,7 +476,7 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 			continue
 		}
 		fresh[a.user] = true
-		if a.user == engine.BenchUser && a.database == engine.BenchDatabase {
+		if a.bench() {
 			sec.Pidb = secrets.Generate()
 		} else {
 			sec.Databases[a.database] = secrets.Database{Owner: a.user, Password: secrets.Generate()}
