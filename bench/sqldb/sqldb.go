@@ -63,12 +63,14 @@ func New(t Target) (DB, error) {
 	}
 	addr := net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
 	if t.Engine == "postgres" {
-		// SCRAM-SHA-256 only (pgwire.RequireSCRAM): without TLS, pgx would
-		// answer a request for the password in clear text with it
-		cfg, err := pgx.ParseConfig(map[bool]string{true: "sslmode=require", false: "sslmode=disable"}[t.TLS] + " require_auth=scram-sha-256")
+		cfg, err := pgx.ParseConfig(map[bool]string{true: "sslmode=require", false: "sslmode=disable"}[t.TLS])
 		if err != nil {
 			return DB{}, err
 		}
+		// SCRAM-SHA-256 only: without TLS, pgx would answer a request for
+		// the password in clear text with it (the workloads connect with
+		// this config through pgconn too)
+		pgwire.RequireSCRAM(&cfg.Config)
 		cfg.Host, cfg.Port, cfg.User, cfg.Password, cfg.Database = t.Host, uint16(t.Port), t.User, t.Password, t.Database
 		cfg.ConnectTimeout = t.Timeout
 		if t.TLS {
