@@ -10,12 +10,12 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"pidb/engine"
 	"pidb/facts"
+	"pidb/internal/atomicfile"
 	"pidb/inventory"
 	"pidb/progress"
 	"pidb/remote"
@@ -226,10 +226,8 @@ func serverCAFile(ctx context.Context, root remote.Runner, f facts.Facts) ([]*x5
 	if err != nil {
 		return nil, "", err
 	}
-	p, data, err := serverTLSFile(ctx, root, e, "ssl_ca_file", "ssl_ca")
-	if err != nil && p != "" {
-		return nil, "", fmt.Errorf("read the server's CA file %s: %w", p, err)
-	} else if err != nil {
+	p, data, err := serverTLSFile(ctx, root, e, "ssl_ca_file", "ssl_ca", "CA file")
+	if err != nil {
 		return nil, "", err
 	}
 	if p == "" {
@@ -263,23 +261,7 @@ func WriteCA(file string, ca CA) error {
 	if len(ca.PEM) == 0 {
 		return errors.New("no certificate to write")
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after the rename there is nothing to remove
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(ca.PEM); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
+	if err := atomicfile.Write(file, 0o644, func(f *os.File) error { _, err := f.Write(ca.PEM); return err }); err != nil {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	return nil

@@ -43,10 +43,8 @@ func serverCert(ctx context.Context, root remote.Runner, f facts.Facts) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	p, data, err := serverTLSFile(ctx, root, e, "ssl_cert_file", "ssl_cert")
-	if err != nil && p != "" {
-		return nil, fmt.Errorf("read the server's certificate %s: %w", p, err)
-	} else if err != nil {
+	p, data, err := serverTLSFile(ctx, root, e, "ssl_cert_file", "ssl_cert", "certificate")
+	if err != nil {
 		return nil, err
 	}
 	if p == "" {
@@ -65,8 +63,9 @@ func serverCert(ctx context.Context, root remote.Runner, f facts.Facts) ([]byte,
 
 // serverTLSFile reads the file that a server's TLS setting names
 // (PostgreSQL's pg, MySQL's @@my), from its data directory where the path
-// is relative; "" and no data where the server names none.
-func serverTLSFile(ctx context.Context, root remote.Runner, e engine.Engine, pg, my string) (string, []byte, error) {
+// is relative; "" and no data where the server names none. A file that
+// cannot be read is named in the error as the server's what.
+func serverTLSFile(ctx context.Context, root remote.Runner, e engine.Engine, pg, my, what string) (string, []byte, error) {
 	file, dir := "SHOW "+pg, "SHOW data_directory"
 	if e.Flavor != "postgres" {
 		file, dir = "SELECT @@"+my, "SELECT @@datadir"
@@ -85,10 +84,13 @@ func serverTLSFile(ctx context.Context, root remote.Runner, e engine.Engine, pg,
 	if !path.IsAbs(p) {
 		d, err := read(dir)
 		if err != nil {
-			return p, nil, err
+			return "", nil, err
 		}
 		p = path.Join(d, p)
 	}
 	data, err := root.ReadFile(ctx, p)
-	return p, data, err
+	if err != nil {
+		return "", nil, fmt.Errorf("read the server's %s %s: %w", what, p, err)
+	}
+	return p, data, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pidb/facts"
+	"pidb/internal/atomicfile"
 	"pidb/results"
 )
 
@@ -138,21 +139,5 @@ func (r *Report) WritePNGs(dir string) ([]string, error) {
 // beside it that is renamed into place. It is readable by everyone (a
 // report holds no secret).
 func (r *Report) WriteFile(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := r.WriteHTML(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, 0o644, func(f *os.File) error { return r.WriteHTML(f) })
 }

@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"pidb/internal/atomicfile"
 )
 
 // Host is the secrets of one host.
@@ -174,29 +176,15 @@ func (s Store) Save(inventoryPath, host string, h Host) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if s.own.set {
-		if err := tmp.Chown(s.own.uid, s.own.gid); err != nil {
-			tmp.Close()
-			return err
+	return atomicfile.Write(p, 0o600, func(f *os.File) error {
+		if s.own.set {
+			if err := f.Chown(s.own.uid, s.own.gid); err != nil {
+				return err
+			}
 		}
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+		_, err := f.Write(data)
 		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	})
 }
 
 // mkdirAll makes dir and its missing parents, 0700, each belonging to the
