@@ -434,11 +434,11 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	}
 	var public []string
 	for _, pfx := range h.AllowFrom {
-		if what := wideOpen(pfx); what != "" && !h.AllowPublic {
-			p.errorf(allowAt, "host %q: allow_from %s; set allow_public = true on the host if that is meant", h.Name, what)
-		}
-		if isPublic(pfx) {
+		if what := wideOpen(pfx); what != "" {
 			public = append(public, pfx.String())
+			if !h.AllowPublic {
+				p.errorf(allowAt, "host %q: allow_from %s; set allow_public = true on the host if that is meant", h.Name, what)
+			}
 		}
 		// refused here, before provisioning's access step opens the port
 		// for an account step that could not make the accounts

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 
+	"pidb/internal/sudoowner"
 	"pidb/thermal"
 )
 
@@ -34,9 +35,9 @@ func Save(dir string, r Run) (string, error) {
 		return "", errors.New("save run: no host or run id")
 	}
 	r.Schema = Schema
-	own := sudoOwner()
+	own := sudoowner.Current()
 	hostDir := filepath.Join(dir, r.Host)
-	if err := mkdirOwned(hostDir, own); err != nil {
+	if err := own.MkdirAll(hostDir, dirMode); err != nil {
 		return "", err
 	}
 	runDir := filepath.Join(hostDir, r.ID)
@@ -57,14 +58,14 @@ func Save(dir string, r Run) (string, error) {
 		if err := os.WriteFile(p, files[name], fileMode); err != nil {
 			return "", err
 		}
-		if err := own.apply(p); err != nil {
+		if err := own.Chown(p); err != nil {
 			return "", err
 		}
 	}
 	if err := os.Chmod(tmp, dirMode); err != nil {
 		return "", err
 	}
-	if err := own.apply(tmp); err != nil {
+	if err := own.Chown(tmp); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmp, runDir); err != nil {
@@ -117,49 +118,6 @@ func (r Run) ThermalReadings() []thermal.Reading {
 }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-
-// ownership is who the saved files and folders belong to; the zero value
-// leaves them to whoever runs pidb.
-type ownership struct {
-	uid, gid int
-	set      bool
-}
-
-// sudoOwner is the user who ran sudo, when pidb runs as root under it.
-func sudoOwner() ownership {
-	if os.Geteuid() != 0 {
-		return ownership{}
-	}
-	uid, err1 := strconv.Atoi(os.Getenv("SUDO_UID"))
-	gid, err2 := strconv.Atoi(os.Getenv("SUDO_GID"))
-	if err1 != nil || err2 != nil || uid == 0 {
-		return ownership{}
-	}
-	return ownership{uid, gid, true}
-}
-
-func (o ownership) apply(path string) error {
-	if !o.set {
-		return nil
-	}
-	return os.Lchown(path, o.uid, o.gid)
-}
-
-// mkdirOwned makes path and its missing parents, mode 0755, each owned by own.
-func mkdirOwned(path string, own ownership) error {
-	if _, err := os.Stat(path); err == nil {
-		return nil
-	}
-	if parent := filepath.Dir(path); parent != path {
-		if err := mkdirOwned(parent, own); err != nil {
-			return err
-		}
-	}
-	if err := os.Mkdir(path, dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	return own.apply(path)
-}
 
 // Load reads a run.json.
 func Load(path string) (Run, error) {

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"strings"
 
 	"pidb/internal/atomicfile"
+	"pidb/internal/sudoowner"
 )
 
 // Host is the secrets of one host.
@@ -41,14 +41,7 @@ type Database struct {
 // same whichever way they run pidb, and what is made belongs to them.
 type Store struct {
 	dir string
-	own owner
-}
-
-// owner is who the folders and files a Store makes belong to; the zero
-// value leaves them to whoever runs pidb.
-type owner struct {
-	uid, gid int
-	set      bool
+	own sudoowner.Owner
 }
 
 // Open is the store of the user pidb works for. Its folder is
@@ -83,18 +76,18 @@ type environment struct {
 }
 
 func open(e environment) (Store, error) {
-	own := sudoOwner(e)
+	own := sudoowner.FromEnv(e.getenv, e.euid)
 	state := e.getenv("XDG_STATE_HOME")
 	if state == "" || !filepath.IsAbs(state) {
 		home, err := e.home()
-		if own.set {
-			home, err = e.homeOf(strconv.Itoa(own.uid))
+		if own.Set {
+			home, err = e.homeOf(strconv.Itoa(own.UID))
 			if err == nil && !filepath.IsAbs(home) {
 				err = fmt.Errorf("home %q is not an absolute path", home)
 			}
 			if err != nil {
 				return Store{}, fmt.Errorf("pidb runs under sudo for uid %d, whose home cannot be found (%v), and keeps that user's passwords there, not root's: "+
-					"run pidb without sudo, or let XDG_STATE_HOME through (sudo --preserve-env=XDG_STATE_HOME)", own.uid, err)
+					"run pidb without sudo, or let XDG_STATE_HOME through (sudo --preserve-env=XDG_STATE_HOME)", own.UID, err)
 			}
 		}
 		if err != nil {
@@ -103,24 +96,6 @@ func open(e environment) (Store, error) {
 		state = filepath.Join(home, ".local", "state")
 	}
 	return Store{dir: filepath.Join(state, "pidb", "secrets"), own: own}, nil
-}
-
-// sudoOwner is the user who ran sudo, when pidb runs as root under it
-// (results.Save reads them the same way): SUDO_GID, or the uid's own
-// group where it is missing.
-func sudoOwner(e environment) owner {
-	if e.euid != 0 {
-		return owner{}
-	}
-	uid, err := strconv.Atoi(e.getenv("SUDO_UID"))
-	if err != nil || uid <= 0 {
-		return owner{}
-	}
-	gid, err := strconv.Atoi(e.getenv("SUDO_GID"))
-	if err != nil || gid < 0 {
-		gid = -1 // chown leaves the group as it is
-	}
-	return owner{uid: uid, gid: gid, set: true}
 }
 
 // Dir is the store's folder: each inventory has a folder in it.
@@ -169,7 +144,7 @@ func (s Store) Save(inventoryPath, host string, h Host) error {
 	if err != nil {
 		return err
 	}
-	if err := s.mkdirAll(filepath.Dir(p)); err != nil {
+	if err := s.own.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(h, "", "  ")
@@ -177,37 +152,14 @@ func (s Store) Save(inventoryPath, host string, h Host) error {
 		return err
 	}
 	return atomicfile.Write(p, 0o600, func(f *os.File) error {
-		if s.own.set {
-			if err := f.Chown(s.own.uid, s.own.gid); err != nil {
+		if s.own.Set {
+			if err := f.Chown(s.own.UID, s.own.GID); err != nil {
 				return err
 			}
 		}
 		_, err := f.Write(data)
 		return err
 	})
-}
-
-// mkdirAll makes dir and its missing parents, 0700, each belonging to the
-// store's owner; folders that are there already are left as they are.
-func (s Store) mkdirAll(dir string) error {
-	if !s.own.set {
-		return os.MkdirAll(dir, 0o700)
-	}
-	if _, err := os.Stat(dir); err == nil {
-		return nil
-	}
-	if parent := filepath.Dir(dir); parent != dir {
-		if err := s.mkdirAll(parent); err != nil {
-			return err
-		}
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil
-		}
-		return err
-	}
-	return os.Lchown(dir, s.own.uid, s.own.gid)
 }
 
 // Dir is the folder of the store pidb uses (Open's).

@@ -260,7 +260,7 @@ func TestNotSudo(t *testing.T) {
 			home:   func() (string, error) { return home, nil },
 			homeOf: func(uid string) (string, error) { return "", errors.New("not asked") },
 		})
-		if err != nil || s.Dir() != filepath.Join(home, ".local", "state", "pidb", "secrets") || s.own.set {
+		if err != nil || s.Dir() != filepath.Join(home, ".local", "state", "pidb", "secrets") || s.own.Set {
 			t.Errorf("%s: %+v, %v; want the own home's store, owner unchanged", c.name, s, err)
 		}
 	}
