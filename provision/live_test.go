@@ -95,10 +95,9 @@ func TestRootFollowsNoLinkOfTheServersUser(t *testing.T) {
 		t.Helper()
 		provisionOn(ctx, t, inv, h, preset, steps)
 	}
-	asRoot := func(name string) inventory.Host { h := labtest.Host(t, inv, name); h.User = "root"; return h }
 
 	t.Run("postgres", func(t *testing.T) {
-		pi4, root := labtest.Host(t, inv, "pi4"), asRoot("pi4")
+		pi4, root := labtest.Host(t, inv, "pi4"), labtest.RootHost(t, inv, "pi4")
 		provision(t, pi4, "balanced", Steps())
 		const dir = "/etc/postgresql/15/main"
 		var names []string
@@ -155,7 +154,7 @@ func TestRootFollowsNoLinkOfTheServersUser(t *testing.T) {
 	})
 
 	t.Run("mariadb", func(t *testing.T) {
-		root := asRoot("pi3")
+		root := labtest.RootHost(t, inv, "pi3")
 		if _, _, err := labtest.SSH(root, "test -d /etc/mysql/mariadb.conf.d"); err != nil {
 			provision(t, labtest.Host(t, inv, "pi3"), "balanced", Steps()) // MariaDB installed
 		}
@@ -179,9 +178,7 @@ func TestUFWRulesFollowAllowFrom(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	zero := labtest.Host(t, inv, "zero")
-	root := zero
-	root.User = "root"
+	zero, root := labtest.Host(t, inv, "zero"), labtest.RootHost(t, inv, "zero")
 	subnet := zero.AllowFrom[0].String()
 	labtest.MustSSH(t, root, "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ufw >/dev/null && ufw allow 22/tcp >/dev/null && "+
 		"ufw allow from "+subnet+" to any port 22 proto tcp >/dev/null && ufw --force enable >/dev/null && ufw status | grep -q 'Status: active'")
@@ -263,9 +260,7 @@ func TestMariaDBAccountsAtSeveralNetworks(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	pi3 := labtest.Host(t, inv, "pi3")
-	root := pi3
-	root.User = "root"
+	pi3, root := labtest.Host(t, inv, "pi3"), labtest.RootHost(t, inv, "pi3")
 	if _, _, err := labtest.SSH(root, "command -v mariadb"); err != nil {
 		provisionOn(ctx, t, inv, pi3, "balanced", Steps())
 	}

@@ -74,7 +74,7 @@ func TestPasswordsStayOffTheServersLogs(t *testing.T) {
 		}
 	}
 
-	root := func(name string) inventory.Host { h := labtest.Host(t, inv, name); h.User = "root"; return h }
+	root := func(name string) inventory.Host { return labtest.RootHost(t, inv, name) }
 	logs := map[string]string{
 		"pi4": "cat /var/log/postgresql/*.log",
 		"pi3": "cat /var/log/mysql/*.log /var/lib/mysql/*.log 2>/dev/null; true",

@@ -31,7 +31,7 @@ import (
 func TestTLSOnTheLab(t *testing.T) {
 	inv := labtest.Inventory(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	root := func(name string) inventory.Host { h := labtest.Host(t, inv, name); h.User = "root"; return h }
+	root := func(name string) inventory.Host { return labtest.RootHost(t, inv, name) }
 	if code, res, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4,pi3"); code != 0 {
 		t.Fatalf("provision: exit %d %+v\n%s", code, res, errOut)
 	}

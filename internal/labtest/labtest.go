@@ -70,6 +70,15 @@ func Host(t testing.TB, inv *inventory.Inventory, name string) inventory.Host {
 	return inventory.Host{}
 }
 
+// RootHost is Host logged in as root (the lab's hosts take the lab key
+// for root too): for a test's own commands on the host, with SSH.
+func RootHost(t testing.TB, inv *inventory.Inventory, name string) inventory.Host {
+	t.Helper()
+	h := Host(t, inv, name)
+	h.User = "root"
+	return h
+}
+
 // SSHArgs are the ssh client's arguments to reach h with the inventory's key
 // and known_hosts and strict host-key checking.
 func SSHArgs(h inventory.Host) []string {
