@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"pidb/config"
@@ -107,7 +108,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	hosts, err := inv.Select("")
+	// the three it brought up: the lab's inventory has every host that is
+	// up, other boards someone booted beside them too
+	var fleetNames []string
+	for _, b := range l.Fleet {
+		fleetNames = append(fleetNames, b.Name)
+	}
+	hosts, err := inv.Select(strings.Join(fleetNames, ","))
 	if err != nil {
 		return res, err
 	}

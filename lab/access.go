@@ -6,15 +6,18 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"pidb/internal/atomicfile"
 )
 
 // writeAccess writes the lab's known_hosts, built from the host keys in each
-// running host's image (not from the wire), and the lab's inventory.
+// powered host's image (not from the wire), and the lab's inventory. A host
+// that reboots, or whose link is cut, is still the lab's: it stays in both.
 func (l *Lab) writeAccess() error {
 	var up []Board
 	var known strings.Builder
 	for _, b := range l.hosts() {
-		if !l.running(b.Name) {
+		if !l.powered(b.Name) {
 			continue
 		}
 		up = append(up, b)
@@ -31,10 +34,19 @@ func (l *Lab) writeAccess() error {
 			known.WriteString(line)
 		}
 	}
-	if err := os.WriteFile(l.KnownHostsPath(), []byte(known.String()), 0o644); err != nil {
+	// whole or not at all: tests and commands read both while another
+	// up or down rewrites them
+	if err := writeWhole(l.KnownHostsPath(), known.String()); err != nil {
 		return err
 	}
-	return os.WriteFile(l.InventoryPath(), []byte(Inventory(up, l.KeyPath(), l.KnownHostsPath())), 0o644)
+	return writeWhole(l.InventoryPath(), Inventory(up, l.KeyPath(), l.KnownHostsPath()))
+}
+
+func writeWhole(path, data string) error {
+	return atomicfile.Write(path, 0o644, func(f *os.File) error {
+		_, err := f.WriteString(data)
+		return err
+	})
 }
 
 // knownHostsLine turns a host key file ("TYPE BASE64 COMMENT") into a

@@ -57,12 +57,16 @@ func (l *Lab) board(name string) Board {
 // bootHost makes a pristine root for the board, its network and cgroups,
 // starts it under a supervisor that boots it again when it reboots, waits
 // until sshd answers, and checks that /proc shows the board.
-func (l *Lab) bootHost(ctx context.Context, b Board) error {
+func (l *Lab) bootHost(ctx context.Context, b Board, from string) error {
 	if b.Octet < 2 || b.Octet > 254 || len(b.Name) > 63 {
 		return fmt.Errorf("bad board %q: octet %d, or a name too long for a host name", b.Name, b.Octet)
 	}
-	l.logf("%s: copying the base image", b.Name)
-	if err := l.prepareRoot(ctx, b); err != nil {
+	if from == "" {
+		l.logf("%s: copying the base image", b.Name)
+	} else {
+		l.logf("%s: copying the disk of snapshot %s", b.Name, from)
+	}
+	if err := l.prepareRoot(ctx, b, from); err != nil {
 		return err
 	}
 	if err := l.setupNetns(ctx, b); err != nil {
@@ -88,16 +92,27 @@ func (l *Lab) bootHost(ctx context.Context, b Board) error {
 	return nil
 }
 
+// consoleTail is the end of the host's console, for an error: a test's
+// cleanup may remove the file before anyone reads it.
+func (l *Lab) consoleTail(name string) string {
+	data, _ := os.ReadFile(l.consoleLog(name))
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > 15 {
+		lines = lines[len(lines)-15:]
+	}
+	return strings.Join(lines, "\n")
+}
+
 // waitForSSH waits until the host's sshd greets, while its supervisor pid
 // lives.
 func (l *Lab) waitForSSH(ctx context.Context, b Board, pid int, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for !sshAnswers(Address(b), time.Second) {
 		if !alive(pid) {
-			return fmt.Errorf("the host stopped while booting; see %s", l.consoleLog(b.Name))
+			return fmt.Errorf("the host stopped while booting; the end of its console (%s):\n%s", l.consoleLog(b.Name), l.consoleTail(b.Name))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("sshd did not answer within %s; see %s", within, l.consoleLog(b.Name))
+			return fmt.Errorf("sshd did not answer within %s; the end of its console (%s):\n%s", within, l.consoleLog(b.Name), l.consoleTail(b.Name))
 		}
 		if err := sleep(ctx, 200*time.Millisecond); err != nil {
 			return err
@@ -106,16 +121,32 @@ func (l *Lab) waitForSSH(ctx context.Context, b Board, pid int, within time.Dura
 	return nil
 }
 
-// prepareRoot copies the base image and gives the copy the board's identity.
-func (l *Lab) prepareRoot(ctx context.Context, b Board) error {
+// prepareRoot copies the base image, or the disk of the snapshot from, and
+// gives the copy the board's identity: its name, machine-id, host keys,
+// /proc files and the lab's key. A snapshot's disk keeps the rest as it was
+// (its boot target too: pidb may have turned the desktop off).
+func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 	root := l.rootfs(b.Name)
 	if err := os.MkdirAll(l.hostDir(b.Name), 0o755); err != nil {
 		return err
 	}
 	tmp := root + ".tmp"
 	_ = os.RemoveAll(tmp)
-	if _, err := run(ctx, "cp", "-a", "--reflink=auto", l.baseDir(), tmp); err != nil {
+	src := l.baseDir()
+	if from != "" {
+		src = l.snapshotRoot(from)
+	}
+	if _, err := run(ctx, "cp", "-a", "--reflink=auto", src, tmp); err != nil {
 		return err
+	}
+	if from != "" {
+		// the snapshot's host keys are another host's: this one makes its own
+		keys, _ := filepath.Glob(filepath.Join(tmp, "etc/ssh/ssh_host_*"))
+		for _, k := range keys {
+			if err := os.Remove(k); err != nil {
+				return err
+			}
+		}
 	}
 	pub, err := os.ReadFile(l.KeyPath() + ".pub")
 	if err != nil {
@@ -175,6 +206,17 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board) error {
 	if _, err := run(ctx, "ssh-keygen", "-A", "-f", tmp); err != nil {
 		return err
 	}
+	wants := filepath.Join(tmp, "etc/systemd/system/sysinit.target.wants/pisim.service")
+	if err := os.MkdirAll(filepath.Dir(wants), 0o755); err != nil {
+		return err
+	}
+	_ = os.Remove(wants)
+	if err := os.Symlink("/etc/systemd/system/pisim.service", wants); err != nil {
+		return err
+	}
+	if from != "" {
+		return os.Rename(tmp, root)
+	}
 	// the boot target: Raspberry Pi OS with desktop boots to graphical.target
 	// with lightdm as the display manager; Lite boots to multi-user.target
 	target := "multi-user.target"
@@ -198,12 +240,6 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board) error {
 		if err := os.Symlink("/lib/systemd/system/lightdm.service", filepath.Join(tmp, "etc/systemd/system/display-manager.service")); err != nil {
 			return err
 		}
-	}
-	if err := os.MkdirAll(filepath.Join(tmp, "etc/systemd/system/sysinit.target.wants"), 0o755); err != nil {
-		return err
-	}
-	if err := os.Symlink("/etc/systemd/system/pisim.service", filepath.Join(tmp, "etc/systemd/system/sysinit.target.wants/pisim.service")); err != nil {
-		return err
 	}
 	def := filepath.Join(tmp, "etc/systemd/system/default.target")
 	_ = os.Remove(def)
@@ -357,17 +393,24 @@ func (l *Lab) Remove(ctx context.Context, names []string) error {
 			return fmt.Errorf("no lab host %q", n)
 		}
 	}
-	unlock, err := l.lock()
+	// the hosts' own locks while they go, the lab's only for the files
+	// all share: other hosts boot and go meanwhile
+	unlockHosts, err := l.lockHosts(names)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer unlockHosts()
 	for _, n := range names {
 		if err := l.removeHost(ctx, n); err != nil {
 			return fmt.Errorf("%s: %w", n, err)
 		}
 		l.logf("%s: removed", n)
 	}
+	unlock, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if !fileExists(l.InventoryPath()) {
 		return nil
 	}
@@ -434,12 +477,19 @@ func (l *Lab) Down(ctx context.Context) error {
 			}
 		}
 	}
-	orig := filepath.Join(l.Dir, "ip_forward.orig")
-	if data, err := os.ReadFile(orig); err == nil {
-		if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", append(data, '\n'), 0o644); err != nil {
-			errs = append(errs, err)
+	for _, name := range sysctls {
+		orig := l.sysctlOrig(name)
+		if data, err := os.ReadFile(orig); err == nil {
+			if err := os.WriteFile(filepath.Join("/proc/sys", name), append(data, '\n'), 0o644); err != nil {
+				errs = append(errs, err)
+			}
+			_ = os.Remove(orig)
 		}
-		_ = os.Remove(orig)
+	}
+	// as an older lab kept it
+	if data, err := os.ReadFile(filepath.Join(l.Dir, "ip_forward.orig")); err == nil {
+		_ = os.WriteFile("/proc/sys/net/ipv4/ip_forward", append(data, '\n'), 0o644)
+		_ = os.Remove(filepath.Join(l.Dir, "ip_forward.orig"))
 	}
 	for _, f := range []string{l.InventoryPath(), l.KnownHostsPath(), filepath.Join(l.Dir, "nft.rules")} {
 		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {

@@ -173,11 +173,86 @@ func (l *Lab) lock() (func(), error) {
 	return func() { f.Close() }, nil
 }
 
+// lockHosts takes the named hosts' own locks, in name order (so two
+// commands never wait for each other crosswise), waiting while another
+// command boots, removes or copies one of them. A command takes these
+// before the lab's lock, never after.
+func (l *Lab) lockHosts(names []string) (func(), error) {
+	sorted := append([]string{}, names...)
+	sort.Strings(sorted)
+	var held []*os.File
+	unlock := func() {
+		for _, f := range held {
+			f.Close()
+		}
+	}
+	for i, n := range sorted {
+		if i > 0 && n == sorted[i-1] {
+			continue
+		}
+		f, err := l.hostLockFile(n)
+		if err != nil {
+			unlock()
+			return nil, err
+		}
+		if err := lockFile(f); err != nil {
+			f.Close()
+			unlock()
+			return nil, err
+		}
+		held = append(held, f)
+	}
+	return unlock, nil
+}
+
+// tryLockHost takes the host's own lock if no other command holds it.
+func (l *Lab) tryLockHost(name string) (unlock func(), free bool, err error) {
+	f, err := l.hostLockFile(name)
+	if err != nil {
+		return nil, false, err
+	}
+	free, err = tryLockFile(f)
+	if err != nil || !free {
+		f.Close()
+		return nil, false, err
+	}
+	return func() { f.Close() }, true, nil
+}
+
+func (l *Lab) hostLockFile(name string) (*os.File, error) {
+	dir := filepath.Join(l.Dir, "host-locks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_RDWR, 0o644)
+}
+
 // Up boots the named boards (all when names is empty), writes the lab's
 // inventory and known_hosts, and returns the inventory's path. A host that is
 // already up is left as it is (one that reboots is waited for); one that a
 // killed run left broken is removed and booted again from a pristine copy.
 func (l *Lab) Up(ctx context.Context, names []string) (string, error) {
+	return l.up(ctx, names, "")
+}
+
+// UpFrom boots the named boards from the disk of a snapshot (see Snapshot)
+// instead of a pristine image: each comes up as the snapshot's host was,
+// databases and all, with its own name, address and host keys. None of them
+// may be up already.
+func (l *Lab) UpFrom(ctx context.Context, names []string, snapshot string) (string, error) {
+	if len(names) == 0 {
+		return "", errors.New("name the hosts to boot from a snapshot")
+	}
+	if err := checkSnapshotName(snapshot); err != nil {
+		return "", err
+	}
+	if !fileExists(l.snapshotRoot(snapshot)) {
+		return "", fmt.Errorf("no snapshot %q in %s (pidb lab snapshot HOST %s takes one)", snapshot, l.snapshotsDir(), snapshot)
+	}
+	return l.up(ctx, names, snapshot)
+}
+
+func (l *Lab) up(ctx context.Context, names []string, from string) (string, error) {
 	if err := checkHost(); err != nil {
 		return "", err
 	}
@@ -192,33 +267,19 @@ func (l *Lab) Up(ctx context.Context, names []string) (string, error) {
 			boards = append(boards, b)
 		}
 	}
-	unlock, err := l.lock()
+	// the hosts' own locks first, then the lab's for what all share:
+	// another command boots or removes other hosts meanwhile
+	var own []string
+	for _, b := range boards {
+		own = append(own, b.Name)
+	}
+	unlockHosts, err := l.lockHosts(own)
 	if err != nil {
 		return "", err
 	}
-	defer unlock()
-
-	if err := l.ensureKey(ctx); err != nil {
+	defer unlockHosts()
+	if err := l.prepareUp(ctx, boards, from); err != nil {
 		return "", err
-	}
-	if err := l.ensureNetwork(ctx); err != nil {
-		return "", err
-	}
-	if err := l.ensureAptProxy(ctx); err != nil {
-		return "", err
-	}
-	if err := l.ensureBase(ctx); err != nil {
-		return "", err
-	}
-	// remove what a killed run left of hosts that are not running (a
-	// host that reboots is running: its supervisor boots it again)
-	for _, b := range l.hosts() {
-		if l.powered(b.Name) {
-			continue
-		}
-		if err := l.removeHost(ctx, b.Name); err != nil {
-			return "", err
-		}
 	}
 	type result struct {
 		name string
@@ -237,7 +298,7 @@ func (l *Lab) Up(ctx context.Context, names []string) (string, error) {
 					l.logf("%s: already up at %s", b.Name, Address(b))
 				}
 			} else {
-				err = l.bootHost(ctx, b)
+				err = l.bootHost(ctx, b, from)
 			}
 			if err != nil {
 				err = fmt.Errorf("%s: %w", b.Name, err)
@@ -254,6 +315,11 @@ func (l *Lab) Up(ctx context.Context, names []string) (string, error) {
 	if err := errors.Join(errs...); err != nil {
 		return "", err
 	}
+	unlock, err := l.lock()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	if err := l.writeAccess(); err != nil {
 		return "", err
 	}
@@ -269,4 +335,64 @@ func (l *Lab) Up(ctx context.Context, names []string) (string, error) {
 		return "", err
 	}
 	return l.InventoryPath(), nil
+}
+
+// prepareUp makes what every host shares (the key, the network, the apt
+// proxy, the base image) and removes what a killed run left of hosts that
+// are not running and that no command holds, under the lab's lock.
+func (l *Lab) prepareUp(ctx context.Context, boards []Board, from string) error {
+	unlock, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if from != "" {
+		for _, b := range boards {
+			if l.powered(b.Name) {
+				return fmt.Errorf("%s is up: take it down (lab down --hosts %s) before booting it from snapshot %s", b.Name, b.Name, from)
+			}
+		}
+	}
+	if err := l.ensureKey(ctx); err != nil {
+		return err
+	}
+	if err := l.ensureNetwork(ctx); err != nil {
+		return err
+	}
+	if err := l.ensureAptProxy(ctx); err != nil {
+		return err
+	}
+	if err := l.ensureBase(ctx); err != nil {
+		return err
+	}
+	mine := map[string]bool{}
+	for _, b := range boards {
+		mine[b.Name] = true
+	}
+	// a host that reboots is running: its supervisor boots it again; one
+	// whose lock another command holds is being booted or removed by it
+	for _, b := range l.hosts() {
+		if l.powered(b.Name) {
+			continue
+		}
+		if mine[b.Name] {
+			if err := l.removeHost(ctx, b.Name); err != nil {
+				return err
+			}
+			continue
+		}
+		unlockHost, free, err := l.tryLockHost(b.Name)
+		if err != nil {
+			return err
+		}
+		if !free {
+			continue
+		}
+		err = l.removeHost(ctx, b.Name)
+		unlockHost()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

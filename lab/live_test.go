@@ -32,16 +32,21 @@ var boards = map[string]board{
 	"zero": {"Raspberry Pi Zero W Rev 1.1", "9000c1", [2]uint64{420000, 470000}, 1, true, "multi-user.target", 512 << 20},
 }
 
+// labOf is the lab whose own inventory (labtest.Inventory) inv is. A leased
+// inventory lives in the test's folder, not the lab's: those tests take
+// labtest.Lab.
 func labOf(inv *inventory.Inventory) *lab.Lab {
 	return lab.New(filepath.Dir(inv.Path), nil)
 }
 
 // TestHostsLookLikeTheirBoards logs in to each host with the system's ssh
 // client (the lab key, the lab's known_hosts, strict host-key checking) and
-// reads what a user would. The boot target and the desktop, which
-// provisioning changes, are checked on pristine hosts by TestLabLifecycle.
+// reads what a user would. It only reads, so it shares the hosts with other
+// tests that read them. The boot target and the desktop, which provisioning
+// changes, are checked on pristine hosts by TestLabLifecycle.
 func TestHostsLookLikeTheirBoards(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Share(t, "pi4", "pi3", "zero")
 	for name, want := range boards {
 		t.Run(name, func(t *testing.T) {
 			h := labtest.Host(t, inv, name)
@@ -88,10 +93,13 @@ func TestHostsLookLikeTheirBoards(t *testing.T) {
 }
 
 // TestMemoryIsLimitedToTheBoard checks the cgroup limits and that the limit
-// is real inside: a process that grows past the board's RAM is killed.
+// is real inside: a process that grows past the board's RAM is killed. It
+// leases zero alone, where the kernel's OOM killer may strike (it could
+// kill another test's database); pi4's and pi3's limits it only reads.
 func TestMemoryIsLimitedToTheBoard(t *testing.T) {
-	inv := labtest.Inventory(t)
-	l := labOf(inv)
+	t.Parallel()
+	inv := labtest.Lease(t, "zero")
+	l := labtest.Lab(t)
 	for name, want := range boards {
 		got, err := l.MemoryLimit(name)
 		if err != nil || got != want.ram {
@@ -104,8 +112,8 @@ func TestMemoryIsLimitedToTheBoard(t *testing.T) {
 		out, _, err := labtest.SSH(zero, "perl -e '$n = read(STDIN, $x, "+strconv.Itoa(mb)+" * 1048576); print $n' </dev/zero")
 		return strings.TrimSpace(out), err
 	}
-	// 100 MB fits on a 512 MB board (beside a database other tests may run
-	// there); 700 MB does not, though this machine has plenty
+	// 100 MB fits on a 512 MB board (beside a database other tests may have
+	// left there); 700 MB does not, though this machine has plenty
 	if out, err := hold(100); err != nil || out != strconv.Itoa(100<<20) {
 		t.Errorf("zero could not hold 100 MB: %q, %v", out, err)
 	}
@@ -115,14 +123,19 @@ func TestMemoryIsLimitedToTheBoard(t *testing.T) {
 }
 
 // TestEachHostHasItsOwnHostKeys checks known_hosts has one set of keys per
-// host and that strict checking refuses a key that does not match.
+// host and that strict checking refuses a key that does not match. The
+// lab's known_hosts has every host that is up, other tests' clones too: no
+// two may share a key, and each of the hosts this test shares must have
+// all three of its own.
 func TestEachHostHasItsOwnHostKeys(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Share(t, "pi4", "pi3", "zero")
 	data, err := os.ReadFile(inv.Hosts[0].KnownHosts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	keys := map[string]string{}
+	types := map[string]map[string]bool{} // address: the key types it has
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 3 {
@@ -132,9 +145,17 @@ func TestEachHostHasItsOwnHostKeys(t *testing.T) {
 			t.Errorf("%s and %s share a host key", other, f[0])
 		}
 		keys[f[2]] = f[0]
+		if types[f[0]] == nil {
+			types[f[0]] = map[string]bool{}
+		}
+		types[f[0]][f[1]] = true
 	}
-	if len(keys) < 3*len(inv.Hosts) {
-		t.Errorf("known_hosts has %d keys for %d hosts, want rsa, ecdsa and ed25519 for each", len(keys), len(inv.Hosts))
+	for _, h := range inv.Hosts {
+		for _, kind := range []string{"ssh-rsa", "ecdsa-sha2-nistp256", "ssh-ed25519"} {
+			if !types[h.Address][kind] {
+				t.Errorf("known_hosts has no %s key for %s (%s), want rsa, ecdsa and ed25519 for each host", kind, h.Name, h.Address)
+			}
+		}
 	}
 	// give pi4's address zero's keys: ssh must refuse
 	pi4, zero := labtest.Host(t, inv, "pi4"), labtest.Host(t, inv, "zero")
@@ -156,10 +177,13 @@ func TestEachHostHasItsOwnHostKeys(t *testing.T) {
 }
 
 // TestThermalZoneIsDrivenFromTheHost writes a temperature on the host side
-// and reads it inside, as the thermal simulator will.
+// and reads it inside, as the thermal simulator will. It holds the
+// simulator still, so it leases it with pi3: no other test's heat moves
+// meanwhile.
 func TestThermalZoneIsDrivenFromTheHost(t *testing.T) {
-	inv := labtest.Inventory(t)
-	l := labOf(inv)
+	t.Parallel()
+	inv := labtest.Lease(t, "pi3", labtest.Simulator)
+	l := labtest.Lab(t)
 	h := labtest.Host(t, inv, "pi3")
 	// the thermal simulator writes the zone every second: hold it meanwhile
 	t.Cleanup(lab.PauseSimulator())
@@ -180,10 +204,12 @@ func TestThermalZoneIsDrivenFromTheHost(t *testing.T) {
 }
 
 // TestCPUTimeIsAccountedPerHost burns CPU on one host and checks that its
-// own accounting group saw it and another host's did not.
+// own accounting group saw it and another host's did not. It leases both:
+// another test working on zero would be charged to zero.
 func TestCPUTimeIsAccountedPerHost(t *testing.T) {
-	inv := labtest.Inventory(t)
-	l := labOf(inv)
+	t.Parallel()
+	inv := labtest.Lease(t, "pi4", "zero")
+	l := labtest.Lab(t)
 	h := labtest.Host(t, inv, "pi4")
 	before, err := l.CPUTime("pi4")
 	if err != nil {
@@ -206,33 +232,37 @@ func TestCPUTimeIsAccountedPerHost(t *testing.T) {
 
 // TestAptInstallsInside installs a package on two hosts at once, each
 // downloading it (their own archives are cleaned first) through the fleet's
-// shared package cache, which keeps one copy.
+// shared package cache, which keeps one copy. Other tests fill the cache at
+// the same time with packages of their own: the count is of hello's alone.
 func TestAptInstallsInside(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Lease(t, "pi3", "zero")
 	var wg sync.WaitGroup
-	for _, name := range []string{"zero", "pi3"} {
-		h := labtest.Host(t, inv, name)
+	for _, h := range inv.Hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			out, errOut, err := labtest.SSH(h, "sudo -n env DEBIAN_FRONTEND=noninteractive sh -c "+
 				"'apt-get -o DPkg::Lock::Timeout=120 purge -y -qq hello >/dev/null && apt-get clean && apt-get update -qq && apt-get -o DPkg::Lock::Timeout=120 install -y -qq hello >/dev/null' && hello")
 			if err != nil || strings.TrimSpace(out) != "Hello, world!" {
-				t.Errorf("%s: apt-get install hello: %v, %q\n%s", name, err, out, errOut)
+				t.Errorf("%s: apt-get install hello: %v, %q\n%s", h.Name, err, out, errOut)
 			}
 		}()
 	}
 	wg.Wait()
-	debs, _ := filepath.Glob(filepath.Join(filepath.Dir(inv.Path), "cache/apt/*/*/pool/main/h/hello/hello_*.deb"))
+	debs, _ := filepath.Glob(filepath.Join(labtest.Lab(t).Dir, "cache/apt/*/*/pool/main/h/hello/hello_*.deb"))
 	if len(debs) != 1 {
 		t.Errorf("the shared package cache holds %v, want one hello package", debs)
 	}
 }
 
-// TestUpIsIdempotent runs Up on a running lab: nothing reboots.
+// TestUpIsIdempotent runs Up on a running lab: nothing reboots. Up writes
+// the default fleet's cooling and vcgencmd anew, so the test leases all
+// three hosts.
 func TestUpIsIdempotent(t *testing.T) {
-	inv := labtest.Inventory(t)
-	l := labOf(inv)
+	t.Parallel()
+	inv := labtest.Lease(t, "pi4", "pi3", "zero")
+	l := labtest.Lab(t)
 	h := labtest.Host(t, inv, "zero")
 	bootID := labtest.MustSSH(t, h, "cat /proc/sys/kernel/random/boot_id; systemctl show -p ExecMainStartTimestampMonotonic --value sshd")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -241,8 +271,8 @@ func TestUpIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Up on a running lab: %v", err)
 	}
-	if path != inv.Path {
-		t.Errorf("Up returned %q, want %q", path, inv.Path)
+	if want := labtest.Inventory(t).Path; path != want { // the lab's own, not the lease's
+		t.Errorf("Up returned %q, want %q", path, want)
 	}
 	if again := labtest.MustSSH(t, h, "cat /proc/sys/kernel/random/boot_id; systemctl show -p ExecMainStartTimestampMonotonic --value sshd"); again != bootID {
 		t.Errorf("zero restarted: %q then %q", bootID, again)

@@ -28,6 +28,38 @@ func vethName(b Board) string { return Prefix + "-v" + strconv.Itoa(b.Octet) }
 
 func gateway() netip.Addr { return Subnet.Addr().Next() }
 
+// sysctls are the kernel settings the lab raises; down puts back what the
+// machine had (kept in DIR/sysctl-NAME.orig).
+var sysctls = []string{"net/ipv4/ip_forward", "fs/inotify/max_user_instances"}
+
+// raiseSysctl sets /proc/sys/name to at least want, remembering the
+// machine's value the first time, so that down can put it back.
+func (l *Lab) raiseSysctl(name string, want int) error {
+	p := filepath.Join("/proc/sys", name)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	have, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return fmt.Errorf("%s: %q", p, data)
+	}
+	if have >= want {
+		return nil
+	}
+	orig := l.sysctlOrig(name)
+	if !fileExists(orig) {
+		if err := writeFile(orig, strconv.Itoa(have), 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(p, []byte(strconv.Itoa(want)+"\n"), 0o644)
+}
+
+func (l *Lab) sysctlOrig(name string) string {
+	return filepath.Join(l.Dir, "sysctl-"+strings.ReplaceAll(name, "/", ".")+".orig")
+}
+
 // ensureNetwork sets up the bridge with the gateway address, forwarding, and
 // an nft table that masquerades the lab's traffic out of the default route,
 // so apt works inside the hosts.
@@ -49,15 +81,14 @@ func (l *Lab) ensureNetwork(ctx context.Context) error {
 	if _, err := run(ctx, "ip", "link", "set", bridge, "up"); err != nil {
 		return err
 	}
-	fwd := "/proc/sys/net/ipv4/ip_forward"
-	if data, _ := os.ReadFile(fwd); strings.TrimSpace(string(data)) != "1" {
-		// remember the machine's setting so down can put it back
-		if err := writeFile(filepath.Join(l.Dir, "ip_forward.orig"), strings.TrimSpace(string(data)), 0o644); err != nil {
-			return err
-		}
-		if err := os.WriteFile(fwd, []byte("1\n"), 0o644); err != nil {
-			return fmt.Errorf("enable IPv4 forwarding: %w", err)
-		}
+	if err := l.raiseSysctl("net/ipv4/ip_forward", 1); err != nil {
+		return fmt.Errorf("enable IPv4 forwarding: %w", err)
+	}
+	// every host's systemd takes inotify instances of root's, about ten;
+	// the kernel's default of 128 a user stops the thirteenth host's boot
+	// ("Too many open files")
+	if err := l.raiseSysctl("fs/inotify/max_user_instances", 2048); err != nil {
+		return err
 	}
 	out, err := run(ctx, "ip", "-o", "route", "show", "default")
 	if err != nil {

@@ -80,6 +80,37 @@ func (l *Lab) CPUTime(name string) (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
+// waitTimes returns, for each thread of the host, the time it has spent
+// waiting to run (the scheduler's run_delay, /proc/TID/schedstat): CPU it
+// wanted while this machine's other work had it. A thread that is gone by
+// the time it is read is left out.
+func (l *Lab) waitTimes(name string) map[int]time.Duration {
+	out := map[int]time.Duration{}
+	_ = filepath.WalkDir(cgroupDir("cpuacct", machineName(name)), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "tasks" {
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		for _, f := range strings.Fields(string(data)) {
+			tid, err := strconv.Atoi(f)
+			if err != nil {
+				continue
+			}
+			st, err := os.ReadFile("/proc/" + f + "/schedstat")
+			if err != nil {
+				continue
+			}
+			if fs := strings.Fields(string(st)); len(fs) >= 2 {
+				if ns, err := strconv.ParseInt(fs[1], 10, 64); err == nil {
+					out[tid] = time.Duration(ns)
+				}
+			}
+		}
+		return nil
+	})
+	return out
+}
+
 // MemoryLimit returns the memory limit of the host's cgroup, in bytes.
 func (l *Lab) MemoryLimit(name string) (uint64, error) {
 	data, err := os.ReadFile(filepath.Join(cgroupDir("memory", machineName(name)), "memory.limit_in_bytes"))

@@ -3,6 +3,7 @@
 package lab
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -20,3 +21,12 @@ func pause(pid int) error       { return syscall.Kill(pid, syscall.SIGSTOP) }
 func cont(pid int) error        { return syscall.Kill(pid, syscall.SIGCONT) }
 func signal0(pid int) error     { return syscall.Kill(pid, 0) }
 func lockFile(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }
+
+// tryLockFile takes f's lock if it is free.
+func tryLockFile(f *os.File) (bool, error) {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return false, nil
+	}
+	return err == nil, err
+}

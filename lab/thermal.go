@@ -22,7 +22,10 @@ import (
 // the host's CPU quota, and sets the throttling flags, now and since boot,
 // so a hot host's throughput really falls. The lab's machine has fewer
 // cores than the boards, so one core of it busy is a board's full load,
-// and a throttled host's quota is its clock's share of that core.
+// and a throttled host's quota is its clock's share of that core. A host's
+// load counts the time its processes waited for this machine's CPU as
+// well as the time they ran, so that a host heats as its board would
+// whatever else this machine runs beside it.
 
 // Coolings are the ways a simulated Pi can be cooled.
 var Coolings = []string{"case", "fan"}
@@ -235,10 +238,12 @@ func (m thermalModel) step(tempC, load float64, dt time.Duration, flags uint64) 
 
 // simHost is the simulator's state of one host.
 type simHost struct {
-	tempC   float64
-	lastCPU time.Duration
-	started bool
-	quota   int
+	tempC    float64
+	lastCPU  time.Duration
+	lastWait map[int]time.Duration // each thread's wait to run, at the last step
+	lastAt   time.Time
+	started  bool
+	quota    int
 }
 
 // Simulate runs the thermal simulation until ctx ends or no lab host has
@@ -289,9 +294,11 @@ func (l *Lab) simulateStep(b Board, h *simHost, cfg ThermalConfig) error {
 	if err != nil {
 		return err
 	}
+	waits := l.waitTimes(b.Name)
+	now := time.Now()
 	m := modelFor(b, cfg.Hosts[b.Name])
 	if !h.started {
-		h.started, h.lastCPU = true, cpu
+		h.started, h.lastCPU, h.lastWait, h.lastAt = true, cpu, waits, now
 		h.tempC = m.idleC
 		if data, err := os.ReadFile(filepath.Join(l.rootfs(b.Name), "etc/pisim/thermal/thermal_zone0/temp")); err == nil {
 			if mc, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
@@ -299,16 +306,33 @@ func (l *Lab) simulateStep(b Board, h *simHost, cfg ThermalConfig) error {
 			}
 		}
 	}
-	// load: the host's CPU use over the step, against one core of this
-	// machine (the lab's machine has fewer cores than the boards' four)
-	load := math.Min(1, math.Max(0, float64(cpu-h.lastCPU)/float64(simulatorStepReal)))
-	h.lastCPU = cpu
+	// load: the CPU the host's processes wanted over the step, the time
+	// they ran and the time they waited to run, against one core of this
+	// machine (the lab's machine has fewer cores than the boards' four),
+	// and no more than the host's quota lets it have: a board's processor
+	// is as busy whatever else this machine does beside it (the other lab
+	// hosts, the tests), and a throttled one runs, and heats, only at its
+	// clock's share
+	elapsed := now.Sub(h.lastAt)
+	if elapsed <= 0 {
+		elapsed = simulatorStepReal
+	}
+	var waited time.Duration
+	for tid, w := range waits {
+		waited += w - h.lastWait[tid] // a new thread's whole wait is in this step
+	}
+	share := 1.0
+	if h.quota >= 0 {
+		share = float64(h.quota) / cpuPeriodMicros
+	}
+	load := math.Min(share, math.Max(0, float64(cpu-h.lastCPU+waited)/float64(elapsed)))
+	h.lastCPU, h.lastWait, h.lastAt = cpu, waits, now
 	state := filepath.Join(l.rootfs(b.Name), vcgencmdStateDir)
 	var flags uint64
 	if data, err := os.ReadFile(filepath.Join(state, "throttled")); err == nil {
 		flags, _ = strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(string(data)), "0x"), 16, 32)
 	}
-	st := m.step(h.tempC, load, time.Duration(float64(simulatorStepReal)*cfg.Speed), flags)
+	st := m.step(h.tempC, load, time.Duration(float64(elapsed)*cfg.Speed), flags)
 	h.tempC = st.tempC
 	if err := l.SetTemp(b.Name, int(math.Round(st.tempC*1000))); err != nil {
 		return err

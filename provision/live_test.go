@@ -16,14 +16,15 @@ import (
 )
 
 // TestPresetsForOtherBoardsOnRealMariaDB renders every preset for the 512 MB
-// and the 4 GB board and applies it to the lab's real MariaDB (on pi3, the
-// lab's MySQL-family host): the server must start and report every value as
-// written. The lab has no 512 MB or 4 GB MariaDB host, so the facts say so
-// instead; at the end pi3 gets its own configuration back.
+// and the 4 GB board and applies it to a real MariaDB (on a clone of pi3,
+// the lab's MySQL-family host, provisioned as the lab's inventory says):
+// the server must start and report every value as written. The lab has no
+// 512 MB or 4 GB MariaDB host, so the facts say so instead; at the end the
+// clone's own configuration must go back on as well.
 func TestPresetsForOtherBoardsOnRealMariaDB(t *testing.T) {
-	inv := labtest.Inventory(t)
-	h := labtest.Host(t, inv, "pi3")
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
+	inv := labtest.Clone(t, "pi3")
+	h := inv.Hosts[0]
 	auth, err := remote.NewAuth([]string{h.IdentityFile}, "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -44,20 +45,21 @@ func TestPresetsForOtherBoardsOnRealMariaDB(t *testing.T) {
 		}
 		return &Target{Host: h, Inventory: inv.Path, Root: c.AsRoot(), Facts: f, Preset: preset, Step: func(string) {}}
 	}
-	// pi3 provisioned as the lab inventory says (a no-op when it already is)
+	// the clone provisioned as the lab inventory says (little to do: its
+	// snapshot was, though under another inventory's passwords)
 	if _, err := Run(ctx, newTarget("balanced"), Steps(), false); err != nil {
-		t.Fatalf("provision pi3: %v", err)
+		t.Fatalf("provision %s: %v", h.Name, err)
 	}
 	defer func() {
 		if _, err := Run(ctx, newTarget("balanced"), ConfigureOnly(), false); err != nil {
-			t.Errorf("putting pi3's own configuration back: %v", err)
+			t.Errorf("putting %s's own configuration back: %v", h.Name, err)
 		}
 	}()
 	for _, ram := range []uint64{512 << 20, 4 << 30} {
 		for _, preset := range []string{"seed", "balanced", "fast"} {
 			tg := newTarget(preset)
 			if tg.Facts.Engine.Flavor != "mariadb" {
-				t.Fatalf("pi3 runs %q", tg.Facts.Engine.Flavor)
+				t.Fatalf("%s runs %q", h.Name, tg.Facts.Engine.Flavor)
 			}
 			tg.Facts.RAMBytes = ram
 			if err := (configureStep{}).Apply(ctx, tg); err != nil {
@@ -69,18 +71,19 @@ func TestPresetsForOtherBoardsOnRealMariaDB(t *testing.T) {
 
 // TestRootFollowsNoLinkOfTheServersUser: postgres owns /etc/postgresql/15/main
 // on Debian, so a PostgreSQL superuser (COPY ... TO PROGRAM) can plant links
-// there. On pi4 postgres plants one at every name pidb uses in its folders
-// (the backups and marks of the drop-ins and pg_hba.conf, the certificate,
-// its key and their old temp names), each pointing at a file of root's;
-// then a provision that changes the drop-in (another preset), pg_hba.conf
-// (another network) and makes pidb's certificate anew (the server's own TLS
-// off). Every file of root's is as it was and still root's, and pidb's
-// files are files of their own, postgres's. On pi3, MariaDB's folders are
-// root's alone: mysql can plant nothing where pidb writes. Then both go
-// back to the lab's own configuration.
+// there. On a clone of pi4 postgres plants one at every name pidb uses in
+// its folders (the backups and marks of the drop-ins and pg_hba.conf, the
+// certificate, its key and their old temp names), each pointing at a file
+// of root's; then a provision that changes the drop-in (another preset),
+// pg_hba.conf (another network) and makes pidb's certificate anew (the
+// server's own TLS off). Every file of root's is as it was and still
+// root's, and pidb's files are files of their own, postgres's. On a clone
+// of pi3, MariaDB's folders are root's alone: mysql can plant nothing where
+// pidb writes. Then the pi4 clone goes back to the lab's own configuration,
+// which must take pidb's certificate off again.
 func TestRootFollowsNoLinkOfTheServersUser(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
+	inv := labtest.Clone(t, "pi4", "pi3")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	// the whole provision once, to have the server; then the steps that
@@ -97,7 +100,8 @@ func TestRootFollowsNoLinkOfTheServersUser(t *testing.T) {
 	}
 
 	t.Run("postgres", func(t *testing.T) {
-		pi4, root := labtest.Host(t, inv, "pi4"), labtest.RootHost(t, inv, "pi4")
+		pi4 := inv.Hosts[0] // the clone of pi4
+		root := labtest.RootHost(t, inv, pi4.Name)
 		provision(t, pi4, "balanced", Steps())
 		const dir = "/etc/postgresql/15/main"
 		var names []string
@@ -122,7 +126,7 @@ func TestRootFollowsNoLinkOfTheServersUser(t *testing.T) {
 				"&& find "+dir+" -type l -delete")
 			provision(t, pi4, "balanced", files)
 			if got := labtest.MustSSH(t, root, `su postgres -c "psql -XAtc 'SHOW ssl_cert_file'"`); strings.Contains(got, "pidb-server") {
-				t.Errorf("pi4 back as the lab has it: the server still uses pidb's certificate: %q", got)
+				t.Errorf("%s back as the lab has it: the server still uses pidb's certificate: %q", pi4.Name, got)
 			}
 		})
 
@@ -154,9 +158,10 @@ func TestRootFollowsNoLinkOfTheServersUser(t *testing.T) {
 	})
 
 	t.Run("mariadb", func(t *testing.T) {
-		root := labtest.RootHost(t, inv, "pi3")
+		pi3 := inv.Hosts[1] // the clone of pi3
+		root := labtest.RootHost(t, inv, pi3.Name)
 		if _, _, err := labtest.SSH(root, "test -d /etc/mysql/mariadb.conf.d"); err != nil {
-			provision(t, labtest.Host(t, inv, "pi3"), "balanced", Steps()) // MariaDB installed
+			provision(t, pi3, "balanced", Steps()) // MariaDB installed
 		}
 		for _, dir := range []string{"/etc/mysql", "/etc/mysql/mariadb.conf.d"} {
 			if out, _, err := labtest.SSH(root, "runuser -u mysql -- ln -s /etc/passwd "+dir+"/90-pidb.cnf.pidb-previous"); err == nil {
@@ -167,18 +172,19 @@ func TestRootFollowsNoLinkOfTheServersUser(t *testing.T) {
 	})
 }
 
-// TestUFWRulesFollowAllowFrom: on a Pi whose ufw is active (zero, with SSH
-// allowed), provisioning opens the database port to each allow_from
-// network in a rule of pidb's, takes none of the rules already there for
-// one (a rule for SSH from the same network), and when allow_from shrinks
-// deletes its own rule and no other. The port stays reachable from the
-// lab through the firewall.
+// TestUFWRulesFollowAllowFrom: on a Pi whose ufw is active (a clone of
+// zero, with SSH allowed), provisioning opens the database port to each
+// allow_from network in a rule of pidb's, takes none of the rules already
+// there for one (a rule for SSH from the same network), and when
+// allow_from shrinks deletes its own rule and no other. The port stays
+// reachable from the lab through the firewall.
 func TestUFWRulesFollowAllowFrom(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
+	inv := labtest.Clone(t, "zero")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	zero, root := labtest.Host(t, inv, "zero"), labtest.RootHost(t, inv, "zero")
+	zero := inv.Hosts[0] // the clone of zero
+	root := labtest.RootHost(t, inv, zero.Name)
 	subnet := zero.AllowFrom[0].String()
 	labtest.MustSSH(t, root, "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ufw >/dev/null && ufw allow 22/tcp >/dev/null && "+
 		"ufw allow from "+subnet+" to any port 22 proto tcp >/dev/null && ufw --force enable >/dev/null && ufw status | grep -q 'Status: active'")
@@ -227,7 +233,9 @@ func TestUFWRulesFollowAllowFrom(t *testing.T) {
 }
 
 // provisionOn runs steps on the lab host h with preset, from facts read
-// anew, and fails the test if they fail.
+// anew, and fails the test if they fail. inv is the test's own inventory
+// (from its lease or clone), which has h: pidb keeps the passwords it makes
+// under that inventory's path, apart from other tests'.
 func provisionOn(ctx context.Context, t *testing.T, inv *inventory.Inventory, h inventory.Host, preset string, steps []Step) {
 	t.Helper()
 	auth, err := remote.NewAuth([]string{h.IdentityFile}, "", nil)
@@ -254,10 +262,10 @@ func provisionOn(ctx context.Context, t *testing.T, inv *inventory.Inventory, h 
 // networks, pi3's MariaDB gets pidb's account at each network, each
 // requiring TLS once (a REQUIRE SSL repeated per network was a syntax
 // error), and at localhost without; back to the lab's one network, the
-// other two accounts are dropped.
+// other two accounts are dropped. pi3 is leased alone: its accounts change.
 func TestMariaDBAccountsAtSeveralNetworks(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
+	inv := labtest.Lease(t, "pi3")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	pi3, root := labtest.Host(t, inv, "pi3"), labtest.RootHost(t, inv, "pi3")

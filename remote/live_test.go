@@ -66,8 +66,13 @@ func copyFile(t *testing.T, src string) string {
 	return dst
 }
 
+// The lab tests here run side by side with others: each takes a lease on
+// the hosts it uses (labtest.Share when it only reads them, labtest.Lease
+// when it changes them).
+
 func TestPiThroughSudoAndRootDirectly(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Share(t, "pi4")
 	h := labtest.Host(t, inv, "pi4")
 	c := mustDial(t, h, nil)
 	if got := run(t, c, "id -un"); got != "pi" {
@@ -96,7 +101,8 @@ func TestPiThroughSudoAndRootDirectly(t *testing.T) {
 }
 
 func TestExitErrorAndHostileValues(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Share(t, "pi3")
 	c := mustDial(t, labtest.Host(t, inv, "pi3"), nil)
 	_, err := c.Run(context.Background(), "echo oops >&2; exit 3")
 	var ee *remote.ExitError
@@ -116,8 +122,12 @@ func TestExitErrorAndHostileValues(t *testing.T) {
 	}
 }
 
+// TestUploadAndReadFile leases zero alone: it writes in /etc and counts
+// what is named pidb-* there and in /tmp, which another test's files would
+// throw off.
 func TestUploadAndReadFile(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Lease(t, "zero")
 	c := mustDial(t, labtest.Host(t, inv, "zero"), nil)
 	ctx := context.Background()
 	// as the user, into its home
@@ -170,8 +180,11 @@ func TestUploadAndReadFile(t *testing.T) {
 	}
 }
 
+// TestHostKeysOnTheLab only reads pi4 and zero (their keys, from the lab's
+// known_hosts, into files of the test's own): it shares them.
 func TestHostKeysOnTheLab(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Share(t, "pi4", "zero")
 	h := labtest.Host(t, inv, "pi4")
 
 	// unknown: refused with its fingerprint, nothing recorded
@@ -265,8 +278,10 @@ func TestHostKeysOnTheLab(t *testing.T) {
 	mustDial(t, zero, func(c *remote.Config) { c.KnownHosts = hashedOther })
 }
 
+// TestWrongKeyAndSudoPassword leases zero alone: it adds a user there.
 func TestWrongKeyAndSudoPassword(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Lease(t, "zero")
 	h := labtest.Host(t, inv, "zero")
 	other := filepath.Join(t.TempDir(), "id_ed25519")
 	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other).CombinedOutput(); err != nil {
@@ -294,8 +309,11 @@ func TestWrongKeyAndSudoPassword(t *testing.T) {
 	}
 }
 
+// TestLostConnectionAndCancel kills sshd processes on pi3, but only its own
+// connection's: it shares pi3.
 func TestLostConnectionAndCancel(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Share(t, "pi3")
 	h := labtest.Host(t, inv, "pi3")
 	c := mustDial(t, h, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -326,7 +344,8 @@ func TestLostConnectionAndCancel(t *testing.T) {
 
 // TestAgent logs in with a key that only a real ssh-agent holds.
 func TestAgent(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Share(t, "pi3")
 	h := labtest.Host(t, inv, "pi3")
 	sock := filepath.Join(t.TempDir(), "agent.sock")
 	agent := exec.Command("ssh-agent", "-D", "-a", sock)

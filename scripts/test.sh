@@ -134,9 +134,24 @@ scripts/release.sh > /tmp/pidb-release.log 2>&1 &
 release_pid=$!
 cleanups+=('kill "$release_pid" 2>/dev/null')
 
-phase "build, lab up (beside the unit tests)"
+# the lab, and its three provisioned once by this run's pidb, with a
+# snapshot of each taken (labtest-pi4, -pi3, -zero): the shared fleet the
+# tests that only read use, and the disks labtest.Clone boots the tests'
+# own provisioned Pis from (a test that finds no snapshot takes it itself)
+phase "build, lab up, its three provisioned (beside the unit tests)"
 go build -buildvcs=auto -o bin/pidb ./cmd/pidb
-bin/pidb lab up > /tmp/pidb-lab-path 2>/tmp/pidb-lab-up.log &
+labup() {
+  bin/pidb lab up > /tmp/pidb-lab-path || return 1
+  local dir state rc=0
+  dir=$(dirname "$(cat /tmp/pidb-lab-path)")
+  rm -rf "$dir"/snapshots/labtest-*
+  state=$(mktemp -d) # its passwords: each test provisions with its own
+  XDG_STATE_HOME=$state bin/pidb provision -i "$(cat /tmp/pidb-lab-path)" || rc=1
+  rm -rf "$state"
+  [ $rc = 0 ] || return 1
+  for h in pi4 pi3 zero; do bin/pidb lab snapshot --dir "$dir" "$h" "labtest-$h" || return 1; done
+}
+labup 2>/tmp/pidb-lab-up.log >&2 &
 labup_pid=$!
 cleanups+=('bin/pidb lab down >/dev/null 2>&1')
 
@@ -151,15 +166,31 @@ fi
 PIDB_LAB=$(cat /tmp/pidb-lab-path)
 export PIDB_LAB
 
-# -p 1: one package at a time, since some lab tests change the hosts
-# (provisioning installs databases) and others measure them; the race
-# detector where the package has concurrency of its own (the thermal
-# simulator, remote's keepalive and forwards): the others wait on SSH and
-# the servers, and their concurrency is fleet's, bench's and progress's,
-# which the unit tests run with it
+# the lab tests of the four packages at once, and within each package at
+# once (t.Parallel): each test leases the hosts it uses (labtest.Lease),
+# so one never breaks another's; the tests that break a host or need a
+# fresh one boot numbered hosts of their own (labtest.Clone: from a
+# snapshot of a provisioned host, taken by the first clone of each board
+# in this run; labtest.Fresh). -parallel: a test waiting for a lease
+# holds a slot, so there are slots for all. The race detector where the
+# package has concurrency of its own (the thermal simulator, remote's
+# keepalive and forwards): the others wait on SSH and the servers, and
+# their concurrency is fleet's, bench's and progress's, which the unit
+# tests run with it.
 phase "lab tests (with the lab at $PIDB_LAB)"
-gotest -race -p 1 -count=1 -timeout 30m ./lab ./remote
-gotest -p 1 -count=1 -timeout 30m ./provision ./cmd/pidb
+PIDB_BIN=$PWD/bin/pidb
+export PIDB_BIN
+lab_json=$(mktemp /tmp/pidb-test-lab.XXXXXX.json)
+cleanups+=('rm -f "$lab_json"')
+go test -json -race -p 2 -parallel 16 -count=1 -timeout 30m ./lab ./remote > "$lab_json" 2>&1 &
+raced_pid=$!
+cleanups+=('kill "$raced_pid" 2>/dev/null')
+lab_ok=true
+gotest -p 2 -parallel 16 -count=1 -timeout 30m ./provision ./cmd/pidb || lab_ok=false
+wait "$raced_pid" || lab_ok=false
+cat "$lab_json" >> "$json"
+bin/testsum -slowest 0 < "$lab_json" || lab_ok=false
+$lab_ok || exit 1
 
 phase "lab lifecycle: kill, up again, down leaves nothing"
 PIDB_LAB_LIFECYCLE=1 gotest -count=1 -run '^TestLabLifecycle$' ./lab

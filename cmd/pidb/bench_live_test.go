@@ -23,10 +23,12 @@ import (
 
 // TestBenchTPCB runs the issue's tpcb case on pi4 (scale 1 to keep the lab
 // test short), directly and through SSH, and checks the result against
-// what the server itself counted.
+// what the server itself counted. On a Pi 4 and a Pi 3 of its own (clones
+// of provisioned ones, named pi4 and pi3 in its inventory): it loads and
+// benchmarks the Pi 4, and asks the Pi 3 for tpcb only to be refused.
 func TestBenchTPCB(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
+	inv := labtest.CloneAsBoard(t, "pi4", "pi3")
 	pi4 := labtest.Host(t, inv, "pi4")
 	pi4.User = "root"
 	if code, _, errOut := runPidb(t, "provision", "-i", inv.Path, "--limit", "pi4"); code != 0 {
@@ -130,10 +132,12 @@ func TestBenchTPCB(t *testing.T) {
 
 // TestBenchOLTPReadOnly runs sysbench's oltp_read_only on pi3's MariaDB and
 // pi4's PostgreSQL, and checks it against what each server counted:
-// prepared statements executed on MariaDB, commits on PostgreSQL.
+// prepared statements executed on MariaDB, commits on PostgreSQL. On a
+// Pi 3 and a Pi 4 of its own (clones of provisioned ones): the counts are
+// the server's, so no other test may run there meanwhile.
 func TestBenchOLTPReadOnly(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
+	inv := labtest.CloneAsBoard(t, "pi4", "pi3")
 	for _, tc := range []struct {
 		host, engine, rows string
 		perTx              int64 // what the server counts per transaction
@@ -174,10 +178,11 @@ func TestBenchOLTPReadOnly(t *testing.T) {
 // with (MariaDB's selects for the simple protocol, its executed prepared
 // statements for the prepared one; PostgreSQL's commits, and what its
 // sessions ran: the id in the text, or $1), and the run is saved as the
-// write-up's quiz (revision 2, its queries per client).
+// write-up's quiz (revision 2, its queries per client). On a Pi 3 and a
+// Pi 4 of its own (clones), whose counters must see its queries alone.
 func TestBenchQuiz(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
+	inv := labtest.CloneAsBoard(t, "pi4", "pi3")
 	for _, tc := range []struct{ host, engine, rows, shapes string }{
 		{"pi3", "mariadb", `mariadb -NBe "SELECT (SELECT COUNT(*) FROM pidb.user), (SELECT COUNT(*) FROM pidb.question), (SELECT COUNT(*) FROM pidb.answer), (SELECT COUNT(*) FROM pidb.attempt)"`,
 			`mariadb -NBe "SELECT COUNT(*) FROM pidb.user WHERE email LIKE '%@%.com' AND pfp LIKE '/%/%.jpg' AND username REGEXP '^[a-z]+[0-9]{1,2}$'"`},
@@ -301,8 +306,10 @@ func serverCounts(t *testing.T, h inventory.Host, engine string) counts {
 // ../shared/peers/quiz, unchanged, reads the data pidb loaded on MariaDB
 // (through an SSH forward, as pidb's localhost account: the network
 // account requires TLS, which load.py does not ask for) and completes, and
-// the server counted its queries.
+// the server counted its queries. On a Pi 3 of its own (a clone), once it
+// knows it can run: no host is made for a test that skips.
 func TestQuizWithTheWriteUpsLoadPy(t *testing.T) {
+	t.Parallel()
 	loadPy, err := filepath.Abs("../../../shared/peers/quiz/load.py")
 	if err != nil {
 		t.Fatal(err)
@@ -313,8 +320,7 @@ func TestQuizWithTheWriteUpsLoadPy(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import MySQLdb").Run(); err != nil {
 		labtest.Unavailable(t, "Debian's python3 has no MySQLdb (apt-get install python3-mysqldb): "+err.Error())
 	}
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	inv := labtest.CloneAsBoard(t, "pi3")
 	h := provisionedAsRoot(t, inv, "pi3")
 	if code, _, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi3", "--workload", "quiz", "--scale", "100", "--clients", "1", "--queries", "4", "--out", t.TempDir()); code != 0 {
 		t.Fatalf("load: exit %d\n%s", code, errOut)
@@ -421,10 +427,11 @@ func serverCount(t *testing.T, h inventory.Host, engine string) int64 {
 
 // TestBenchCleanup drops pidb's database on each engine, and leaves alone a
 // database of the same name that pidb did not make, in cleanup and in
-// provision.
+// provision. On a Pi 4 and a Pi 3 of its own (clones), whose databases it
+// drops and makes.
 func TestBenchCleanup(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
+	inv := labtest.CloneAsBoard(t, "pi4", "pi3")
 	for _, tc := range []struct {
 		host, workload string
 		admin          func(db, sql string) string // the server's own client, as its administrator; db "" = none
@@ -500,15 +507,16 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // TestBenchSurvivesAKilledConnection kills one of pidb's sessions from the
 // server's side in the middle of a run, on each engine: the run goes on, the
 // error and the reconnect are counted, and the duration is kept to within
-// one interval.
+// one interval. On a Pi 4 and a Pi 3 of its own (clones): it kills a
+// session of pidb's, and must not kill another test's.
 func TestBenchSurvivesAKilledConnection(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
+	inv := labtest.CloneAsBoard(t, "pi4", "pi3")
 	for _, tc := range []struct{ host, workload, sessions, kill string }{
 		{"pi4", "tpcb", `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'pidb'"`,
 			`cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'pidb' LIMIT 1"`},
 		{"pi3", "oltp-read-only", `mariadb -NBe "SELECT count(*) FROM information_schema.processlist WHERE user = 'pidb'"`,
-			`for id in $(mariadb -NBe "SELECT id FROM information_schema.processlist WHERE user = 'pidb' LIMIT 1"); do mariadb -e "KILL CONNECTION $id" && echo $id; done`},
+			`for id in $(mariadb -NBe "SELECT id FROM information_schema.processlist WHERE user = 'pidb' LIMIT 1"); do mariadb -e "KILL CONNECTION $id" 2>/dev/null && echo $id; done; true`},
 	} {
 		t.Run(tc.host, func(t *testing.T) {
 			h := provisionedAsRoot(t, inv, tc.host)
@@ -517,12 +525,19 @@ func TestBenchSurvivesAKilledConnection(t *testing.T) {
 			if code, _, errOut := runPidb(t, append(args, "--duration", "1s")...); code != 0 { // load
 				t.Fatalf("load: exit %d\n%s", code, errOut)
 			}
+			// the load's sessions gone (a busy server takes a while to
+			// end them), so that the three counted next are the run's
+			waitForClients(t, h, tc.sessions, 0)
 			done := benchInBackground(t, append(args, "--duration", "5s")...)
 			// the three clients connected, then 1 s of warm-up and 1.5 s
-			// of the run
+			// of the run; a session that ends as it is picked is picked
+			// again
 			waitForClients(t, h, tc.sessions, 3)
 			time.Sleep(2500 * time.Millisecond)
-			killed := labtest.MustSSH(t, h, tc.kill)
+			killed := ""
+			for start := time.Now(); killed == "" && time.Since(start) < 3*time.Second; time.Sleep(100 * time.Millisecond) {
+				killed = strings.TrimSpace(labtest.MustSSH(t, h, tc.kill))
+			}
 			b := <-done
 			if t.Failed() {
 				return
@@ -562,28 +577,33 @@ func TestBenchSurvivesAKilledConnection(t *testing.T) {
 	}
 }
 
-// TestStalePassword: pi4 provisioned from another controller (another
+// TestStalePassword: a Pi 4 (a clone, its own) provisioned from another controller (another
 // state folder: its own password for pidb) refuses this one's; the bench
-// says what happened and what to run, and after that run it works.
+// says what happened and what to run, and after that run it works. Each
+// pidb command gets its state folder in its own environment.
 func TestStalePassword(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.CloneAsBoard(t, "pi4")
 	mine, other := t.TempDir(), t.TempDir()
+	as := func(state string, args ...string) (int, string) {
+		t.Helper()
+		code, _, errOut := runPidbEnv(t, []string{"XDG_STATE_HOME=" + state}, args...)
+		return code, errOut
+	}
 	for _, state := range []string{mine, other} {
-		t.Setenv("XDG_STATE_HOME", state)
-		if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4"); code != 0 {
+		if code, errOut := as(state, "provision", "-i", inv.Path, "--limit", "pi4"); code != 0 {
 			t.Fatalf("provision: exit %d\n%s", code, errOut)
 		}
 	}
-	t.Setenv("XDG_STATE_HOME", mine)
 	args := []string{"bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1", "--clients", "1", "--duration", "1s", "--warmup", "0s", "--out", t.TempDir()}
-	code, _, errOut := runPidb(t, args...)
+	code, errOut := as(mine, args...)
 	if code != 1 || !strings.Contains(errOut, "the server has another password for pidb than the one kept in "+mine) || !strings.Contains(errOut, "run pidb provision -i "+inv.Path+" --limit pi4") {
 		t.Errorf("exit %d; want 1, and the hint\n%s", code, errOut)
 	}
-	if code, _, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4"); code != 0 {
+	if code, errOut := as(mine, "provision", "-i", inv.Path, "--limit", "pi4"); code != 0 {
 		t.Fatalf("provision: exit %d\n%s", code, errOut)
 	}
-	if code, _, errOut := runPidb(t, args...); code != 0 {
+	if code, errOut := as(mine, args...); code != 0 {
 		t.Errorf("after provision: exit %d\n%s", code, errOut)
 	}
 }

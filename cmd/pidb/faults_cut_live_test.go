@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -48,13 +50,14 @@ func (w *watchWriter) String() string {
 	return w.all.String()
 }
 
-// pidbRun is a pidb command running in this process.
+// pidbRun is a pidb command running beside the test.
 type pidbRun struct {
 	done           chan struct{}
 	code           int
 	stdout, stderr string
 	at             map[string]chan struct{} // each closed at the first stderr line with its mark
 	ended          time.Time
+	err            error // one that is not pidb's exit
 }
 
 // startWatching starts pidb with args and closes r.at[mark] when it writes
@@ -75,7 +78,17 @@ func startWatching(marks []string, args ...string) *pidbRun {
 	}}
 	go func() {
 		var out bytes.Buffer
-		r.code = run(append([]string{"pidb"}, args...), &out, w)
+		cmd := pidbCommand(args...)
+		cmd.Stdout, cmd.Stderr = &out, w
+		err := cmd.Run()
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &exit) && exit.Exited():
+			r.code = exit.ExitCode()
+		default:
+			r.code, r.err = -1, err
+		}
 		r.ended = time.Now()
 		r.stdout, r.stderr = out.String(), w.String()
 		close(r.done)
@@ -109,19 +122,21 @@ func (r *pidbRun) wait(t *testing.T, within time.Duration) {
 // noAnswer is how pidb says a host stopped answering over SSH.
 const noAnswer = "no answer from the host"
 
-// TestConfigureFaults: on pi4 with a canary table, the link cut as the
-// configure step begins writing, and a reboot between the write and the
-// restart. The server keeps running with its rows; the re-run applies the
-// preset and the server runs it (its live values, no pending restart).
+// TestConfigureFaults: on a Pi 4 of the test's own (a clone of a
+// provisioned one) with a canary table, the link cut as the configure step
+// begins writing, and a reboot between the write and the restart. The
+// server keeps running with its rows; the re-run applies the preset and the
+// server runs it (its live values, no pending restart).
 func TestConfigureFaults(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	h := provisionedAsRoot(t, inv, "pi4")
+	t.Parallel()
+	inv := labtest.Clone(t, "pi4")
+	name := inv.Hosts[0].Name
+	h := provisionedAsRoot(t, inv, name)
 	psql := func(sql string) string { t.Helper(); return pidbSQL(t, h, sql) }
 	const live = "SELECT setting FROM pg_settings WHERE name = 'synchronous_commit' UNION ALL SELECT count(*)::text FROM pg_settings WHERE pending_restart"
 	apply := func(t *testing.T, preset string) {
 		t.Helper()
-		if code, res, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", preset); code != 0 {
+		if code, res, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--preset", preset); code != 0 {
 			t.Fatalf("tune apply --preset %s: exit %d %+v\n%s", preset, code, res, errOut)
 		}
 	}
@@ -145,8 +160,8 @@ func TestConfigureFaults(t *testing.T) {
 		apply(t, "balanced")
 	}
 	t.Run("link cut as the drop-in is written", func(t *testing.T) {
-		r := startWatching([]string{"pi4: configure"}, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "fast")
-		r.waitMark(t, "pi4: configure")
+		r := startWatching([]string{name + ": configure"}, "tune", "apply", "-i", inv.Path, "--preset", "fast")
+		r.waitMark(t, name+": configure")
 		mend := labtest.Cut(t, h)
 		r.wait(t, 2*time.Minute)
 		mend()
@@ -156,7 +171,7 @@ func TestConfigureFaults(t *testing.T) {
 		after(t)
 	})
 	t.Run("reboot between the write and the restart", func(t *testing.T) {
-		r := startWatching([]string{"checking the new configuration"}, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "fast")
+		r := startWatching([]string{"checking the new configuration"}, "tune", "apply", "-i", inv.Path, "--preset", "fast")
 		r.waitMark(t, "checking the new configuration")
 		labtest.Reboot(t, h)
 		r.wait(t, 2*time.Minute)
@@ -178,13 +193,14 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestBenchLinkCut: the link to pi4 cut for 12 s in the middle of a
+// TestBenchLinkCut: the link to a Pi 4 (the test's own) cut for 12 s in the middle of a
 // bench (shorter than SSH's 20 s, so pidb's connection lives on). Nothing
 // comes back, neither a transaction nor an error: the run says the host
 // stopped answering, when and for how long, leaves that time out of its
 // TPS and exits 1; the clients carry on when the link is back, and the
 // canary rows are all there.
 func TestBenchLinkCut(t *testing.T) {
+	t.Parallel()
 	f := startFaultBench(t, "1s", "35s")
 	time.Sleep(4 * time.Second)
 	mend := labtest.Cut(t, f.h)

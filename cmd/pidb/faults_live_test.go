@@ -19,13 +19,14 @@ import (
 // PostgreSQL its pending_restart), restart it and verify, not say that
 // nothing changed. The state is made as the cut leaves it: the fast
 // preset's file, kept aside, put back over the balanced one after the
-// server restarted on that.
+// server restarted on that. On a Pi 4 and a Pi 3 of the test's own
+// (clones of provisioned ones), whose files it rewrites.
 func TestWrittenNotApplied(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
+	inv := labtest.Clone(t, "pi4", "pi3")
 	for _, tc := range []struct{ host, conf, live string }{
-		{"pi4", "/etc/postgresql/15/main/conf.d/90-pidb.conf", `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT setting FROM pg_settings WHERE name = 'synchronous_commit'" -c "SELECT count(*) FROM pg_settings WHERE pending_restart"`},
-		{"pi3", "/etc/mysql/mariadb.conf.d/90-pidb.cnf", `mariadb -NBe "SELECT @@innodb_flush_log_at_trx_commit"`},
+		{inv.Hosts[0].Name, "/etc/postgresql/15/main/conf.d/90-pidb.conf", `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT setting FROM pg_settings WHERE name = 'synchronous_commit'" -c "SELECT count(*) FROM pg_settings WHERE pending_restart"`},
+		{inv.Hosts[1].Name, "/etc/mysql/mariadb.conf.d/90-pidb.cnf", `mariadb -NBe "SELECT @@innodb_flush_log_at_trx_commit"`},
 	} {
 		t.Run(tc.host, func(t *testing.T) {
 			h := provisionedAsRoot(t, inv, tc.host)
@@ -77,6 +78,7 @@ func TestWrittenNotApplied(t *testing.T) {
 // Restart=on-failure), the clients connect again and the run goes on; the
 // canary rows are all there after.
 func TestBenchServerKilled(t *testing.T) {
+	t.Parallel()
 	f := startFaultBench(t, "500ms", "25s")
 	time.Sleep(3 * time.Second)
 	labtest.MustSSH(t, f.h, "systemctl kill -s KILL postgresql@15-main")
@@ -94,23 +96,23 @@ func TestBenchServerKilled(t *testing.T) {
 	}
 }
 
-// faultBench is a bench on pi4 started for a fault to fall on it: the
-// host (as root), the run, and the canary table's rows to count after.
+// faultBench is a bench on a Pi 4 of the test's own (a clone of a
+// provisioned one) started for a fault to fall on it: the host (as root),
+// the run, and the canary table's rows to count after.
 type faultBench struct {
 	h inventory.Host
 	r *pidbRun
 }
 
-// startFaultBench provisions pi4, loads tpcb at scale 1, makes a canary
+// startFaultBench clones a provisioned Pi 4, provisions it, loads tpcb at scale 1, makes a canary
 // table of 1000 rows (dropped when the test ends), and starts a bench of
 // three clients for duration with a point per interval; it returns once
 // the clients are connected.
 func startFaultBench(t *testing.T, interval, duration string) faultBench {
 	t.Helper()
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	h := provisionedAsRoot(t, inv, "pi4")
-	args := []string{"bench", "-i", inv.Path, "--limit", "pi4", "--workload", "tpcb", "--scale", "1", "--clients", "3", "--warmup", "1s", "--interval", interval, "--out", t.TempDir()}
+	inv := labtest.Clone(t, "pi4")
+	h := provisionedAsRoot(t, inv, inv.Hosts[0].Name)
+	args := []string{"bench", "-i", inv.Path, "--workload", "tpcb", "--scale", "1", "--clients", "3", "--warmup", "1s", "--interval", interval, "--out", t.TempDir()}
 	if code, _, errOut := runPidb(t, append(args, "--duration", "1s")...); code != 0 { // load
 		t.Fatalf("load: exit %d\n%s", code, errOut)
 	}
@@ -159,11 +161,13 @@ func (f faultBench) outcome(t *testing.T) (job.BenchResult, results.Run) {
 // TestUploadToAFullDisk: the folder of the tuner's drop-in is full (a
 // tiny tmpfs over it, filled). tune apply fails for the host with an error
 // that names the full disk, restarts nothing, and the server runs as it
-// did; with room again, the same command applies.
+// did; with room again, the same command applies. On a Pi 4 of the test's
+// own (a clone of a provisioned one).
 func TestUploadToAFullDisk(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	h := provisionedAsRoot(t, inv, "pi4")
+	t.Parallel()
+	inv := labtest.Clone(t, "pi4")
+	name := inv.Hosts[0].Name
+	h := provisionedAsRoot(t, inv, name)
 	const dir = "/etc/postgresql/15/main/conf.d"
 	// a small disk under the drop-ins, postgres's as the folder is (a
 	// folder anyone can write, tmpfs's own 1777, pidb refuses outright)
@@ -171,8 +175,8 @@ func TestUploadToAFullDisk(t *testing.T) {
 		" && (dd if=/dev/zero of="+dir+"/filler bs=1k count=64 2>/dev/null || true)")
 	defer labtest.MustSSH(t, h, "umount "+dir+" 2>/dev/null || true")
 	before := labtest.MustSSH(t, h, startTime)
-	code, res, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "fast")
-	msg := res["pi4"].Error
+	code, res, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--preset", "fast")
+	msg := res[name].Error
 	if code != 1 || !strings.Contains(msg, "is full") || !strings.Contains(msg, "nothing was changed, and postgres runs as it did") {
 		t.Errorf("exit %d, error %q; want 1, the full disk named, nothing changed\n%s", code, msg, errOut)
 	}
@@ -183,10 +187,10 @@ func TestUploadToAFullDisk(t *testing.T) {
 		t.Errorf("the server was restarted for nothing")
 	}
 	labtest.MustSSH(t, h, "umount "+dir)
-	if code, res, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "fast"); code != 0 || !contains(res["pi4"].Changed, "configure") {
+	if code, res, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--preset", "fast"); code != 0 || !contains(res[name].Changed, "configure") {
 		t.Errorf("with room again: exit %d %+v\n%s", code, res, errOut)
 	}
-	if code, _, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--limit", "pi4", "--preset", "balanced"); code != 0 {
+	if code, _, errOut := provisionLabCmd(t, "tune", "apply", "-i", inv.Path, "--preset", "balanced"); code != 0 {
 		t.Errorf("back to balanced: exit %d\n%s", code, errOut)
 	}
 }

@@ -11,10 +11,12 @@ import (
 	"pidb/job"
 )
 
-// TestFleetOfTen: the lab's three and seven fresh hosts of the other boards
-// (a Pi 5 of each size, a Pi 4 2 GB, a second Pi 4 numbered pi4-1, a 3B+, a
-// Zero 2 W, a CM4), provisioned in one run while three of the fresh ones
-// meet what a rack of Pis meets during an install:
+// TestFleetOfTen: three provisioned Pis of the lab's boards (a Pi 4, a
+// Pi 3 and a Zero, clones of provisioned ones, as the lab's three are
+// after a first provision) and seven fresh hosts of the other boards (a
+// Pi 5 of each size, a Pi 4 2 GB, a second Pi 4 numbered pi4-1, a 3B+, a
+// Zero 2 W, a CM4), all ten the test's own, provisioned in one run while
+// three of the fresh ones meet what a rack of Pis meets during an install:
 //   - cm4: another apt holds its lock for longer than --apt-lock-timeout;
 //   - zero2: its link is cut while apt installs the server;
 //   - pi3plus: it reboots while dpkg configures the server.
@@ -25,10 +27,14 @@ import (
 // nothing anywhere. Then all ten validate at once: each gets a verdict, none
 // FAILs (a busy controller or an unsteady throughput may WARN).
 func TestFleetOfTen(t *testing.T) {
-	labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	fresh := []string{"pi5", "pi5-4gb", "pi4-2gb", "pi4-1", "pi3plus", "zero2", "cm4"}
-	inv := labtest.FreshHosts(t, fresh...)
+	var names []string
+	for _, h := range labtest.Clone(t, "pi4", "pi3", "zero").Hosts {
+		names = append(names, h.Name)
+	}
+	labtest.FreshHosts(t, fresh...)
+	inv := labtest.InventoryOf(t, append(names, fresh...)...)
 	if len(inv.Hosts) != 10 {
 		t.Fatalf("the lab has %d hosts up, want 10", len(inv.Hosts))
 	}

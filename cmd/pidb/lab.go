@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,9 +24,10 @@ func labCommand() *cli.Command {
 			{
 				Name:      "up",
 				Usage:     "boot the simulated Pis and print the path of the lab's inventory",
-				UsageText: "pidb lab up [--hosts BOARD[=N],...] [--cooling case|fan|NAME=case,...] [--without-vcgencmd NAMES] [--thermal-speed N] [--dir DIR]",
+				UsageText: "pidb lab up [--hosts BOARD[=N],...] [--from SNAPSHOT] [--cooling case|fan|NAME=case,...] [--without-vcgencmd NAMES] [--thermal-speed N] [--dir DIR]",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "hosts", Usage: "boot these `BOARDS` instead of pi4,pi3,zero: any of pi4, pi3, zero, pi5, pi5-4gb, pi4-2gb, pi3plus, zero2, cm4; BOARD=N boots N of one, numbered BOARD-1..."},
+					&cli.StringFlag{Name: "from", Usage: "boot the --hosts from the disk of `SNAPSHOT` (lab snapshot) instead of a fresh image: they come up as its host was, databases and all"},
 					&cli.StringFlag{Name: "cooling", Usage: "how the simulated Pis are cooled: case or fan for all, or NAME=case,NAME=fan (default fan)"},
 					&cli.StringFlag{Name: "without-vcgencmd", Usage: "leave these `NAMES` without vcgencmd, as on Ubuntu"},
 					&cli.Float64Flag{Name: "thermal-speed", Usage: "simulated seconds per real second, so heat builds up faster (default 1)", Value: 1},
@@ -49,11 +51,70 @@ func labCommand() *cli.Command {
 					if err := l.SetThermal(c.String("cooling"), c.String("without-vcgencmd"), c.Float64("thermal-speed")); err != nil {
 						return usageError{err}
 					}
-					inv, err := l.Up(c.Context, names)
+					up := l.Up
+					if from := c.String("from"); from != "" {
+						if len(names) == 0 {
+							return usagef("--from needs --hosts: the hosts to boot from snapshot %s", from)
+						}
+						up = func(ctx context.Context, names []string) (string, error) { return l.UpFrom(ctx, names, from) }
+					}
+					inv, err := up(c.Context, names)
 					if err != nil {
 						return fmt.Errorf("lab up: %w", err)
 					}
 					fmt.Fprintln(c.App.Writer, inv)
+					return nil
+				},
+			},
+			{
+				Name:      "snapshot",
+				Usage:     "copy a running host's disk, to boot hosts from later (lab up --from)",
+				UsageText: "pidb lab snapshot HOST [NAME] [--dir DIR]\n   pidb lab snapshot --list [--json] [--dir DIR]\n   pidb lab snapshot --remove NAME [--dir DIR]",
+				Description: "The host is frozen while its disk is copied, so the snapshot is one moment of it: " +
+					"a database on it recovers as after a power cut. NAME defaults to the host's name.",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "list", Usage: "list the lab's snapshots"},
+					&cli.StringFlag{Name: "remove", Usage: "delete the snapshot `NAME`"},
+					labDirFlag(), jsonFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					l := lab.New(c.String("dir"), c.App.ErrWriter)
+					switch {
+					case c.Bool("list"):
+						if c.Args().Present() {
+							return usagef("unexpected argument %q", c.Args().First())
+						}
+						snaps, err := l.Snapshots()
+						if err != nil {
+							return err
+						}
+						if c.Bool("json") {
+							return output.JSON(c.App.Writer, snaps)
+						}
+						rows := make([][]string, 0, len(snaps))
+						for _, s := range snaps {
+							rows = append(rows, []string{s.Name, s.From, s.Model, s.Taken.Local().Format("2006-01-02 15:04:05")})
+						}
+						return table(c, []string{"SNAPSHOT", "OF HOST", "MODEL", "TAKEN"}, rows)
+					case c.String("remove") != "":
+						if c.Args().Present() {
+							return usagef("unexpected argument %q", c.Args().First())
+						}
+						if err := l.RemoveSnapshot(c.String("remove")); err != nil {
+							return fmt.Errorf("lab snapshot: %w", err)
+						}
+						return nil
+					}
+					if c.NArg() < 1 || c.NArg() > 2 {
+						return usagef("name the host to snapshot: pidb lab snapshot HOST [NAME]")
+					}
+					host, name := c.Args().Get(0), c.Args().Get(1)
+					if name == "" {
+						name = host
+					}
+					if err := l.Snapshot(c.Context, host, name); err != nil {
+						return fmt.Errorf("lab snapshot: %w", err)
+					}
 					return nil
 				},
 			},

@@ -11,9 +11,11 @@ import (
 )
 
 // TestFactsOnTheLab is the "done when": the three boards' models,
-// MemTotal, nominal RAM and cores, written out by hand.
+// MemTotal, nominal RAM and cores, written out by hand. It only reads the
+// three hosts, so it shares them; its inventory has those three alone.
 func TestFactsOnTheLab(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Share(t, "pi4", "pi3", "zero")
 	code, out, errOut := runPidb(t, "facts", "-i", inv.Path, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
@@ -48,8 +50,13 @@ func TestFactsOnTheLab(t *testing.T) {
 	}
 }
 
+// TestFactsRefusesUnknownHosts: with an empty known_hosts, facts refuses
+// the three hosts and shows their keys; --accept-new-host-keys takes zero's,
+// and then zero is known. It only reads the hosts (the known_hosts it
+// writes is its own), so it shares them.
 func TestFactsRefusesUnknownHosts(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Share(t, "pi4", "pi3", "zero")
 	src, err := os.ReadFile(inv.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -74,9 +81,11 @@ func TestFactsRefusesUnknownHosts(t *testing.T) {
 }
 
 // TestFactsWithAStoppedHost adds a host that is not there (an unused lab
-// address): it fails, naming itself; the others succeed; exit code 1.
+// address): it fails, naming itself; the others succeed; exit code 1. It
+// stops no host, only reads the three, so it shares them.
 func TestFactsWithAStoppedHost(t *testing.T) {
-	inv := labtest.Inventory(t)
+	t.Parallel()
+	inv := labtest.Share(t, "pi4", "pi3", "zero")
 	src, err := os.ReadFile(inv.Path)
 	if err != nil {
 		t.Fatal(err)

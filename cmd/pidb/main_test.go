@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pidb/internal/labtest"
 	"regexp"
 	"runtime/debug"
 	"slices"
@@ -25,11 +26,50 @@ import (
 	"pidb/remote"
 )
 
+// runPidb runs pidb with args, as a process of its own (this test binary
+// as pidb, see TestMain), and returns its exit code and output. A process
+// of its own: the tests run side by side, and pidb reads its environment
+// (the password store's folder, SUDO_UID) and its flag library keeps state
+// of its own (urfave/cli's help flag) as a program does, once a process.
 func runPidb(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runPidbEnv(t, nil, args...)
+}
+
+// runPidbEnv is runPidb with env (NAME=value) added to the test's own.
+func runPidbEnv(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(append([]string{"pidb"}, args...), &out, &errb)
-	return code, out.String(), errb.String()
+	cmd := pidbCommand(args...)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	return exitOf(t, cmd.Run()), out.String(), errb.String()
+}
+
+// pidbCommand is pidb with args: this test binary, run as pidb.
+func pidbCommand(args ...string) *exec.Cmd {
+	self, err := os.Executable()
+	if err != nil {
+		panic(err) // the running test binary is always there
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Args[0] = "pidb"
+	cmd.Env = append(os.Environ(), "PIDB_TEST_AS_PIDB=1")
+	return cmd
+}
+
+// exitOf is the exit code of a finished pidb process.
+func exitOf(t testing.TB, err error) int {
+	t.Helper()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit) && exit.Exited():
+		return exit.ExitCode()
+	}
+	t.Fatalf("pidb: %v", err)
+	return -1
 }
 
 func writeInventory(t *testing.T, src string) string {
@@ -205,11 +245,15 @@ func TestDescribeVersion(t *testing.T) {
 
 // TestMain lets the test binary be pidb itself, for the tests that run it
 // from a shell (completion): with PIDB_TEST_AS_PIDB=1 it runs pidb's main.
+// Otherwise the passwords pidb generates go to a state folder of the test
+// binary's own, never the user's: the lab tests run side by side (pidb runs
+// in their process, so none can set its own), each with an inventory of
+// its own, and the store keeps each inventory's passwords apart.
 func TestMain(m *testing.M) {
 	if os.Getenv("PIDB_TEST_AS_PIDB") == "1" {
-		os.Exit(run(os.Args, os.Stdout, os.Stderr))
+		os.Exit(run(append([]string{"pidb"}, os.Args[1:]...), os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(labtest.Main(m))
 }
 
 // TestCompletion: the bash script, sourced in a real bash, completes

@@ -14,14 +14,15 @@ import (
 // one line per host that changes in place and ends with the host's
 // verdict, and the table on stdout; the same run into a pipe prints plain
 // lines with the time of day, a few dozen per host, not one per interval.
+// On a Pi 4, a Pi 3 and a Zero of its own (clones of provisioned ones).
 func TestProgressOnTheLab(t *testing.T) {
-	inv := labtest.Inventory(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
+	inv := labtest.CloneAsBoard(t, "pi4", "pi3", "zero")
 	if code, _, errOut := provisionLab(t, "-i", inv.Path); code != 0 {
 		t.Fatalf("provision: exit %d\n%s", code, errOut)
 	}
 	args := func(duration string) []string {
-		return []string{"pidb", "validate", "-i", inv.Path, "--duration", duration, "--warmup", "1s", "--scale", "1", "--clients", "2",
+		return []string{"validate", "-i", inv.Path, "--duration", duration, "--warmup", "1s", "--scale", "1", "--clients", "2",
 			"--idle-before", "1s", "--idle-after", "1s", "--thermal-interval", "1s", "--out", t.TempDir()}
 	}
 	hostLine := regexp.MustCompile(`^(pi4|pi3|zero) +\d:\d\d  done: (PASS|WARN)  [\d.]+ TPS`)
@@ -29,7 +30,9 @@ func TestProgressOnTheLab(t *testing.T) {
 	t.Run("terminal", func(t *testing.T) {
 		tty, done := termtest.PTY(t, 40, 120)
 		var stdout bytes.Buffer
-		code := run(args("6s"), &stdout, tty)
+		cmd := pidbCommand(args("6s")...)
+		cmd.Stdout, cmd.Stderr = &stdout, tty // pidb's stderr is the terminal
+		code := exitOf(t, cmd.Run())
 		raw := done()
 		screen := termtest.Render(raw)
 		var hosts, steps []string
@@ -51,7 +54,9 @@ func TestProgressOnTheLab(t *testing.T) {
 	})
 	t.Run("pipe", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
-		code := run(args("12s"), &stdout, &stderr)
+		cmd := pidbCommand(args("12s")...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		code := exitOf(t, cmd.Run())
 		lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
 		per, status := map[string]int{}, map[string]int{}
 		stamped := regexp.MustCompile(`^\d\d:\d\d:\d\d (pi4|pi3|zero): `)

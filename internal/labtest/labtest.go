@@ -9,6 +9,7 @@ package labtest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -135,8 +136,8 @@ func (w logWriter) Write(p []byte) (int, error) {
 
 // FreshHost boots a pristine lab host of a board (a name `lab up --hosts`
 // takes: "zero2", "cm4-1"), for a test that needs a Pi nothing has touched,
-// and returns the lab's inventory with it and the host. When the test ends
-// the host is removed, disk and all.
+// and returns an inventory of it and the host. The test leases it (see
+// Lease); when the test ends the host is removed, disk and all.
 func FreshHost(t testing.TB, name string) (*inventory.Inventory, inventory.Host) {
 	t.Helper()
 	inv := FreshHosts(t, name)
@@ -144,36 +145,34 @@ func FreshHost(t testing.TB, name string) (*inventory.Inventory, inventory.Host)
 }
 
 // FreshHosts is FreshHost for several hosts, booted at once; the inventory
-// has every host of the lab that is up.
+// has them, in the order given.
 func FreshHosts(t testing.TB, names ...string) *inventory.Inventory {
 	t.Helper()
 	Inventory(t)
 	l := Lab(t)
+	if err := take(t, l, true, names); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	if err := l.Remove(ctx, names); err != nil { // what a killed test left
 		t.Fatal(err)
-	}
-	path, err := l.Up(ctx, names)
-	if err != nil {
-		t.Fatalf("lab up %v: %v", names, err)
 	}
 	t.Cleanup(func() {
 		if err := l.Remove(context.Background(), names); err != nil {
 			t.Errorf("lab: remove %v: %v", names, err)
 		}
 	})
-	inv, err := inventory.Load(path)
-	if err != nil {
-		t.Fatal(err)
+	if _, err := l.Up(ctx, names); err != nil {
+		t.Fatalf("lab up %v: %v", names, err)
 	}
-	return inv
+	return InventoryOf(t, names...)
 }
 
 // Cut drops every packet between this machine and h until mend is called
 // (or the test ends): the host runs on, unreachable.
 func Cut(t testing.TB, h inventory.Host) (mend func()) {
 	t.Helper()
-	m, err := Lab(t).Cut(context.Background(), h.Name)
+	m, err := Lab(t).Cut(context.Background(), LabName(t, h))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,4 +204,20 @@ func Reboot(t testing.TB, h inventory.Host) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// Main runs a package's tests with XDG_STATE_HOME set to a folder of their
+// own, removed at the end, for TestMain: the passwords that pidb generates
+// while the tests run in parallel (they cannot each set their own
+// environment) never reach the user's own store, and each test's inventory
+// keeps its passwords apart from the others'.
+func Main(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "pidb-test-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("XDG_STATE_HOME", dir)
+	return m.Run()
 }

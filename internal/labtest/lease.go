@@ -1,0 +1,341 @@
+package labtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"pidb/inventory"
+	"pidb/lab"
+)
+
+// Leases: lab tests run at the same time (t.Parallel, and go test's
+// packages side by side), so each takes the hosts it uses for as long as
+// it runs. A lease is a lock on a file in the lab's leases folder (flock:
+// released when the test ends or its process dies); a test takes all of
+// its leases in one call, in name order, so two tests never wait for each
+// other crosswise.
+
+// Simulator is the lease of the thermal simulator's speed, which is one
+// for the whole lab: a test that changes it (lab up --thermal-speed), holds
+// the simulator still, or asserts on heat takes it as well as its hosts.
+const Simulator = "thermal-simulator"
+
+// Lease takes the named lab hosts (and Simulator, if named) for the test
+// alone, waiting while another test has any of them, and returns an
+// inventory of just those hosts, in the order given, in the test's own
+// folder: the lab's key and known_hosts, as `pidb lab up` writes it (nil
+// for the simulator alone).
+func Lease(t testing.TB, names ...string) *inventory.Inventory {
+	t.Helper()
+	return lease(t, true, names)
+}
+
+// Share is Lease for a test that only reads the hosts: any number of
+// sharing tests hold them at once, and none that leases them alone.
+func Share(t testing.TB, names ...string) *inventory.Inventory {
+	t.Helper()
+	return lease(t, false, names)
+}
+
+func lease(t testing.TB, alone bool, names []string) *inventory.Inventory {
+	t.Helper()
+	Inventory(t) // the lab is up, or skip
+	l := Lab(t)
+	if err := take(t, l, alone, names); err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	for _, n := range names {
+		if n != Simulator {
+			hosts = append(hosts, n)
+		}
+	}
+	if len(hosts) == 0 {
+		return nil // the simulator alone
+	}
+	return InventoryOf(t, hosts...)
+}
+
+// take locks the lease files of names, sorted, and releases them when the
+// test ends.
+func take(t testing.TB, l *lab.Lab, alone bool, names []string) error {
+	t.Helper()
+	dir := filepath.Join(l.Dir, "leases")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	sorted := append([]string{}, names...)
+	sort.Strings(sorted)
+	var held []*os.File
+	t.Cleanup(func() {
+		for _, f := range held {
+			f.Close()
+		}
+	})
+	began := time.Now()
+	for i, n := range sorted {
+		if i > 0 && n == sorted[i-1] {
+			continue
+		}
+		if _, ok := lab.BoardNamed(n); !ok && n != Simulator {
+			return fmt.Errorf("lease: no lab host %q", n)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, n), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return err
+		}
+		held = append(held, f)
+		if ok, err := flock(f, alone, false); err != nil {
+			return fmt.Errorf("lease %s: %w", n, err)
+		} else if ok {
+			continue
+		}
+		t.Logf("waiting for %s: another test has it", n)
+		if _, err := flock(f, alone, true); err != nil {
+			return fmt.Errorf("lease %s: %w", n, err)
+		}
+	}
+	if d := time.Since(began); d > time.Second {
+		t.Logf("leased %s after %s", strings.Join(sorted, ", "), d.Round(100*time.Millisecond))
+	}
+	return nil
+}
+
+// InventoryOf writes an inventory of the named lab hosts, in that order, in
+// the test's folder and loads it; each must be up. It takes no lease.
+func InventoryOf(t testing.TB, names ...string) *inventory.Inventory {
+	t.Helper()
+	all := Inventory(t)
+	var boards []lab.Board
+	for _, n := range names {
+		b, ok := lab.BoardNamed(n)
+		if !ok {
+			t.Fatalf("no lab host %q", n)
+		}
+		Host(t, all, n) // up: the lab's own inventory has it
+		boards = append(boards, b)
+	}
+	return writeInventory(t, boards)
+}
+
+// writeInventory writes the lab's inventory of boards in the test's folder
+// and loads it.
+func writeInventory(t testing.TB, boards []lab.Board) *inventory.Inventory {
+	t.Helper()
+	l := Lab(t)
+	path := filepath.Join(t.TempDir(), "inventory.toml")
+	if err := os.WriteFile(path, []byte(lab.Inventory(boards, l.KeyPath(), l.KnownHostsPath())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
+}
+
+// snapshotPrefix names the snapshots the lab tests take of a provisioned
+// host of each board: labtest-pi4, labtest-pi3, labtest-zero.
+const snapshotPrefix = "labtest-"
+
+// Clone boots one host of each board kind named ("pi4", "pi3", "zero") for
+// the test alone, from a snapshot of a host of that board as `pidb
+// provision` left it with the lab's inventory: a provisioned Pi of the
+// test's own, to break as it likes, without apt installing anything. Each
+// gets the highest number of its board that no other test holds (pi4-14,
+// then pi4-13), and is removed, disk and all, when the test ends. The
+// first clone of a board in a lab takes the snapshot: it boots a fresh
+// host and provisions it (with `pidb`, built from this module, or
+// $PIDB_BIN), then goes on as the clone. scripts/test.sh removes the
+// snapshots when a run begins. The inventory has the clones, in the order
+// of kinds.
+func Clone(t testing.TB, kinds ...string) *inventory.Inventory {
+	t.Helper()
+	return own(t, kinds, true)
+}
+
+// CloneAsBoard is Clone with each clone named in the test's inventory by
+// its board ("pi4", "pi3"), as its user might name it: for a test that
+// only runs pidb on it and reaches it at its address. The lab knows it by
+// its numbered name; LabName gives that, for what takes a lab host's name
+// (lab up --hosts, its cgroups), and Cut finds it by its address.
+func CloneAsBoard(t testing.TB, kinds ...string) *inventory.Inventory {
+	t.Helper()
+	inv := Clone(t, kinds...)
+	var boards []lab.Board
+	for i, h := range inv.Hosts {
+		b, _ := lab.BoardNamed(h.Name)
+		b.Name = kinds[i]
+		boards = append(boards, b)
+	}
+	return writeInventory(t, boards)
+}
+
+// LabName is the lab's name of the host at h's address (a clone's
+// numbered name, whatever the test's inventory calls it).
+func LabName(t testing.TB, h inventory.Host) string {
+	t.Helper()
+	for _, lh := range Inventory(t).Hosts {
+		if lh.Address == h.Address {
+			return lh.Name
+		}
+	}
+	t.Fatalf("no lab host is up at %s (%s)", h.Address, h.Name)
+	return ""
+}
+
+// Fresh is Clone from the pristine image: a Pi of each board named that
+// nothing has touched, numbered, the test's own.
+func Fresh(t testing.TB, kinds ...string) *inventory.Inventory {
+	t.Helper()
+	return own(t, kinds, false)
+}
+
+func own(t testing.TB, kinds []string, provisioned bool) *inventory.Inventory {
+	t.Helper()
+	Inventory(t)
+	l := Lab(t)
+	ctx := context.Background()
+	var names []string
+	for _, kind := range kinds {
+		if _, ok := lab.BoardNamed(kind); !ok {
+			t.Fatalf("no lab board %q", kind)
+		}
+		name, err := numbered(t, l, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+		if err := l.Remove(ctx, []string{name}); err != nil { // what a killed test left
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := l.Remove(context.Background(), []string{name}); err != nil {
+				t.Errorf("lab: remove %s: %v", name, err)
+			}
+		})
+		if !provisioned {
+			continue
+		}
+		snap := snapshotPrefix + kind
+		made, err := ensureSnapshot(t, l, name, snap)
+		if err != nil {
+			t.Fatalf("clone %s: %v", kind, err)
+		}
+		if made {
+			continue // the host the snapshot was taken of is the clone
+		}
+		if _, err := l.UpFrom(ctx, []string{name}, snap); err != nil {
+			t.Fatalf("clone %s from %s: %v", name, snap, err)
+		}
+	}
+	if !provisioned {
+		if _, err := l.Up(ctx, names); err != nil {
+			t.Fatalf("lab up %v: %v", names, err)
+		}
+	}
+	return InventoryOf(t, names...)
+}
+
+// numbered leases, for the test alone, the highest numbered host of kind
+// that no other test holds, waiting while every one is held.
+func numbered(t testing.TB, l *lab.Lab, kind string) (string, error) {
+	t.Helper()
+	dir := filepath.Join(l.Dir, "leases")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for said := false; ; said = true {
+		for n := 14; n >= 1; n-- {
+			name := kind + "-" + strconv.Itoa(n)
+			if _, ok := lab.BoardNamed(name); !ok {
+				return "", fmt.Errorf("no numbered lab host %s", name)
+			}
+			f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_RDWR, 0o644)
+			if err != nil {
+				return "", err
+			}
+			ok, err := flock(f, true, false)
+			if err != nil {
+				f.Close()
+				return "", err
+			}
+			if !ok {
+				f.Close()
+				continue
+			}
+			t.Cleanup(func() { f.Close() })
+			return name, nil
+		}
+		if !said {
+			t.Logf("waiting for a numbered %s host: other tests hold all 14", kind)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// ensureSnapshot makes the snapshot snap unless it is there, by booting
+// host fresh, provisioning it with the lab's inventory and taking the
+// snapshot of it; made says host is up as the snapshot's own. Tests that
+// want the same snapshot wait for the one that makes it.
+func ensureSnapshot(t testing.TB, l *lab.Lab, host, snap string) (made bool, err error) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(l.Dir, "leases", snap), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close() // the lock: others wait while this test takes it
+	if _, err := flock(f, true, true); err != nil {
+		return false, err
+	}
+	snaps, err := l.Snapshots()
+	if err != nil {
+		return false, err
+	}
+	for _, s := range snaps {
+		if s.Name == snap {
+			return false, nil
+		}
+	}
+	t.Logf("taking snapshot %s: a fresh %s, provisioned", snap, host)
+	ctx := context.Background()
+	if _, err := l.Up(ctx, []string{host}); err != nil {
+		return false, err
+	}
+	inv := InventoryOf(t, host)
+	bin, err := pidbBinary(t)
+	if err != nil {
+		return false, err
+	}
+	cmd := exec.Command(bin, "provision", "-i", inv.Path)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return false, fmt.Errorf("provision %s for snapshot %s: %v\n%s", host, snap, err, out)
+	}
+	if err := l.Snapshot(ctx, host, snap); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// pidbBinary is $PIDB_BIN, or pidb built from this module into the test's
+// folder.
+func pidbBinary(t testing.TB) (string, error) {
+	if p := os.Getenv("PIDB_BIN"); p != "" {
+		return p, nil
+	}
+	out := filepath.Join(t.TempDir(), "pidb")
+	cmd := exec.Command("go", "build", "-o", out, "pidb/cmd/pidb")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build pidb: %v\n%s", err, b)
+	}
+	return out, nil
+}
