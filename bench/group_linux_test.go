@@ -107,7 +107,9 @@ func TestRunMultiplexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.wg.Wait() // every server saw its client close
-	if sum.Transactions < 100 || sum.Queries != 2*sum.Transactions {
+	// how many is the machine's load as much as the code's (52 in 0.6 s
+	// beside a lab's provisioning): some, and what the servers counted
+	if sum.Transactions == 0 || sum.Queries != 2*sum.Transactions {
 		t.Errorf("%d transactions, %d queries", sum.Transactions, sum.Queries)
 	}
 	// every measured transaction was two answered round trips; the warm-up

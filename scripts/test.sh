@@ -33,7 +33,7 @@ phase() {
   [ -z "$1" ] || log "$1"
 }
 report() {
-  rc=$?
+  local rc=$1
   phase ""
   [ -x bin/testsum ] && [ -s "$json" ] && bin/testsum -summary -slowest 10 < "$json" >&2 || true
   { echo; echo "phases:"; printf '%s\n' "${phases[@]}"; printf '%5ds  in all\n' "$SECONDS"; } >&2
@@ -41,7 +41,12 @@ report() {
 }
 json=$(mktemp /tmp/pidb-test.XXXXXX.json)
 cleanups=()
-cleanup() { for c in "${cleanups[@]}"; do eval "$c" || true; done; report; }
+# the script's own status, taken before the cleanups run (theirs would hide it)
+cleanup() {
+  local rc=$?
+  for c in "${cleanups[@]}"; do eval "$c" || true; done
+  report "$rc"
+}
 trap cleanup EXIT
 
 # go test's events into the suite's record, and a line a package on the
