@@ -176,8 +176,10 @@ func Judge(in Input) results.Verdict {
 	slowed := v.Throttled || during&thermal.SoftTempLimit != 0 || appeared&thermal.SoftTempLimitSinceBoot != 0 ||
 		(clockKnown && float64(lowHz) < 0.95*float64(topHz))
 	// or the temperature climbed during the run: the heat's mark where
-	// the firmware's flags and clock say nothing
-	rose := tempKnown && hotC-startC >= riseC
+	// the host tells neither its firmware's flags nor its clock; where
+	// they are known and say full speed, a climb (every Pi warms under
+	// load, with a fan too) did not slow it
+	rose := tempKnown && hotC-startC >= riseC && !clockKnown && !haveFlags
 
 	v.TPSFirstQuarter, v.TPSLastQuarter = Quarters(in.Series)
 	if v.TPSFirstQuarter > 0 && v.TPSLastQuarter < sagRatio*v.TPSFirstQuarter {

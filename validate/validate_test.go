@@ -126,6 +126,16 @@ func TestJudge(t *testing.T) {
 			}
 			in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
 		}, Warn, []string{ThermalSag}},
+		// with a fan every Pi warms as the load starts; where the flags and
+		// the clock say it ran at full speed, a sag beside the climb (a busy
+		// controller's) is not the heat's
+		{"a sag at full clock, unthrottled, the CPU climbing 12 C", func(in *Input) {
+			for i := range in.Readings {
+				in.Readings[i].ArmHz = 1_500_000_000
+				in.Readings[i].TempC = 44 + 0.3*math.Max(0, float64(i-2)*5) // 44 C at the start, 56 C 40 s in
+			}
+			in.Series = series(func(t float64) float64 { return 750 - 10*math.Max(0, t) })
+		}, Warn, []string{UnstableTPS}},
 		{"a sag without flags or clock, the CPU steady", func(in *Input) {
 			for i := range in.Readings {
 				in.Readings[i].ThrottledKnown = false

@@ -507,11 +507,13 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // TestBenchSurvivesAKilledConnection kills one of pidb's sessions from the
 // server's side in the middle of a run, on each engine: the run goes on, the
 // error and the reconnect are counted, and the duration is kept to within
-// one interval. On a Pi 4 and a Pi 3 of its own (clones): it kills a
-// session of pidb's, and must not kill another test's.
+// one interval. It leases the lab's pi4 and pi3: it kills a session of
+// pidb's, and must not kill another test's. (On clones its kill twice
+// found none of the run's sessions, in two runs out of two; not yet
+// understood: see the session's note.)
 func TestBenchSurvivesAKilledConnection(t *testing.T) {
 	t.Parallel()
-	inv := labtest.CloneAsBoard(t, "pi4", "pi3")
+	inv := labtest.Lease(t, "pi4", "pi3")
 	for _, tc := range []struct{ host, workload, sessions, kill string }{
 		{"pi4", "tpcb", `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'pidb'"`,
 			`cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'pidb' LIMIT 1"`},
