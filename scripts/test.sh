@@ -182,20 +182,29 @@ export PIDB_LAB
 # keepalive and forwards): the others wait on SSH and the servers, and
 # their concurrency is fleet's, bench's and progress's, which the unit
 # tests run with it.
-phase "lab tests (with the lab at $PIDB_LAB)"
+phase "lab tests (with the lab at $PIDB_LAB; LAB_PARALLEL=${LAB_PARALLEL:=1})"
 PIDB_BIN=$PWD/bin/pidb
 export PIDB_BIN
-lab_json=$(mktemp /tmp/pidb-test-lab.XXXXXX.json)
-cleanups+=('rm -f "$lab_json"')
-go test -json -race -p 2 -parallel 16 -count=1 -timeout 30m ./lab ./remote > "$lab_json" 2>&1 &
-raced_pid=$!
-cleanups+=('kill "$raced_pid" 2>/dev/null')
-lab_ok=true
-gotest -p 2 -parallel 16 -count=1 -timeout 30m ./provision ./cmd/pidb || lab_ok=false
-wait "$raced_pid" || lab_ok=false
-cat "$lab_json" >> "$json"
-bin/testsum -slowest 0 < "$lab_json" || lab_ok=false
-$lab_ok || exit 1
+# LAB_PARALLEL=16 runs the packages and their tests at once; 1 (for now
+# the default) one test at a time: side by side, two bench tests once saw
+# another's traffic on their own clones' servers, not yet understood (see
+# the README's test section)
+if [ "$LAB_PARALLEL" -gt 1 ]; then
+  lab_json=$(mktemp /tmp/pidb-test-lab.XXXXXX.json)
+  cleanups+=('rm -f "$lab_json"')
+  go test -json -race -p 2 -parallel "$LAB_PARALLEL" -count=1 -timeout 30m ./lab ./remote > "$lab_json" 2>&1 &
+  raced_pid=$!
+  cleanups+=('kill "$raced_pid" 2>/dev/null')
+  lab_ok=true
+  gotest -p 2 -parallel "$LAB_PARALLEL" -count=1 -timeout 30m ./provision ./cmd/pidb || lab_ok=false
+  wait "$raced_pid" || lab_ok=false
+  cat "$lab_json" >> "$json"
+  bin/testsum -slowest 0 < "$lab_json" || lab_ok=false
+  $lab_ok || exit 1
+else
+  gotest -race -p 1 -parallel 1 -count=1 -timeout 30m ./lab ./remote
+  gotest -p 1 -parallel 1 -count=1 -timeout 40m ./provision ./cmd/pidb
+fi
 
 phase "lab lifecycle: kill, up again, down leaves nothing"
 PIDB_LAB_LIFECYCLE=1 gotest -count=1 -run '^TestLabLifecycle$' ./lab
