@@ -63,8 +63,6 @@ func (l *Lab) bootHost(ctx context.Context, b Board, from string) error {
 	}
 	if from == "" {
 		l.logf("%s: copying the base image", b.Name)
-	} else {
-		l.logf("%s: copying the disk of snapshot %s", b.Name, from)
 	}
 	if err := l.prepareRoot(ctx, b, from); err != nil {
 		return err
@@ -121,10 +119,11 @@ func (l *Lab) waitForSSH(ctx context.Context, b Board, pid int, within time.Dura
 	return nil
 }
 
-// prepareRoot copies the base image, or the disk of the snapshot from, and
-// gives the copy the board's identity: its name, machine-id, host keys,
-// /proc files and the lab's key. A snapshot's disk keeps the rest as it was
-// (its boot target too: pidb may have turned the desktop off).
+// prepareRoot copies the base image, or lays the host's own layer over the
+// disk of the snapshot from (see mountSnapshot), and gives it the board's
+// identity: its name, machine-id, host keys, /proc files and the lab's key.
+// A snapshot's disk keeps the rest as it was (its boot target too: pidb may
+// have turned the desktop off).
 func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 	root := l.rootfs(b.Name)
 	if err := os.MkdirAll(l.hostDir(b.Name), 0o755); err != nil {
@@ -132,12 +131,25 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 	}
 	tmp := root + ".tmp"
 	_ = os.RemoveAll(tmp)
-	src := l.baseDir()
+	layered := false
 	if from != "" {
-		src = l.snapshotRoot(from)
+		err := l.mountSnapshot(ctx, b.Name, from)
+		if layered = err == nil; layered {
+			l.logf("%s: its disk: snapshot %s, under a layer of its own", b.Name, from)
+			tmp = root
+		} else {
+			l.logf("%s: copying the disk of snapshot %s (no layer over it here: %v)", b.Name, from, err)
+			_ = os.Remove(l.snapshotMark(b.Name))
+		}
 	}
-	if _, err := run(ctx, "cp", "-a", "--reflink=auto", src, tmp); err != nil {
-		return err
+	if !layered {
+		src := l.baseDir()
+		if from != "" {
+			src = l.snapshotRoot(from)
+		}
+		if _, err := run(ctx, "cp", "-a", "--reflink=auto", src, tmp); err != nil {
+			return err
+		}
 	}
 	if from != "" {
 		// the snapshot's host keys are another host's: this one makes its own
@@ -213,6 +225,9 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 	_ = os.Remove(wants)
 	if err := os.Symlink("/etc/systemd/system/pisim.service", wants); err != nil {
 		return err
+	}
+	if layered {
+		return nil
 	}
 	if from != "" {
 		return os.Rename(tmp, root)
@@ -376,6 +391,9 @@ func (l *Lab) removeHost(ctx context.Context, name string) error {
 		return err
 	}
 	if err := deleteLink(ctx, vethName(l.board(name))); err != nil {
+		return err
+	}
+	if err := unmount(ctx, l.rootfs(name)); err != nil {
 		return err
 	}
 	return os.RemoveAll(l.hostDir(name))

@@ -394,5 +394,17 @@ func (l *Lab) prepareUp(ctx context.Context, boards []Board, from string) error 
 			return err
 		}
 	}
+	// the snapshot under each new disk, marked while the lab's lock is
+	// held: from here on no one replaces or removes it (snapshotUsers)
+	if from != "" {
+		for _, b := range boards {
+			if err := os.MkdirAll(l.hostDir(b.Name), 0o755); err != nil {
+				return err
+			}
+			if err := writeFile(l.snapshotMark(b.Name), from+"\n", 0o644); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }

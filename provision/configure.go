@@ -77,6 +77,11 @@ func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 		if !t.Facts.Engine.Running {
 			return Change{}, nil
 		}
+		// a server systemd runs may still be starting: a Pi just booted
+		// replays its WAL or its redo log before it lets anyone in
+		if err := t.waitFor(ctx, e.ReadyCmd(), 60*time.Second); err != nil {
+			return Change{}, fmt.Errorf("%s runs but does not accept connections after 60 s: %w", e.Flavor, err)
+		}
 		stale, err := notLive(ctx, t, e, s)
 		if err != nil || stale == "" {
 			return Change{}, err

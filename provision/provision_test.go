@@ -74,6 +74,23 @@ func TestConfigureCheck(t *testing.T) {
 	if ch, err := (configureStep{}).Check(ctx, tg); err != nil || ch.Needed {
 		t.Errorf("file up to date: %+v %v", ch, err)
 	}
+	// the server starting (a Pi just booted, replaying its WAL): the
+	// settings are read once it lets clients in
+	r.Exact("pg_isready -q", fakerun.Reply{Code: 1, Times: 2})
+	live.Contains("FROM pg_settings WHERE name IN", fakerun.Reply{Stdout: "shared_buffers\x00131072\x008kB\x00max_parallel_workers_per_gather\x000\x00\x00", Times: 1})
+	from := len(r.Ran())
+	if ch, err := (configureStep{}).Check(ctx, tg); err != nil || ch.Needed {
+		t.Errorf("server starting, then up to date: %+v %v", ch, err)
+	}
+	var asked []string
+	for _, c := range r.Ran()[from:] {
+		if c == "pg_isready -q" || strings.Contains(c, "FROM pg_settings WHERE name IN") {
+			asked = append(asked, strings.Fields(c)[0])
+		}
+	}
+	if strings.Join(asked, " ") != "pg_isready pg_isready pg_isready cd" {
+		t.Errorf("a starting server: asked %v; want pg_isready until it answers, then the settings", asked)
+	}
 	// the file written, the server not restarted on it (a run cut off
 	// between the two): the old value live, a restart pending
 	live.Contains("FROM pg_settings WHERE name IN", fakerun.Reply{Stdout: "shared_buffers\x0016384\x008kB\x00max_parallel_workers_per_gather\x000\x00\x00", Times: 1}).

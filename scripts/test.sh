@@ -140,7 +140,8 @@ release_pid=$!
 cleanups+=('kill "$release_pid" 2>/dev/null')
 
 # the lab, and its three provisioned once by this run's pidb, with a
-# snapshot of each taken (labtest-pi4, -pi3, -zero): the shared fleet the
+# snapshot of each taken (labtest-pi4, -pi3, -zero, replacing an older
+# run's; refused while a host's disk lies over it): the shared fleet the
 # tests that only read use, and the disks labtest.Clone boots the tests'
 # own provisioned Pis from (a test that finds no snapshot takes it itself)
 phase "build, lab up, its three provisioned (beside the unit tests)"
@@ -149,7 +150,6 @@ labup() {
   bin/pidb lab up > /tmp/pidb-lab-path || return 1
   local dir state rc=0
   dir=$(dirname "$(cat /tmp/pidb-lab-path)")
-  rm -rf "$dir"/snapshots/labtest-*
   state=$(mktemp -d) # its passwords: each test provisions with its own
   XDG_STATE_HOME=$state bin/pidb provision -i "$(cat /tmp/pidb-lab-path)" || rc=1
   rm -rf "$state"
@@ -182,13 +182,13 @@ export PIDB_LAB
 # keepalive and forwards): the others wait on SSH and the servers, and
 # their concurrency is fleet's, bench's and progress's, which the unit
 # tests run with it.
-phase "lab tests (with the lab at $PIDB_LAB; LAB_PARALLEL=${LAB_PARALLEL:=1})"
+phase "lab tests (with the lab at $PIDB_LAB; LAB_PARALLEL=${LAB_PARALLEL:=16})"
 PIDB_BIN=$PWD/bin/pidb
 export PIDB_BIN
-# LAB_PARALLEL=16 runs the packages and their tests at once; 1 (for now
-# the default) one test at a time: side by side, two bench tests once saw
-# another's traffic on their own clones' servers, not yet understood (see
-# the README's test section)
+# LAB_PARALLEL (16 by default) runs the packages and their tests at once,
+# that many tests of a package at a time; LAB_PARALLEL=1 runs one test at
+# a time, to tell a test's own failure from one that only shows beside
+# others
 if [ "$LAB_PARALLEL" -gt 1 ]; then
   lab_json=$(mktemp /tmp/pidb-test-lab.XXXXXX.json)
   cleanups+=('rm -f "$lab_json"')

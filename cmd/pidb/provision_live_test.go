@@ -71,10 +71,6 @@ func TestProvisionTheLab(t *testing.T) {
 		hosts[h.Name] = h
 	}
 	root := func(name string) inventory.Host { h := hosts[name]; h.User = "root"; return h }
-	// a host's table in the inventory, as the lab writes it
-	block := func(h inventory.Host, engine string) string {
-		return fmt.Sprintf("name = %q\naddress = %q\nengine = %q", h.Name, h.Address, engine)
-	}
 
 	t.Run("dry run changes nothing", func(t *testing.T) {
 		before := map[string]string{}
@@ -201,10 +197,10 @@ func TestProvisionTheLab(t *testing.T) {
 		// keyword of PostgreSQL's SQL
 		src, _ := os.ReadFile(inv.Path)
 		p := filepath.Join(t.TempDir(), "app.toml")
-		app := strings.Replace(string(src), block(hosts[pi3], "mysql"),
-			block(hosts[pi3], "mysql")+"\n[[host.database]]\nname = \"quiz_db\"\nowner = \"quizapp\"", 1)
-		app = strings.Replace(app, block(hosts[pi4], "postgres"),
-			block(hosts[pi4], "postgres")+"\n[[host.database]]\nname = \"order\"\nowner = \"app\"", 1)
+		app := strings.Replace(string(src), hostBlock(hosts[pi3], "mysql"),
+			hostBlock(hosts[pi3], "mysql")+"\n[[host.database]]\nname = \"quiz_db\"\nowner = \"quizapp\"", 1)
+		app = strings.Replace(app, hostBlock(hosts[pi4], "postgres"),
+			hostBlock(hosts[pi4], "postgres")+"\n[[host.database]]\nname = \"order\"\nowner = \"app\"", 1)
 		labtest.MustSSH(t, root(pi3), `mariadb -e 'CREATE DATABASE IF NOT EXISTS quizXdb'`)
 		os.WriteFile(p, []byte(app), 0o644)
 		if code, res, errOut := provisionLab(t, "-i", p, "--limit", pi4+","+pi3); code != 0 || !contains(res[pi3].Changed, "accounts") {
@@ -309,7 +305,7 @@ func TestProvisionTheLab(t *testing.T) {
 	t.Run("another engine is refused", func(t *testing.T) {
 		src, _ := os.ReadFile(inv.Path)
 		p := filepath.Join(t.TempDir(), "other.toml")
-		s := strings.Replace(string(src), block(hosts[pi3], "mysql"), block(hosts[pi3], "postgres"), 1)
+		s := strings.Replace(string(src), hostBlock(hosts[pi3], "mysql"), hostBlock(hosts[pi3], "postgres"), 1)
 		os.WriteFile(p, []byte(s), 0o644)
 		before := labtest.MustSSH(t, root(pi3), etcState)
 		code, res, _ := provisionLab(t, "-i", p, "--limit", pi3)
@@ -329,6 +325,12 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// hostBlock is h's table in an inventory as the lab writes it, with the
+// engine, for a test to add to or change.
+func hostBlock(h inventory.Host, engine string) string {
+	return fmt.Sprintf("name = %q\naddress = %q\nengine = %q", h.Name, h.Address, engine)
 }
 
 // provisionedAsRoot provisions one lab host as the inventory has it and

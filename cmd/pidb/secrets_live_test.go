@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,10 +27,7 @@ func TestPasswordsStayOffTheServersLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// a host's table in the inventory, as the lab writes it
-	block := func(name, engine string) string {
-		return fmt.Sprintf("name = %q\naddress = %q\nengine = %q", name, labtest.Host(t, inv, name).Address, engine)
-	}
+	block := func(name, engine string) string { return hostBlock(labtest.Host(t, inv, name), engine) }
 	logged := strings.Replace(string(src), block("pi3", "mysql"),
 		block("pi3", "mysql")+"\n[host.settings]\nslow_query_log = true\nlong_query_time = 0\n[[host.database]]\nname = \"shop\"\nowner = \"shopapp\"", 1)
 	logged = strings.Replace(logged, block("pi4", "postgres"),

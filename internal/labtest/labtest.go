@@ -7,9 +7,11 @@
 package labtest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -114,6 +116,54 @@ func MustSSH(t testing.TB, h inventory.Host, cmd string) string {
 		t.Fatalf("%s: ssh %q: %v\n%s", h.Name, cmd, err, errOut)
 	}
 	return out
+}
+
+// Armed connects to h and readies cmd there, to run the moment fire is
+// called: on a busy machine an ssh connection can take seconds to make,
+// and a command that must land inside a short window (a kill in the
+// middle of a run) cannot wait for one. Armed returns once the host
+// answered; fire runs cmd and returns its stdout, and fails the test
+// (t.Errorf: fire may run on another goroutine) if it fails. A command
+// never fired ends with the test.
+func Armed(t testing.TB, h inventory.Host, cmd string) (fire func() string) {
+	t.Helper()
+	c := exec.Command("ssh", append(SSHArgs(h), "echo armed; read -r _ || exit 0; "+cmd)...)
+	stdin, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	c.Stderr = &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(stdout)
+	if line, err := out.ReadString('\n'); line != "armed\n" {
+		_ = c.Wait()
+		t.Fatalf("%s: ssh: the host did not answer (%v)\n%s", h.Name, err, errb.String())
+	}
+	fired := false
+	t.Cleanup(func() {
+		if !fired {
+			_ = stdin.Close()
+			_ = c.Wait()
+		}
+	})
+	return func() string {
+		t.Helper()
+		fired = true
+		_, _ = io.WriteString(stdin, "go\n")
+		_ = stdin.Close()
+		rest, _ := io.ReadAll(out)
+		if err := c.Wait(); err != nil {
+			t.Errorf("%s: ssh %q: %v\n%s", h.Name, cmd, err, errb.String())
+		}
+		return string(rest)
+	}
 }
 
 // Lab is the lab behind PIDB_LAB, which names the inventory in its state

@@ -68,10 +68,6 @@ func lease(t testing.TB, alone bool, names []string) *inventory.Inventory {
 // test ends.
 func take(t testing.TB, l *lab.Lab, alone bool, names []string) error {
 	t.Helper()
-	dir := filepath.Join(l.Dir, "leases")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	sorted := append([]string{}, names...)
 	sort.Strings(sorted)
 	var held []*os.File
@@ -88,7 +84,7 @@ func take(t testing.TB, l *lab.Lab, alone bool, names []string) error {
 		if _, ok := lab.BoardNamed(n); !ok && n != Simulator {
 			return fmt.Errorf("lease: no lab host %q", n)
 		}
-		f, err := os.OpenFile(filepath.Join(dir, n), os.O_CREATE|os.O_RDWR, 0o644)
+		f, err := leaseFile(l, n)
 		if err != nil {
 			return err
 		}
@@ -103,10 +99,29 @@ func take(t testing.TB, l *lab.Lab, alone bool, names []string) error {
 			return fmt.Errorf("lease %s: %w", n, err)
 		}
 	}
-	if d := time.Since(began); d > time.Second {
-		t.Logf("leased %s after %s", strings.Join(sorted, ", "), d.Round(100*time.Millisecond))
-	}
+	loggedWait(t, began, strings.Join(sorted, ", "))
 	return nil
+}
+
+// loggedWait logs how long the test waited for the lab's hosts since
+// began, when it waited a second or more, in the words scripts/test.sh's
+// summary (internal/testsum) finds: its slowest tests show that time apart
+// from their own.
+func loggedWait(t testing.TB, began time.Time, what string) {
+	t.Helper()
+	if d := time.Since(began); d >= time.Second {
+		t.Logf("waited %.1fs for the lab's hosts: %s", d.Seconds(), what)
+	}
+}
+
+// leaseFile opens the lease file called name in the lab's leases folder,
+// making both if they are not there; a lock on it is the lease.
+func leaseFile(l *lab.Lab, name string) (*os.File, error) {
+	dir := filepath.Join(l.Dir, "leases")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_RDWR, 0o644)
 }
 
 // InventoryOf writes an inventory of the named lab hosts, in that order, in
@@ -154,8 +169,9 @@ const snapshotPrefix = "labtest-"
 // then pi4-13), and is removed, disk and all, when the test ends. The
 // first clone of a board in a lab takes the snapshot: it boots a fresh
 // host and provisions it (with `pidb`, built from this module, or
-// $PIDB_BIN), then goes on as the clone. scripts/test.sh removes the
-// snapshots when a run begins. The inventory has the clones, in the order
+// $PIDB_BIN), then goes on as the clone. scripts/test.sh takes them
+// again when a run begins. A clone's disk is its own layer over the
+// snapshot's (lab.UpFrom), so it costs no copy. The inventory has the clones, in the order
 // of kinds.
 func Clone(t testing.TB, kinds ...string) *inventory.Inventory {
 	t.Helper()
@@ -249,17 +265,14 @@ func own(t testing.TB, kinds []string, provisioned bool) *inventory.Inventory {
 // that no other test holds, waiting while every one is held.
 func numbered(t testing.TB, l *lab.Lab, kind string) (string, error) {
 	t.Helper()
-	dir := filepath.Join(l.Dir, "leases")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
+	began := time.Now()
 	for said := false; ; said = true {
 		for n := 14; n >= 1; n-- {
 			name := kind + "-" + strconv.Itoa(n)
 			if _, ok := lab.BoardNamed(name); !ok {
 				return "", fmt.Errorf("no numbered lab host %s", name)
 			}
-			f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_RDWR, 0o644)
+			f, err := leaseFile(l, name)
 			if err != nil {
 				return "", err
 			}
@@ -273,6 +286,7 @@ func numbered(t testing.TB, l *lab.Lab, kind string) (string, error) {
 				continue
 			}
 			t.Cleanup(func() { f.Close() })
+			loggedWait(t, began, name)
 			return name, nil
 		}
 		if !said {
@@ -288,14 +302,16 @@ func numbered(t testing.TB, l *lab.Lab, kind string) (string, error) {
 // want the same snapshot wait for the one that makes it.
 func ensureSnapshot(t testing.TB, l *lab.Lab, host, snap string) (made bool, err error) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(l.Dir, "leases", snap), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := leaseFile(l, snap)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close() // the lock: others wait while this test takes it
+	began := time.Now()
 	if _, err := flock(f, true, true); err != nil {
 		return false, err
 	}
+	loggedWait(t, began, "snapshot "+snap+", being taken by another test")
 	snaps, err := l.Snapshots()
 	if err != nil {
 		return false, err

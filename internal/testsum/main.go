@@ -17,7 +17,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -38,6 +40,7 @@ type summary struct {
 	output   map[string][]string // package/test -> its output, until it passes
 	started  map[string]bool     // packages not ended yet
 	timings  []timing
+	waited   map[string]float64 // package/top test -> seconds it said it waited for the lab's hosts
 	pass     int
 	fail     int
 	skip     int
@@ -47,10 +50,22 @@ type summary struct {
 type timing struct {
 	name    string
 	elapsed float64
+	waited  float64 // of it, waiting for the lab's hosts
+}
+
+// waitLine is how labtest says a test waited for hosts another test had
+// (a lease, a numbered host, a snapshot being taken): that time is in the
+// test's own, and the slowest list shows it apart.
+var waitLine = regexp.MustCompile(`waited ([0-9]+(?:\.[0-9]+)?)s for the lab's hosts`)
+
+// top is the top-level test's key of e's test.
+func top(e event) string {
+	name, _, _ := strings.Cut(e.Test, "/")
+	return e.Package + "\x00" + name
 }
 
 func newSummary(out io.Writer, live bool) *summary {
-	s := &summary{out: out, live: io.Discard, output: map[string][]string{}, started: map[string]bool{}}
+	s := &summary{out: out, live: io.Discard, output: map[string][]string{}, started: map[string]bool{}, waited: map[string]float64{}}
 	if live {
 		s.live = out
 	}
@@ -66,6 +81,10 @@ func (s *summary) add(e event) {
 		s.started[e.Package] = true
 	case "output":
 		s.output[k] = append(s.output[k], e.Output)
+		if m := waitLine.FindStringSubmatch(e.Output); m != nil && e.Test != "" {
+			secs, _ := strconv.ParseFloat(m[1], 64)
+			s.waited[top(e)] += secs
+		}
 	case "pass", "fail", "skip":
 		if e.Test == "" {
 			s.endPackage(e)
@@ -73,7 +92,8 @@ func (s *summary) add(e event) {
 		}
 		top := !strings.Contains(e.Test, "/")
 		if top {
-			s.timings = append(s.timings, timing{e.Package + " " + e.Test, e.Elapsed})
+			s.timings = append(s.timings, timing{e.Package + " " + e.Test, e.Elapsed, s.waited[k]})
+			delete(s.waited, k)
 		}
 		switch e.Action {
 		case "pass":
@@ -140,7 +160,11 @@ func (s *summary) end(slowest int) bool {
 	if n := min(slowest, len(s.timings)); n > 0 {
 		fmt.Fprintf(s.out, "\nthe %d slowest tests:\n", n)
 		for _, t := range s.timings[:n] {
-			fmt.Fprintf(s.out, "  %8s  %s\n", (time.Duration(t.elapsed * float64(time.Second))).Round(100*time.Millisecond), t.name)
+			fmt.Fprintf(s.out, "  %8s  %s", seconds(t.elapsed), t.name)
+			if t.waited >= 1 {
+				fmt.Fprintf(s.out, " (%s of it waiting for the lab's hosts)", seconds(t.waited))
+			}
+			fmt.Fprintln(s.out)
 		}
 	}
 	if slowest > 0 || !ok {
@@ -150,6 +174,11 @@ func (s *summary) end(slowest int) bool {
 		fmt.Fprintf(s.out, "failed: %s\n", strings.Join(s.failures, ", "))
 	}
 	return ok
+}
+
+// seconds rounds s seconds to a tenth, as a duration.
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(100 * time.Millisecond)
 }
 
 // run reads the events from in; live writes each package's line and the

@@ -59,3 +59,22 @@ func TestSummaryOnly(t *testing.T) {
 		t.Errorf("summary (%v):\n%q", ok, got)
 	}
 }
+
+// TestWaitsApart: a test's time waiting for the lab's hosts, which labtest
+// logs (in its subtests' output too), is shown beside its time.
+func TestWaitsApart(t *testing.T) {
+	var out bytes.Buffer
+	run(strings.NewReader(`{"Action":"start","Package":"p/b"}
+{"Action":"output","Package":"p/b","Test":"TestB","Output":"    lease.go:107: waited 12.5s for the lab's hosts: pi3, pi4\n"}
+{"Action":"output","Package":"p/b","Test":"TestB/sub","Output":"    lease.go:230: waited 3s for the lab's hosts: pi4-14\n"}
+{"Action":"pass","Package":"p/b","Test":"TestB/sub","Elapsed":4}
+{"Action":"pass","Package":"p/b","Test":"TestB","Elapsed":30}
+{"Action":"output","Package":"p/b","Test":"TestC","Output":"    waited 0.4s for the lab's hosts: zero\n"}
+{"Action":"pass","Package":"p/b","Test":"TestC","Elapsed":2}
+{"Action":"pass","Package":"p/b","Elapsed":32}
+`), &out, 10, false)
+	want := "\nthe 2 slowest tests:\n       30s  p/b TestB (15.5s of it waiting for the lab's hosts)\n        2s  p/b TestC\n"
+	if got := out.String(); !strings.HasPrefix(got, want) {
+		t.Errorf("got:\n%q\nwant it to begin:\n%q", got, want)
+	}
+}
