@@ -3,6 +3,7 @@ package lab_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,7 +32,25 @@ func TestLabLifecycle(t *testing.T) {
 	zero := labtest.Host(t, inv, "zero")
 	labtest.MustSSH(t, zero, "sudo -n touch /etc/pidb-lab-was-here")
 
-	// kill every lab process at once, leaving namespaces, veths, cgroups, the nft table
+	// and a host whose disk is a layer over a snapshot, whose mount the
+	// kill leaves too
+	if err := l.Snapshot(ctx, "zero", "lifecycle-zero"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.RemoveSnapshot("lifecycle-zero"); err != nil {
+			t.Errorf("remove the snapshot: %v", err)
+		}
+	})
+	if _, err := l.UpFrom(ctx, []string{"zero-1"}, "lifecycle-zero"); err != nil {
+		t.Fatal(err)
+	}
+	if left := lab.Leftovers(); !strings.Contains(strings.Join(left, "\n"), "mount "+filepath.Join(l.Dir, "hosts/zero-1/rootfs")) {
+		t.Errorf("zero-1's disk is not among what the lab has on the machine:\n  %s", strings.Join(left, "\n  "))
+	}
+
+	// kill every lab process at once, leaving namespaces, veths, cgroups,
+	// the nft table, a mount
 	var killed int
 	for _, p := range []string{"--machine=" + lab.Prefix + "-", lab.Prefix + "-apt-proxy"} {
 		for _, pid := range pidsMatching(t, p) {
@@ -40,8 +59,8 @@ func TestLabLifecycle(t *testing.T) {
 			}
 		}
 	}
-	if killed < 4 {
-		t.Fatalf("killed %d lab processes, want the 3 hosts and the package cache", killed)
+	if killed < 5 {
+		t.Fatalf("killed %d lab processes, want the 4 hosts and the package cache", killed)
 	}
 	waitFor(t, func() bool {
 		for _, s := range l.Status() {
@@ -87,6 +106,9 @@ func TestLabLifecycle(t *testing.T) {
 		if s.State != "up" {
 			t.Errorf("%s: state %q after Up", s.Name, s.State)
 		}
+	}
+	if left := strings.Join(lab.Leftovers(), "\n"); strings.Contains(left, "zero-1") {
+		t.Errorf("Up left what the killed zero-1 had:\n%s", left)
 	}
 
 	if err := l.Down(ctx); err != nil {

@@ -121,7 +121,8 @@ func (l *Lab) MemoryLimit(name string) (uint64, error) {
 }
 
 // Leftovers lists what the lab has on this machine: processes, interfaces,
-// network namespaces, the nft table and cgroups carrying the lab's prefix.
+// network namespaces, the nft table, cgroups and mounts (a host's disk
+// layered over a snapshot) carrying the lab's prefix.
 // After Down it is empty.
 func Leftovers() []string {
 	var out []string
@@ -151,6 +152,16 @@ func Leftovers() []string {
 		groups, _ := filepath.Glob(filepath.Join(cgroupRoot, h, Prefix+"*"))
 		for _, g := range groups {
 			out = append(out, "cgroup "+g)
+		}
+	}
+	// a host's disk, layered over a snapshot (mountSnapshot)
+	if data, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			_, after, ok := strings.Cut(line, " - ")
+			f, mine := strings.Fields(line), strings.Fields(after)
+			if ok && len(f) > 4 && len(mine) > 1 && strings.HasPrefix(mine[1], Prefix+"-") {
+				out = append(out, "mount "+f[4])
+			}
 		}
 	}
 	return out

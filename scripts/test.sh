@@ -182,13 +182,15 @@ export PIDB_LAB
 # keepalive and forwards): the others wait on SSH and the servers, and
 # their concurrency is fleet's, bench's and progress's, which the unit
 # tests run with it.
-phase "lab tests (with the lab at $PIDB_LAB; LAB_PARALLEL=${LAB_PARALLEL:=16})"
+phase "lab tests (with the lab at $PIDB_LAB; LAB_PARALLEL=${LAB_PARALLEL:=32})"
 PIDB_BIN=$PWD/bin/pidb
 export PIDB_BIN
-# LAB_PARALLEL (16 by default) runs the packages and their tests at once,
-# that many tests of a package at a time; LAB_PARALLEL=1 runs one test at
-# a time, to tell a test's own failure from one that only shows beside
-# others
+# LAB_PARALLEL runs the packages and their tests at once, that many tests
+# of a package at a time: 32 by default, a slot for each of cmd/pidb's
+# lab tests, so the longest (TestProvisionTheLab, TestFleetOfTen) begin at
+# once, not when others end (at 16, one waited 150 s for a slot);
+# LAB_PARALLEL=1 runs one test at a time, to tell a test's own failure
+# from one that only shows beside others
 if [ "$LAB_PARALLEL" -gt 1 ]; then
   lab_json=$(mktemp /tmp/pidb-test-lab.XXXXXX.json)
   cleanups+=('rm -f "$lab_json"')
