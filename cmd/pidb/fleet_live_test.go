@@ -27,12 +27,13 @@ import (
 // nothing anywhere. Then all ten validate at once: each gets a verdict, none
 // FAILs (a busy controller or an unsteady throughput may WARN).
 func TestFleetOfTen(t *testing.T) {
+	reserved := labtest.Reserve(t, "pi4", "pi3", "zero") // before the parallel tests take them: the longest test
 	t.Parallel()
 	// a numbered host of a board no clone is of (clones are numbered Pi 4s,
 	// Pi 3s and Zeros, and once took pi4-1 for 105 s of this test's time)
 	fresh := []string{"pi5", "pi5-4gb", "pi4-2gb", "pi5-1", "pi3plus", "zero2", "cm4"}
 	var names []string
-	for _, h := range labtest.Clone(t, "pi4", "pi3", "zero").Hosts {
+	for _, h := range reserved.Clone().Hosts {
 		names = append(names, h.Name)
 	}
 	labtest.FreshHosts(t, fresh...)

@@ -63,8 +63,9 @@ const startTime = "systemctl show -p ActiveEnterTimestampMonotonic --value postg
 // when" says, then checks re-runs, a dry run, a setting that stops the
 // server, and a host that runs another engine.
 func TestProvisionTheLab(t *testing.T) {
+	reserved := labtest.Reserve(t, "pi4", "pi3", "zero") // before the parallel tests take them: the longest test but one
 	t.Parallel()
-	inv := labtest.Fresh(t, "pi4", "pi3", "zero")
+	inv := reserved.Fresh()
 	pi4, pi3, zero := inv.Hosts[0].Name, inv.Hosts[1].Name, inv.Hosts[2].Name
 	hosts := map[string]inventory.Host{}
 	for _, h := range inv.Hosts {
