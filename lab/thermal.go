@@ -261,7 +261,12 @@ func (l *Lab) Simulate(ctx context.Context) error {
 		}
 		anyRunning := false
 		for _, b := range l.hosts() {
-			if !l.running(b.Name) {
+			// powered, not running: whether sshd answers is a connection
+			// to every host every second, each a fork and exec of sshd
+			// there, which on a busy machine took the simulator many
+			// seconds a round (a Pi 4 heated past 80 C only after its
+			// run had ended) and the machine a good part of a core
+			if !l.powered(b.Name) {
 				delete(hosts, b.Name)
 				continue
 			}
@@ -334,13 +339,18 @@ func (l *Lab) simulateStep(b Board, h *simHost, cfg ThermalConfig) error {
 	}
 	st := m.step(h.tempC, load, time.Duration(float64(elapsed)*cfg.Speed), flags)
 	h.tempC = st.tempC
-	if err := l.SetTemp(b.Name, int(math.Round(st.tempC*1000))); err != nil {
+	// the flags and the clock before the temperature: a sample reads the
+	// temperature first (thermal.Script), so one that sees this step's
+	// temperature sees its clock and flags too. The other way round, a
+	// sample on a busy machine read 94.7 C beside the full clock the step
+	// before had left, and the run ended before the next.
+	if err := writeAtomic(filepath.Join(state, "throttled"), "0x"+strconv.FormatUint(st.flags, 16)+"\n"); err != nil {
 		return err
 	}
 	if err := writeAtomic(filepath.Join(state, "arm_hz"), strconv.Itoa(st.armHz)+"\n"); err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(state, "throttled"), "0x"+strconv.FormatUint(st.flags, 16)+"\n"); err != nil {
+	if err := l.SetTemp(b.Name, int(math.Round(st.tempC*1000))); err != nil {
 		return err
 	}
 	quota := st.quota

@@ -319,10 +319,12 @@ func TestLostConnectionAndCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if _, err := c.Run(ctx, "sleep 30"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.Run(ctx, "sleep 300"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("cancelled command: %v", err)
 	}
-	if time.Since(start) > 5*time.Second {
+	// long before the command would have ended (a bound far from the
+	// cancel's 0.5 s: a busy machine can stretch that)
+	if time.Since(start) > time.Minute {
 		t.Errorf("a cancelled command took %v to return", time.Since(start))
 	}
 	// the connection still works after a cancelled command
