@@ -60,6 +60,9 @@ type Lab struct {
 	NoVcgencmd       map[string]bool
 	ThermalSpeed     float64
 	SimulatorCommand []string
+	// CPU is each host's CPU speed for Up, CPUBoard or CPUFull (SetCPU);
+	// a host it does not name keeps the speed it had.
+	CPU map[string]string
 
 	logMu sync.Mutex // hosts boot at once, and each logs
 }
@@ -328,7 +331,7 @@ func (l *Lab) up(ctx context.Context, names []string, from string) (string, erro
 			return "", fmt.Errorf("%s: vcgencmd: %w", b.Name, err)
 		}
 	}
-	if err := l.writeThermalConfig(boards); err != nil {
+	if err := l.writeThermalConfig(ctx, boards); err != nil {
 		return "", err
 	}
 	if err := l.ensureSimulator(); err != nil {

@@ -360,3 +360,60 @@ func TestCloneLiesOverItsSnapshot(t *testing.T) {
 		t.Errorf("removing the host took from the snapshot: %v", err)
 	}
 }
+
+// TestBoardSpeedIsAQuota: a host brought to board speed gets its board's
+// capacity as a CPU quota (Compute, in this machine's cores as 7-Zip rates
+// them), never uses more than that however many loops it runs (an upper
+// bound, which a busy machine cannot break), and back at full speed has
+// no quota. On a Pi 3 of its own (a clone): board speed is a host's own.
+func TestBoardSpeedIsAQuota(t *testing.T) {
+	t.Parallel()
+	inv := labtest.Clone(t, "pi3")
+	h := inv.Hosts[0]
+	l := labtest.Lab(t)
+	ctx := context.Background()
+	quota := func() string {
+		data, err := os.ReadFile("/sys/fs/cgroup/cpu/" + lab.Prefix + "-" + h.Name + "/cpu.cfs_quota_us")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(data))
+	}
+	if err := l.SetCPU(h.Name + "=board"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
+		t.Fatal(err)
+	}
+	mips, err := l.MachineCoreMIPS(ctx) // kept by the Up before
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := lab.BoardNamed(h.Name)
+	want := b.Compute.Quota(mips)
+	if got := quota(); got != strconv.Itoa(want) {
+		t.Errorf("at board speed the quota is %s, want %d (2970 MIPS of a Pi 3B against %d a core here)", got, want, mips)
+	}
+	// four busy loops for 3 s: at most the quota's share of the time
+	before, err := l.CPUTime(h.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	labtest.MustSSH(t, h, "for i in 1 2 3 4; do timeout 3 sh -c 'while :; do :; done' & done; wait; true")
+	window := time.Since(began)
+	after, _ := l.CPUTime(h.Name)
+	share := float64(want) / 100000
+	if used := after - before; used > time.Duration(share*float64(window)*1.1)+100*time.Millisecond {
+		t.Errorf("four loops used %v of CPU in %v at a quota of %.2f cores", used, window, share)
+	}
+	if err := l.SetCPU(h.Name + "=full"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
+		t.Fatal(err)
+	}
+	if got := quota(); got != "-1" {
+		t.Errorf("back at full speed the quota is %s, want none (-1)", got)
+	}
+}

@@ -3,6 +3,7 @@ package lab
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -10,27 +11,49 @@ import (
 // allHosts is the Cooling key for every host not named.
 const allHosts = "*"
 
+// SetCPU sets, from `lab up --cpu`, the CPU speed of the hosts the next Up
+// boots or finds up: CPUBoard or CPUFull for all of them, or
+// NAME=board,NAME=full. Empty leaves each host at the speed it had (full
+// for a new lab). Its errors are the flag's mistakes.
+func (l *Lab) SetCPU(spec string) error {
+	m, err := perHost("--cpu", spec, CPUBoard, CPUFull)
+	l.CPU = m
+	return err
+}
+
+// perHost reads a flag that gives every host one of values, or some hosts
+// each one: "fan", or "pi4=case,zero=fan"; every host is allHosts's key.
+func perHost(flag, spec string, values ...string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(spec) == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(spec, ",") {
+		name, v, named := strings.Cut(strings.TrimSpace(part), "=")
+		if !named {
+			name, v = allHosts, name
+		}
+		if !slices.Contains(values, v) {
+			return nil, fmt.Errorf("%s %q: want %s, for all hosts or as NAME=%s", flag, part, strings.Join(values, " or "), values[0])
+		}
+		if _, ok := BoardNamed(name); named && !ok {
+			return nil, fmt.Errorf("%s: no lab host %q (the lab's boards: %s, and their numbered hosts)", flag, name, strings.Join(kinds(), ", "))
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
 // SetThermal sets the simulation from `lab up`'s flags: cooling is "case"
 // or "fan" for every host, or NAME=case,NAME=fan; without lists the hosts
 // left without vcgencmd; speed is simulated seconds per real second. Its
 // errors are the flags' mistakes.
 func (l *Lab) SetThermal(cooling, without string, speed float64) error {
 	known := func(name string) bool { _, ok := BoardNamed(name); return ok }
-	l.Cooling, l.NoVcgencmd = map[string]string{}, map[string]bool{}
-	if v := strings.TrimSpace(cooling); v != "" {
-		for _, part := range strings.Split(v, ",") {
-			name, c, named := strings.Cut(strings.TrimSpace(part), "=")
-			if !named {
-				name, c = allHosts, name
-			}
-			if c != "case" && c != "fan" {
-				return fmt.Errorf("--cooling %q: want case or fan, for all hosts or as NAME=case", part)
-			}
-			if named && !known(name) {
-				return fmt.Errorf("--cooling: no lab host %q (the lab's boards: %s, and their numbered hosts)", name, strings.Join(kinds(), ", "))
-			}
-			l.Cooling[name] = c
-		}
+	l.NoVcgencmd = map[string]bool{}
+	var err error
+	if l.Cooling, err = perHost("--cooling", cooling, "case", "fan"); err != nil {
+		return err
 	}
 	if v := strings.TrimSpace(without); v != "" {
 		for _, name := range strings.Split(v, ",") {

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,20 @@ var Coolings = []string{"case", "fan"}
 type ThermalConfig struct {
 	Speed float64           `json:"speed"` // simulated seconds per real second
 	Hosts map[string]string `json:"hosts"` // host name -> "case" or "fan"
+	// CPU is each host's CPU speed: CPUBoard (its board's capacity as a
+	// CPU quota) or CPUFull (none there too: the machine's full speed, a
+	// quota only when the board throttles).
+	CPU map[string]string `json:"cpu,omitempty"`
+	// CoreMIPS is 7-Zip's rating of one of this machine's cores
+	// (MachineSpeed), which the boards' quotas are in.
+	CoreMIPS int `json:"core_mips,omitempty"`
 }
+
+// The CPU speeds a lab runs its hosts at (lab up --cpu).
+const (
+	CPUBoard = "board" // each board's capacity, as published (Compute)
+	CPUFull  = "full"  // this machine's, shared
+)
 
 // thermalModel is a board's temperatures in one cooling: idle and under
 // full load (where it would settle without throttling), how fast it gets
@@ -112,13 +126,30 @@ func (l *Lab) thermalConfigPath() string { return filepath.Join(l.Dir, thermalCo
 
 // writeThermalConfig writes the simulator's configuration: the speed, and
 // the boards' cooling; other hosts keep theirs.
-func (l *Lab) writeThermalConfig(boards []Board) error {
+func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
 	var cfg ThermalConfig
 	if data, err := os.ReadFile(l.thermalConfigPath()); err == nil {
 		_ = json.Unmarshal(data, &cfg)
 	}
 	if cfg.Hosts == nil {
 		cfg.Hosts = map[string]string{}
+	}
+	if cfg.CPU == nil {
+		cfg.CPU = map[string]string{}
+	}
+	board := false
+	for _, b := range boards {
+		if c := cmp.Or(l.CPU[b.Name], l.CPU[allHosts]); c != "" {
+			cfg.CPU[b.Name] = c
+		}
+		board = board || cfg.CPU[b.Name] == CPUBoard
+	}
+	if board {
+		mips, err := l.MachineCoreMIPS(ctx)
+		if err != nil {
+			return err
+		}
+		cfg.CoreMIPS = mips
 	}
 	if l.ThermalSpeed > 0 { // else the speed the lab was brought up with
 		cfg.Speed = l.ThermalSpeed
@@ -144,7 +175,17 @@ func (l *Lab) writeThermalConfig(boards []Board) error {
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, l.thermalConfigPath())
+	if err := os.Rename(tmp, l.thermalConfigPath()); err != nil {
+		return err
+	}
+	// the quotas now, not at the simulator's next step
+	for _, b := range boards {
+		if err := l.setCPU(b, cfg); err != nil {
+			return fmt.Errorf("%s: CPU quota: %w", b.Name, err)
+		}
+	}
+	l.reportCPU(boards, cfg)
+	return nil
 }
 
 // setVcgencmd gives the host its vcgencmd, or takes it away, and resets
@@ -214,15 +255,22 @@ type modelState struct {
 // board's full load) from tempC: first order towards the load's
 // temperature, then the firmware's answer to it. flags are get_throttled's
 // before the step: the now-flags follow the temperature, the since-boot
-// ones stay once set. It does no I/O.
-func (m thermalModel) step(tempC, load float64, dt time.Duration, flags uint64) modelState {
+// ones stay once set. base is the host's CPU quota at its full clock (its
+// board's capacity; -1: none, the machine's full speed), which a lower
+// clock scales by its share (750 of 1,500 MHz halves it; at full speed, of
+// the one core that is full load). It does no I/O.
+func (m thermalModel) step(tempC, load float64, dt time.Duration, flags uint64, base int) modelState {
 	target := m.idleC + load*(m.fullC-m.idleC)
 	tempC += (target - tempC) * (1 - math.Exp(-float64(dt)/float64(m.tau)))
 	f := clockFactor(tempC)
-	st := modelState{tempC: tempC, armHz: int(float64(m.maxMHz)*f) * 1_000_000, flags: flags &^ (flagCapped | flagThrottled | flagSoftLimit), quota: -1}
+	full := base
+	if full < 0 {
+		full = cpuPeriodMicros
+	}
+	st := modelState{tempC: tempC, armHz: int(float64(m.maxMHz)*f) * 1_000_000, flags: flags &^ (flagCapped | flagThrottled | flagSoftLimit), quota: base}
 	if f < 1 {
 		st.flags |= flagCapped | flagThrottled | flagCappedBoot | flagThrottledBoot
-		st.quota = int(f * cpuPeriodMicros) // of the one core that is full load
+		st.quota = int(f * float64(full))
 	}
 	if m.softC > 0 && tempC >= m.softC {
 		// the soft limit: flagged as such; below 80 C its clock is the
@@ -230,7 +278,7 @@ func (m thermalModel) step(tempC, load float64, dt time.Duration, flags uint64) 
 		st.flags |= flagSoftLimit | flagSoftLimitBoot
 		if f == 1 {
 			st.armHz = m.softMHz * 1_000_000
-			st.quota = m.softMHz * cpuPeriodMicros / m.maxMHz
+			st.quota = m.softMHz * full / m.maxMHz
 		}
 	}
 	return st
@@ -326,18 +374,25 @@ func (l *Lab) simulateStep(b Board, h *simHost, cfg ThermalConfig) error {
 	for tid, w := range waits {
 		waited += w - h.lastWait[tid] // a new thread's whole wait is in this step
 	}
-	share := 1.0
+	// at board speed the board's full load is its capacity (Compute), in
+	// this machine's cores; at full speed, one core
+	base, full := -1, 1.0
+	if cfg.CPU[b.Name] == CPUBoard && cfg.CoreMIPS > 0 {
+		base = b.Compute.Quota(cfg.CoreMIPS)
+		full = float64(base) / cpuPeriodMicros
+	}
+	share := full
 	if h.quota >= 0 {
 		share = float64(h.quota) / cpuPeriodMicros
 	}
-	load := math.Min(share, math.Max(0, float64(cpu-h.lastCPU+waited)/float64(elapsed)))
+	load := math.Min(share, math.Max(0, float64(cpu-h.lastCPU+waited)/float64(elapsed))) / full
 	h.lastCPU, h.lastWait, h.lastAt = cpu, waits, now
 	state := filepath.Join(l.rootfs(b.Name), vcgencmdStateDir)
 	var flags uint64
 	if data, err := os.ReadFile(filepath.Join(state, "throttled")); err == nil {
 		flags, _ = strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(string(data)), "0x"), 16, 32)
 	}
-	st := m.step(h.tempC, load, time.Duration(float64(elapsed)*cfg.Speed), flags)
+	st := m.step(h.tempC, load, time.Duration(float64(elapsed)*cfg.Speed), flags, base)
 	h.tempC = st.tempC
 	// the flags and the clock before the temperature: a sample reads the
 	// temperature first (thermal.Script), so one that sees this step's
@@ -354,8 +409,13 @@ func (l *Lab) simulateStep(b Board, h *simHost, cfg ThermalConfig) error {
 		return err
 	}
 	quota := st.quota
+	// against the file, not what this process wrote last: lab up writes
+	// it too, when it sets a host's speed (setCPU)
+	dir := cgroupDir("cpu", machineName(b.Name))
+	if data, err := os.ReadFile(filepath.Join(dir, "cpu.cfs_quota_us")); err == nil && strings.TrimSpace(string(data)) != strconv.Itoa(h.quota) {
+		h.quota = math.MinInt
+	}
 	if quota != h.quota {
-		dir := cgroupDir("cpu", machineName(b.Name))
 		if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(strconv.Itoa(cpuPeriodMicros)), 0o644); err != nil {
 			return err
 		}

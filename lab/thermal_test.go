@@ -54,26 +54,35 @@ func TestThermalModel(t *testing.T) {
 func TestModelStep(t *testing.T) {
 	m := modelFor(DefaultFleet()[0], "case")
 	// one time constant at full load from idle: 50 + 45 x (1 - 1/e) = 78.45 C
-	st := m.step(50, 1, 100*time.Second, 0)
+	st := m.step(50, 1, 100*time.Second, 0, -1)
 	if math.Abs(st.tempC-78.445) > 0.01 || st.armHz != 1_500_000_000 || st.flags != 0 || st.quota != -1 {
 		t.Errorf("first step: %+v", st)
 	}
 	// another: 78.45 + 16.55 x 0.632 = 88.91 C, past 85 C: 600 MHz, capped
 	// and throttled now and since boot, 40% of a core
-	st = m.step(st.tempC, 1, 100*time.Second, st.flags)
+	st = m.step(st.tempC, 1, 100*time.Second, st.flags, -1)
 	if math.Abs(st.tempC-88.91) > 0.01 || st.armHz != 600_000_000 || st.flags != 0x60006 || st.quota != 40000 {
 		t.Errorf("second step: %+v", st)
 	}
 	// idle for ten time constants: back to 50 C and the full clock; the
 	// since-boot flags stay
-	st = m.step(st.tempC, 0, 1000*time.Second, st.flags)
+	st = m.step(st.tempC, 0, 1000*time.Second, st.flags, -1)
 	if math.Abs(st.tempC-50) > 0.01 || st.armHz != 1_500_000_000 || st.flags != 0x60000 || st.quota != -1 {
 		t.Errorf("cooled down: %+v", st)
 	}
 	// a step of no time leaves the temperature: at 82 C (80 to 82.5) the
 	// 4-series runs at 1000 MHz, two thirds of a core
-	if st2 := m.step(82, 1, 0, 0x60006); st2.tempC != 82 || st2.armHz != 1_000_000_000 || st2.flags != 0x60006 || st2.quota != 66666 {
+	if st2 := m.step(82, 1, 0, 0x60006, -1); st2.tempC != 82 || st2.armHz != 1_000_000_000 || st2.flags != 0x60006 || st2.quota != 66666 {
 		t.Errorf("no time: %+v", st2)
+	}
+	// at board speed the quota is the board's (1.15 cores on a machine
+	// whose core rates 5,000 MIPS), and throttling scales it: two thirds
+	// of 115000 is 76666; below 80 C it is the board's whole
+	if st2 := m.step(82, 1, 0, 0x60006, 115000); st2.armHz != 1_000_000_000 || st2.quota != 76666 {
+		t.Errorf("board speed, throttled: %+v", st2)
+	}
+	if st2 := m.step(60, 1, 0, 0, 115000); st2.armHz != 1_500_000_000 || st2.quota != 115000 {
+		t.Errorf("board speed, cool: %+v", st2)
 	}
 }
 
@@ -84,21 +93,26 @@ func TestModelStep(t *testing.T) {
 func TestSoftLimit(t *testing.T) {
 	b, _ := BoardNamed("pi3plus")
 	m := modelFor(b, "case")
-	if st := m.step(59.9, 0, 0, 0); st.armHz != 1_400_000_000 || st.flags != 0 || st.quota != -1 {
+	if st := m.step(59.9, 0, 0, 0, -1); st.armHz != 1_400_000_000 || st.flags != 0 || st.quota != -1 {
 		t.Errorf("59.9 C: %+v", st)
 	}
-	st := m.step(60, 0, 0, 0)
+	st := m.step(60, 0, 0, 0, -1)
 	if st.armHz != 1_200_000_000 || st.flags != 0x80008 || st.quota != 85714 {
 		t.Errorf("60 C: %+v", st)
 	}
-	if st := m.step(55, 0, 0, st.flags); st.armHz != 1_400_000_000 || st.flags != 0x80000 || st.quota != -1 {
+	if st := m.step(55, 0, 0, st.flags, -1); st.armHz != 1_400_000_000 || st.flags != 0x80000 || st.quota != -1 {
 		t.Errorf("back at 55 C: %+v", st)
 	}
-	if st := m.step(81, 0, 0, 0); st.armHz != 933_000_000 || st.flags != 0xe000e || st.quota != 66666 {
+	if st := m.step(81, 0, 0, 0, -1); st.armHz != 933_000_000 || st.flags != 0xe000e || st.quota != 66666 {
 		t.Errorf("81 C: %+v", st)
 	}
+	// at board speed (64800: 0.648 of a 5,000-MIPS core), the soft limit
+	// takes 1200/1400 of that: 55542
+	if st := m.step(60, 0, 0, 0, 64800); st.quota != 55542 {
+		t.Errorf("60 C at board speed: %+v", st)
+	}
 	// the Pi 4 has no soft limit
-	if st := modelFor(DefaultFleet()[0], "case").step(70, 0, 0, 0); st.flags != 0 || st.armHz != 1_500_000_000 {
+	if st := modelFor(DefaultFleet()[0], "case").step(70, 0, 0, 0, -1); st.flags != 0 || st.armHz != 1_500_000_000 {
 		t.Errorf("Pi 4 at 70 C: %+v", st)
 	}
 }

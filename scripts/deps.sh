@@ -10,10 +10,11 @@ if ! command -v go >/dev/null; then
 fi
 command -v go >/dev/null || { echo "${0##*/}: needs Go 1.26 (see go.mod and the README's Quick start)" >&2; exit 2; }
 
-# the lab: nspawn, debootstrap, nft, its package cache; and the ssh client
+# the lab: nspawn, debootstrap, nft, its package cache, 7-Zip (its benchmark
+# rates this machine's cores for board speed); and the ssh client
 need=()
 for pair in systemd-nspawn:systemd-container debootstrap:debootstrap nft:nftables \
-            ip:iproute2 ssh:openssh-client apt-cacher-ng:apt-cacher-ng nsenter:util-linux; do
+            ip:iproute2 ssh:openssh-client apt-cacher-ng:apt-cacher-ng nsenter:util-linux 7zz:7zip; do
   command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then

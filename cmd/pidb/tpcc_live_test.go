@@ -124,7 +124,18 @@ func TestBenchTPCC(t *testing.T) {
 			counts[o.Name] = o.Count
 			sum += o.Count
 		}
-		if len(b.Ops) != 5 || sum != b.Transactions || counts["new_order"] == 0 || counts["payment"] == 0 {
+		// the five types, each of its 4% at least once where the run had
+		// enough transactions that one missing would be beyond chance
+		// (0.96^350 is under one in a million: a busy machine once left 44
+		// transactions in 10 s, and no Order-Status among them)
+		const enough = 350
+		fiveTypes := map[string]bool{"new_order": true, "payment": true, "order_status": true, "delivery": true, "stock_level": true}
+		for name := range counts {
+			if !fiveTypes[name] {
+				t.Errorf("%s: a transaction type %q that TPC-C has not", b.Host, name)
+			}
+		}
+		if sum != b.Transactions || counts["new_order"] == 0 || counts["payment"] == 0 || (b.Transactions >= enough && len(b.Ops) != 5) {
 			t.Errorf("%s: per type %v for %d transactions", b.Host, counts, b.Transactions)
 		}
 		// every New-Order pidb counted as done and not rolled back is an
@@ -146,13 +157,14 @@ func TestBenchTPCC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Workload.Mix != "45:43:4:4:4" || run.Summary.Extra["tpmc"] != b.TpmC || len(run.Checks) != 4 || len(run.Summary.Ops) != 5 {
+		if run.Workload.Mix != "45:43:4:4:4" || run.Summary.Extra["tpmc"] != b.TpmC || len(run.Checks) != 4 || len(run.Summary.Ops) != len(b.Ops) {
 			t.Errorf("%s: saved run: mix %q, tpmc %v, %d checks, %d ops", b.Host, run.Workload.Mix, run.Summary.Extra, len(run.Checks), len(run.Summary.Ops))
 		}
 		// each interval's rates by type, for the report's chart: they add
 		// up to the interval's rate, and every type has its rates
-		// somewhere (how many types end in one interval is the machine's
-		// speed: on a busy one, a second saw two of the rare three)
+		// somewhere (how many types end in one interval is the
+		// machine's speed: on a busy one, a second saw two of the rare
+		// three)
 		seen := map[string]bool{}
 		for _, iv := range run.Series {
 			var sum float64
@@ -164,8 +176,12 @@ func TestBenchTPCC(t *testing.T) {
 				t.Errorf("%s: at %.1f s the types' rates %v add up to %.2f, not the interval's %.2f", b.Host, iv.T, iv.Ops, sum, iv.TPS)
 			}
 		}
-		if len(seen) != 5 {
-			t.Errorf("%s: the intervals have the rates of %v, want the five types'", b.Host, seen)
+		for name := range counts {
+			// an interval in which one type alone ended has no rates by
+			// type: at enough transactions none is that sparse
+			if !seen[name] && b.Transactions >= enough {
+				t.Errorf("%s: the intervals have the rates of %v, not of %s, which ran %d times", b.Host, seen, name, counts[name])
+			}
 		}
 		switch engine {
 		case "mysql":

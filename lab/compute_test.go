@@ -1,0 +1,97 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBoardQuotas: each board's CPU quota at board speed on a machine one
+// of whose cores 7-Zip rates 5,000 MIPS, and on one twice as fast, worked
+// out by hand from the published ratings (Compute): a Pi 4 is 5,750 / 5,000
+// = 1.15 cores, a Zero W 460 / 5,000 = 0.092.
+func TestBoardQuotas(t *testing.T) {
+	want := map[string][2]int{ // at 5,000 and at 10,000 MIPS a core
+		"pi4":     {115000, 57500},
+		"pi4-2gb": {115000, 57500},
+		"cm4":     {115000, 57500},
+		"pi3":     {59400, 29700},
+		"pi3plus": {64800, 32400},
+		"zero":    {9200, 4600},
+		"zero2":   {60600, 30300},
+		"pi5":     {219000, 109500},
+		"pi5-4gb": {219000, 109500},
+	}
+	for _, b := range Boards() {
+		w, ok := want[b.Kind]
+		if !ok {
+			t.Errorf("%s: no quota written out for it", b.Kind)
+			continue
+		}
+		if got := [2]int{b.Compute.Quota(5000), b.Compute.Quota(10000)}; got != w {
+			t.Errorf("%s: quotas %v, want %v", b.Kind, got, w)
+		}
+	}
+	// a numbered host is its board
+	if b, _ := BoardNamed("zero-7"); b.Compute.Quota(5000) != 9200 {
+		t.Errorf("zero-7: %d", b.Compute.Quota(5000))
+	}
+	// the order the write-ups found: a Zero W far behind a 3B, behind a 4
+	if q := func(k string) int { b, _ := BoardNamed(k); return b.Compute.Quota(5000) }; !(q("zero") < q("pi3")/5 && q("pi3") < q("pi4")) {
+		t.Errorf("the boards' order: zero %d, pi3 %d, pi4 %d", q("zero"), q("pi3"), q("pi4"))
+	}
+	// at least 1% of a core, and none without a rating of the machine
+	if got := (Compute{AllMIPS: 10}).Quota(100000); got != 1000 {
+		t.Errorf("a tiny board: %d, want 1000 (1%%)", got)
+	}
+	if got := (Compute{AllMIPS: 5750}).Quota(0); got != -1 {
+		t.Errorf("no machine rating: %d, want -1 (no quota)", got)
+	}
+}
+
+// TestParseSevenZipBench reads the Tot: line of 7-Zip 26.02's `7zz b
+// -mmt1` as this machine printed it (a busy machine: 3% usage).
+func TestParseSevenZipBench(t *testing.T) {
+	out := `
+                       Compressing  |                  Decompressing
+Dict     Speed Usage    R/U Rating  |      Speed Usage    R/U Rating
+         KiB/s     %   MIPS   MIPS  |      KiB/s     %   MIPS   MIPS
+
+18:         98     4   2376     88  |        889     3   2588     72
+----------------------------------  | ------------------------------
+Avr:        98     4   2376     88  |        889     3   2588     72
+Tot:               3   2482     80
+`
+	r, ru, err := ParseSevenZipBench(out)
+	if err != nil || r != 80 || ru != 2482 {
+		t.Errorf("rating %d, per usage %d, %v; want 80 and 2482", r, ru, err)
+	}
+	for _, bad := range []string{"", "Avr: 1 2 3\n", "Tot: 3 x 80\n", "Tot: 3 2482 0\n"} {
+		if _, _, err := ParseSevenZipBench(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestSetCPU reads --cpu as --cooling is read.
+func TestSetCPU(t *testing.T) {
+	l := New(t.TempDir(), nil)
+	if err := l.SetCPU("board"); err != nil || l.CPU[allHosts] != CPUBoard {
+		t.Errorf("board: %v %v", l.CPU, err)
+	}
+	if err := l.SetCPU("pi4=full, zero=board"); err != nil || l.CPU["pi4"] != CPUFull || l.CPU["zero"] != CPUBoard || len(l.CPU) != 2 {
+		t.Errorf("per host: %v %v", l.CPU, err)
+	}
+	if err := l.SetCPU(""); err != nil || len(l.CPU) != 0 {
+		t.Errorf("none: %v %v", l.CPU, err)
+	}
+	for spec, want := range map[string]string{
+		"fast":       `--cpu "fast": want board or full, for all hosts or as NAME=board`,
+		"pi9=board":  `--cpu: no lab host "pi9"`,
+		"pi4=turbo":  `--cpu "pi4=turbo": want board or full`,
+		"board,pi4=": `--cpu "pi4=": want board or full`,
+	} {
+		if err := l.SetCPU(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want %q", spec, err, want)
+		}
+	}
+}
