@@ -1,6 +1,8 @@
 package lab
 
 import (
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -93,5 +95,32 @@ func TestSetCPU(t *testing.T) {
 		if err := l.SetCPU(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v; want %q", spec, err, want)
 		}
+	}
+}
+
+// TestForgetThermal: a removed host's cooling and CPU speed leave the
+// simulation's config, so a host booted later under its name starts at
+// the defaults; the other hosts' stay.
+func TestForgetThermal(t *testing.T) {
+	l := New(t.TempDir(), nil)
+	if err := l.forgetThermal([]string{"pi3-4"}); err != nil {
+		t.Fatalf("no config yet: %v", err)
+	}
+	if err := writeFile(l.thermalConfigPath(), `{"speed": 2, "hosts": {"pi3-4": "case", "pi4": "fan"}, "cpu": {"pi3-4": "board", "pi4": "board"}, "core_mips": 2955}`, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.forgetThermal([]string{"pi3-4"}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(l.thermalConfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg ThermalConfig
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cfg.Hosts["pi3-4"]; ok || cfg.CPU["pi3-4"] != "" || cfg.Hosts["pi4"] != "fan" || cfg.CPU["pi4"] != CPUBoard || cfg.Speed != 2 || cfg.CoreMIPS != 2955 {
+		t.Errorf("after forgetting pi3-4: %s", data)
 	}
 }

@@ -429,6 +429,11 @@ func (l *Lab) Remove(ctx context.Context, names []string) error {
 		return err
 	}
 	defer unlock()
+	// their cooling and CPU speed go with them: a host booted later under
+	// the same name starts at the defaults, not at a removed one's
+	if err := l.forgetThermal(names); err != nil {
+		return err
+	}
 	if !fileExists(l.InventoryPath()) {
 		return nil
 	}

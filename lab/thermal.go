@@ -188,6 +188,31 @@ func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
 	return nil
 }
 
+// forgetThermal drops the named hosts' cooling and CPU speed from the
+// simulation's config. Under the lab's lock.
+func (l *Lab) forgetThermal(names []string) error {
+	data, err := os.ReadFile(l.thermalConfigPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var cfg ThermalConfig
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return nil // written again whole by the next up
+	}
+	for _, n := range names {
+		delete(cfg.Hosts, n)
+		delete(cfg.CPU, n)
+	}
+	out, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(l.thermalConfigPath(), string(out))
+}
+
 // setVcgencmd gives the host its vcgencmd, or takes it away, and resets
 // the simulator's state when asked (a fresh boot clears the since-boot flags).
 func (l *Lab) setVcgencmd(b Board, reset bool) error {
