@@ -85,12 +85,7 @@ func (l *Lab) machineSpeedFile() string { return filepath.Join(l.Dir, "machine-s
 // machine busy with other work rates its core as it is.
 func (l *Lab) MachineCoreMIPS(ctx context.Context) (int, error) {
 	model := cpuModel()
-	if data, err := os.ReadFile(l.machineSpeedFile()); err == nil {
-		kv := map[string]string{}
-		for _, line := range strings.Split(string(data), "\n") {
-			k, v, _ := strings.Cut(line, "=")
-			kv[k] = v
-		}
+	if kv, err := readKV(l.machineSpeedFile()); err == nil {
 		if n, err := strconv.Atoi(kv["core_mips"]); err == nil && n > 0 && kv["cpu"] == model {
 			return n, nil
 		}
@@ -133,15 +128,7 @@ func cpuModel() string {
 // capacity, or none. The simulator then keeps it, scaled while the board
 // throttles.
 func (l *Lab) setCPU(b Board, cfg ThermalConfig) error {
-	quota := -1
-	if cfg.CPU[b.Name] == CPUBoard {
-		quota = b.Compute.Quota(cfg.CoreMIPS)
-	}
-	dir := cgroupDir("cpu", machineName(b.Name))
-	if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(strconv.Itoa(cpuPeriodMicros)), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(quota)), 0o644)
+	return writeQuota(b.Name, cfg.quota(b))
 }
 
 // reportCPU says what board speed gives the hosts of boards, and, when the
@@ -151,15 +138,16 @@ func (l *Lab) reportCPU(boards []Board, cfg ThermalConfig) {
 	cores := float64(runtime.NumCPU())
 	var sum float64
 	for _, b := range l.hosts() {
-		if cfg.CPU[b.Name] == CPUBoard && l.powered(b.Name) {
-			sum += float64(b.Compute.Quota(cfg.CoreMIPS)) / cpuPeriodMicros
+		if q := cfg.quota(b); q >= 0 && l.powered(b.Name) {
+			sum += float64(q) / cpuPeriodMicros
 		}
 	}
 	for _, b := range boards {
-		if cfg.CPU[b.Name] != CPUBoard {
+		q := cfg.quota(b)
+		if q < 0 {
 			continue
 		}
-		share := float64(b.Compute.Quota(cfg.CoreMIPS)) / cpuPeriodMicros
+		share := float64(q) / cpuPeriodMicros
 		l.logf("%s: board speed: %.2f of this machine's cores (its board rates %d MIPS in 7-Zip's benchmark, a core here %d)", b.Name, share, b.Compute.AllMIPS, cfg.CoreMIPS)
 		if share > cores {
 			l.logf("%s: its board is faster than this whole machine (%.0f cores): it runs at %.0f%% of its board's speed", b.Name, cores, 100*cores/share)

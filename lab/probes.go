@@ -155,13 +155,9 @@ func Leftovers() []string {
 		}
 	}
 	// a host's disk, layered over a snapshot (mountSnapshot)
-	if data, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			_, after, ok := strings.Cut(line, " - ")
-			f, mine := strings.Fields(line), strings.Fields(after)
-			if ok && len(f) > 4 && len(mine) > 1 && strings.HasPrefix(mine[1], Prefix+"-") {
-				out = append(out, "mount "+f[4])
-			}
+	for _, m := range mounts() {
+		if strings.HasPrefix(m.source, Prefix+"-") {
+			out = append(out, "mount "+m.point)
 		}
 	}
 	return out

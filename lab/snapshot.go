@@ -103,16 +103,48 @@ func unmount(ctx context.Context, root string) error {
 // mounted reports whether something is mounted at path in this process's
 // mount namespace.
 func mounted(path string) bool {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 4 && f[4] == path {
+	for _, m := range mounts() {
+		if m.point == path {
 			return true
 		}
 	}
 	return false
+}
+
+// mount is one line of /proc/self/mountinfo: where, and its source.
+type mount struct{ point, source string }
+
+// mounts are this process's mount namespace's mounts.
+func mounts() []mount {
+	data, _ := os.ReadFile("/proc/self/mountinfo")
+	var out []mount
+	for _, line := range strings.Split(string(data), "\n") {
+		_, after, _ := strings.Cut(line, " - ") // fstype, source, options
+		f, fs := strings.Fields(line), strings.Fields(after)
+		if len(f) > 4 {
+			m := mount{point: f[4]}
+			if len(fs) > 1 {
+				m.source = fs[1]
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// readKV reads a file of key=value lines.
+func readKV(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	kv := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			kv[k] = v
+		}
+	}
+	return kv, nil
 }
 
 // SnapshotInfo describes a snapshot for `lab snapshot --list`.
@@ -252,22 +284,12 @@ func (l *Lab) Snapshots() ([]SnapshotInfo, error) {
 	}
 	var out []SnapshotInfo
 	for _, d := range dirs {
-		data, err := os.ReadFile(filepath.Join(l.snapshotsDir(), d.Name(), "snapshot"))
+		kv, err := readKV(filepath.Join(l.snapshotsDir(), d.Name(), "snapshot"))
 		if err != nil || !d.IsDir() {
 			continue // one being taken, or not a snapshot
 		}
-		s := SnapshotInfo{Name: d.Name()}
-		for _, line := range strings.Split(string(data), "\n") {
-			k, v, _ := strings.Cut(line, "=")
-			switch k {
-			case "from":
-				s.From = v
-			case "model":
-				s.Model = v
-			case "taken":
-				s.Taken, _ = time.Parse(time.RFC3339, v)
-			}
-		}
+		s := SnapshotInfo{Name: d.Name(), From: kv["from"], Model: kv["model"]}
+		s.Taken, _ = time.Parse(time.RFC3339, kv["taken"])
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -127,16 +127,7 @@ func (l *Lab) thermalConfigPath() string { return filepath.Join(l.Dir, thermalCo
 // writeThermalConfig writes the simulator's configuration: the speed, and
 // the boards' cooling; other hosts keep theirs.
 func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
-	var cfg ThermalConfig
-	if data, err := os.ReadFile(l.thermalConfigPath()); err == nil {
-		_ = json.Unmarshal(data, &cfg)
-	}
-	if cfg.Hosts == nil {
-		cfg.Hosts = map[string]string{}
-	}
-	if cfg.CPU == nil {
-		cfg.CPU = map[string]string{}
-	}
+	cfg, _ := l.readThermalConfig()
 	board := false
 	for _, b := range boards {
 		if c := cmp.Or(l.CPU[b.Name], l.CPU[allHosts]); c != "" {
@@ -154,9 +145,6 @@ func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
 	if l.ThermalSpeed > 0 { // else the speed the lab was brought up with
 		cfg.Speed = l.ThermalSpeed
 	}
-	if cfg.Speed <= 0 {
-		cfg.Speed = 1
-	}
 	for _, b := range boards {
 		c := l.Cooling[b.Name]
 		if c == "" {
@@ -167,15 +155,7 @@ func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
 		}
 		cfg.Hosts[b.Name] = c
 	}
-	data, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := l.thermalConfigPath() + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, l.thermalConfigPath()); err != nil {
+	if err := l.saveThermalConfig(cfg); err != nil {
 		return err
 	}
 	// the quotas now, not at the simulator's next step
@@ -191,26 +171,60 @@ func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
 // forgetThermal drops the named hosts' cooling and CPU speed from the
 // simulation's config. Under the lab's lock.
 func (l *Lab) forgetThermal(names []string) error {
-	data, err := os.ReadFile(l.thermalConfigPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	var cfg ThermalConfig
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		return nil // written again whole by the next up
+	cfg, ok := l.readThermalConfig()
+	if !ok {
+		return nil // none, or none readable: the next up writes it whole
 	}
 	for _, n := range names {
 		delete(cfg.Hosts, n)
 		delete(cfg.CPU, n)
 	}
-	out, err := json.MarshalIndent(cfg, "", "  ")
+	return l.saveThermalConfig(cfg)
+}
+
+// readThermalConfig reads the simulator's configuration, with its maps
+// made and speed 1 where it has none; ok says a file was there and read.
+func (l *Lab) readThermalConfig() (cfg ThermalConfig, ok bool) {
+	if data, err := os.ReadFile(l.thermalConfigPath()); err == nil {
+		ok = json.Unmarshal(data, &cfg) == nil
+	}
+	if cfg.Hosts == nil {
+		cfg.Hosts = map[string]string{}
+	}
+	if cfg.CPU == nil {
+		cfg.CPU = map[string]string{}
+	}
+	if cfg.Speed <= 0 {
+		cfg.Speed = 1
+	}
+	return cfg, ok
+}
+
+// saveThermalConfig replaces the simulator's configuration whole.
+func (l *Lab) saveThermalConfig(cfg ThermalConfig) error {
+	data, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(l.thermalConfigPath(), string(out))
+	return writeAtomic(l.thermalConfigPath(), string(data))
+}
+
+// quota is the host's CPU quota at its full clock for its speed in cfg:
+// its board's capacity at board speed, else -1 (none).
+func (cfg ThermalConfig) quota(b Board) int {
+	if cfg.CPU[b.Name] != CPUBoard {
+		return -1
+	}
+	return b.Compute.Quota(cfg.CoreMIPS)
+}
+
+// writeQuota sets the host's CPU quota (-1: none) per cpuPeriodMicros.
+func writeQuota(name string, quota int) error {
+	dir := cgroupDir("cpu", machineName(name))
+	if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(strconv.Itoa(cpuPeriodMicros)), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(quota)), 0o644)
 }
 
 // setVcgencmd gives the host its vcgencmd, or takes it away, and resets
@@ -325,13 +339,7 @@ func (l *Lab) Simulate(ctx context.Context) error {
 	hosts := map[string]*simHost{}
 	idle := 0
 	for {
-		cfg := ThermalConfig{Speed: 1}
-		if data, err := os.ReadFile(l.thermalConfigPath()); err == nil {
-			_ = json.Unmarshal(data, &cfg)
-		}
-		if cfg.Speed <= 0 {
-			cfg.Speed = 1
-		}
+		cfg, _ := l.readThermalConfig()
 		anyRunning := false
 		for _, b := range l.hosts() {
 			// powered, not running: whether sshd answers is a connection
@@ -401,9 +409,8 @@ func (l *Lab) simulateStep(b Board, h *simHost, cfg ThermalConfig) error {
 	}
 	// at board speed the board's full load is its capacity (Compute), in
 	// this machine's cores; at full speed, one core
-	base, full := -1, 1.0
-	if cfg.CPU[b.Name] == CPUBoard && cfg.CoreMIPS > 0 {
-		base = b.Compute.Quota(cfg.CoreMIPS)
+	base, full := cfg.quota(b), 1.0
+	if base >= 0 {
 		full = float64(base) / cpuPeriodMicros
 	}
 	share := full
@@ -441,10 +448,7 @@ func (l *Lab) simulateStep(b Board, h *simHost, cfg ThermalConfig) error {
 		h.quota = math.MinInt
 	}
 	if quota != h.quota {
-		if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(strconv.Itoa(cpuPeriodMicros)), 0o644); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(quota)), 0o644); err != nil {
+		if err := writeQuota(b.Name, quota); err != nil {
 			return err
 		}
 		h.quota = quota
