@@ -1,7 +1,8 @@
 // Package demo is `pidb demo`: the whole job on the simulated Pi lab, as
 // the first write-up told it. The lab comes up with three boards (a Pi 4B,
-// a Pi 3B and a Pi Zero W, with fans); pidb provisions and validates all
-// three; the Pi 4 goes into a case without a fan and is validated alone:
+// a Pi 3B and a Pi Zero W, with fans); pidb provisions them at the lab
+// machine's full speed and validates all three at their boards' speed
+// (lab up --cpu); the Pi 4 goes into a case without a fan and is validated alone:
 // it throttles, sags and FAILs; it gets its fan back and is validated
 // again (PASS); the two runs are compared; and the report of it all is
 // written. It calls the same pipeline as the
@@ -58,6 +59,10 @@ const (
 // The lab's Pi 4, the one that goes into a case and then gets a fan.
 const pi4 = "pi4"
 
+// clientCores is about what the workload's client takes of this
+// machine's cores beside a Pi 4 at full load.
+const clientCores = 0.5
+
 // Result is what the demo found.
 type Result struct {
 	Report      string             // the page's path
@@ -72,6 +77,7 @@ type Result struct {
 type Validation struct {
 	job.ValidateResult
 	Cooling string // "case" or "fan"
+	Speed   string // the lab's CPU speed for the host: lab.CPUBoard or lab.CPUFull
 }
 
 // Run tells the story. The lab comes down at the end unless Keep is set or
@@ -86,15 +92,37 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	st := story{log: o.Log, total: 6}
 
-	st.step("the lab: three simulated Pis, the first write-up's desk (a Pi 4B 4 GB, a Pi 3B and a Pi Zero W, with fans), simulated time %gx", o.ThermalSpeed)
+	var fleetNames []string
+	for _, b := range l.Fleet {
+		fleetNames = append(fleetNames, b.Name)
+	}
+	// each host's CPU speed as the demo found it, which a lab that was up
+	// before gets back at the end
+	speeds := map[string]string{}
+	for _, n := range fleetNames {
+		speeds[n] = l.Speed(n)
+	}
+	// speed sets the three hosts' CPU speed (lab up --cpu NAME=...)
+	speed := func(s string) error {
+		var spec []string
+		for _, n := range fleetNames {
+			spec = append(spec, n+"="+s)
+		}
+		if err := l.SetCPU(strings.Join(spec, ",")); err != nil {
+			return err
+		}
+		_, err := l.Up(ctx, fleetNames)
+		return err
+	}
+
+	st.step("the lab: three simulated Pis, the first write-up's desk (a Pi 4B 4 GB, a Pi 3B and a Pi Zero W, with fans), simulated time %gx, at this machine's full speed while pidb installs (a Zero W at its board's speed would take as long as a Zero W)", o.ThermalSpeed)
 	if err := l.SetThermal("fan", "", o.ThermalSpeed); err != nil {
 		return res, err
 	}
-	invPath, err := l.Up(ctx, nil)
-	if err != nil {
+	if err := speed(lab.CPUFull); err != nil {
 		return res, fmt.Errorf("lab up: %w", err)
 	}
-	res.Inventory = invPath
+	res.Inventory = l.InventoryPath()
 	keep := o.Keep || wasUp
 	if !keep {
 		defer func() {
@@ -103,17 +131,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				st.note("lab down: " + err.Error())
 			}
 		}()
+	} else if wasUp {
+		defer func() {
+			spec := make([]string, 0, len(speeds))
+			for n, s := range speeds {
+				spec = append(spec, n+"="+s)
+			}
+			if err := l.SetCPU(strings.Join(spec, ",")); err == nil {
+				_, err = l.Up(context.WithoutCancel(ctx), fleetNames)
+				if err != nil {
+					st.note("the hosts' CPU speeds as they were: " + err.Error())
+				}
+			}
+		}()
 	}
+	invPath := res.Inventory
 	inv, err := job.LoadInventory(invPath)
 	if err != nil {
 		return res, err
 	}
 	// the three it brought up: the lab's inventory has every host that is
 	// up, other boards someone booted beside them too
-	var fleetNames []string
-	for _, b := range l.Fleet {
-		fleetNames = append(fleetNames, b.Name)
-	}
 	hosts, err := inv.Select(strings.Join(fleetNames, ","))
 	if err != nil {
 		return res, err
@@ -149,13 +187,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			return res, err
 		}
 	}
-	validateAll := func(hs []inventory.Host, pi4Cooling string) ([]job.ValidateResult, error) {
+	validateAll := func(hs []inventory.Host, pi4Cooling string, fo fleet.Options) ([]job.ValidateResult, error) {
 		out := fleet.Run(ctx, hs, fo, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.ValidateResult, error) {
 			return env.Validate(ctx, h, job.Over(rc), plans[h.Name], config.Validate{}, r)
 		})
 		var vs []job.ValidateResult
 		for _, r := range out {
-			v := Validation{ValidateResult: r.Value, Cooling: "fan"}
+			v := Validation{ValidateResult: r.Value, Cooling: "fan", Speed: l.Speed(r.Host.Name)}
 			if r.Host.Name == pi4 {
 				v.Cooling = pi4Cooling
 			}
@@ -168,8 +206,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return vs, fleet.Err(out)
 	}
 
-	st.step("validate all three, with fans: each one's baseline workload for %s with the temperature read every %s, %s idle before and after", o.Duration, therm.Interval, o.Idle)
-	first, err := validateAll(hosts, "fan")
+	// the figures at each board's speed: its published CPU capacity as a
+	// quota. One host at a time where this machine cannot give all three
+	// theirs at once, as the write-up ran each Pi on its own
+	need, have, err := l.BoardCores(ctx, fleetNames)
+	if err != nil {
+		return res, err
+	}
+	alone := need > float64(have)
+	how := "at once"
+	if alone {
+		how = fmt.Sprintf("one at a time (at their boards' speed the three need %.1f cores, this machine has %d)", need, have)
+	}
+	st.step("validate all three, with fans, at their boards' speed (each board's published CPU capacity as a CPU quota), %s: each one's baseline workload for %s with the temperature read every %s, %s idle before and after", how, o.Duration, therm.Interval, o.Idle)
+	if err := speed(lab.CPUBoard); err != nil {
+		return res, fmt.Errorf("lab up --cpu board: %w", err)
+	}
+	fo1 := fo
+	if alone {
+		fo1.Concurrency = 1
+	}
+	first, err := validateAll(hosts, "fan", fo1)
 	if err != nil {
 		return res, fmt.Errorf("validate: %w", err)
 	}
@@ -190,11 +247,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return nil
 	}
 
-	st.step("the first write-up's finding: the Pi 4 goes into a case without a fan, and is validated alone")
+	// the Pi 4's throttling costs it throughput only where this machine
+	// can give it its board's speed beside the client (about half a
+	// core); else its throttled quota is about what it gets anyway, and
+	// the case and the fan are compared at this machine's full speed
+	pi4Need, _, err := l.BoardCores(ctx, []string{pi4})
+	if err != nil {
+		return res, err
+	}
+	at := "at its board's speed"
+	if pi4Need+clientCores > float64(have) {
+		at = fmt.Sprintf("at this machine's full speed (at board speed a Pi 4 needs %.1f cores and the client about %.1f, more than this machine's %d: there its throttled quota would be about what it gets anyway)", pi4Need, clientCores, have)
+		if err := l.SetCPU(pi4 + "=" + lab.CPUFull); err != nil {
+			return res, err
+		}
+	}
+
+	st.step("the first write-up's finding: the Pi 4 goes into a case without a fan, and is validated alone, %s", at)
 	if err := cooled("case"); err != nil {
 		return res, err
 	}
-	inCase, err := validateAll(pi4Hosts, "case")
+	inCase, err := validateAll(pi4Hosts, "case", fo)
 	if err != nil {
 		return res, fmt.Errorf("validate: %w", err)
 	}
@@ -204,7 +277,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := cooled("fan"); err != nil {
 		return res, err
 	}
-	withFan, err := validateAll(pi4Hosts, "fan")
+	withFan, err := validateAll(pi4Hosts, "fan", fo)
 	if err != nil {
 		return res, fmt.Errorf("validate: %w", err)
 	}
@@ -219,13 +292,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	var newest []string
+	// the fleet as validated together, at their boards' speed
+	var fleetDirs []string
 	for _, v := range first {
-		if v.Host != pi4 {
-			newest = append(newest, v.RunDir)
-		}
+		fleetDirs = append(fleetDirs, v.RunDir)
 	}
-	fleetRuns, err := report.Open(append([]string{fanRun}, newest...))
+	fleetRuns, err := report.Open(fleetDirs)
 	if err != nil {
 		return res, err
 	}

@@ -107,6 +107,19 @@ func (e Engine) ReadyCmd() string {
 	}
 }
 
+// Settle is the command that writes what the server holds in memory to
+// its disk and waits for the disk, before a measured run: PostgreSQL
+// checkpoints (as pgbench's users do after pgbench -i), then the kernel
+// writes back; on MySQL and MariaDB, whose loads are small, the kernel
+// writes back. Without it, a run after a load measures the load's
+// writeback too: on an SD card, tens of seconds of it.
+func (e Engine) Settle() string {
+	if e.Flavor == "postgres" {
+		return e.Client("CHECKPOINT") + " && sync"
+	}
+	return "sync"
+}
+
 // Client is the command that runs SQL as the server's administrator over
 // the local socket. Its output is for one value (SHOW ssl, SELECT
 // @@datadir): a query whose rows pidb reads goes through Query and Rows.

@@ -217,3 +217,26 @@ func TestDesiredPlansConnections(t *testing.T) {
 		t.Errorf("max_connections 300 planned and set: %v", err)
 	}
 }
+
+// TestSettle: before a measured run PostgreSQL checkpoints, as its
+// administrator over the local socket, and then the kernel writes back;
+// MySQL and MariaDB only write back.
+func TestSettle(t *testing.T) {
+	for flavor, want := range map[string]string{
+		"postgres": `cd /tmp && runuser -u postgres -- psql -AtqX -F '|' -c CHECKPOINT && sync`,
+		"mariadb":  "sync",
+		"mysql":    "sync",
+	} {
+		v := "15.8"
+		if flavor != "postgres" {
+			v = "10.11.6"
+		}
+		e, err := New(flavor, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Settle(); got != want {
+			t.Errorf("%s: %q, want %q", flavor, got, want)
+		}
+	}
+}

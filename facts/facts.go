@@ -50,6 +50,10 @@ type Facts struct {
 	Thermal    bool   // a readable thermal zone
 	Vcgencmd   bool
 	Engine     EngineState
+	// Simulated is, on a board of pidb's lab, the CPU speed it runs at:
+	// "board" (its board's published capacity) or "full" (the lab
+	// machine's); "" on a real board. The lab writes /etc/pisim/speed.
+	Simulated string
 }
 
 // jsonFacts is Facts as `pidb facts --json` prints them and run.json keeps
@@ -72,6 +76,7 @@ type jsonFacts struct {
 	Desktop       bool   `json:"desktop"`
 	Thermal       bool   `json:"thermal"`
 	Vcgencmd      bool   `json:"vcgencmd"`
+	Simulated     string `json:"simulated,omitempty"`
 	Engine        string `json:"engine"`
 	EngineVersion string `json:"engine_version"`
 	EngineRunning bool   `json:"engine_running"`
@@ -80,7 +85,7 @@ type jsonFacts struct {
 // MarshalJSON writes the flat keys of the command-line contract.
 func (f Facts) MarshalJSON() ([]byte, error) {
 	return json.Marshal(jsonFacts{f.Host, f.Address, f.Model, f.Revision, f.Arch, f.PageSize, f.OS.ID, f.OS.VersionID, f.OS.Codename, f.MemBytes, f.RAMBytes,
-		f.CPUs, f.Storage, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
+		f.CPUs, f.Storage, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Simulated, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes (a saved run's facts).
@@ -91,7 +96,7 @@ func (f *Facts) UnmarshalJSON(data []byte) error {
 	}
 	*f = Facts{Host: j.Host, Address: j.Address, Model: j.Model, Revision: j.Revision, Arch: j.Arch, PageSize: j.PageSize,
 		OS: OSRelease{ID: j.OSID, VersionID: j.OSVersion, Codename: j.OSCodename}, MemBytes: j.MemBytes, RAMBytes: j.RAMBytes,
-		CPUs: j.CPUs, Storage: j.Storage, BootTarget: j.BootTarget, Desktop: j.Desktop, Thermal: j.Thermal, Vcgencmd: j.Vcgencmd,
+		CPUs: j.CPUs, Storage: j.Storage, BootTarget: j.BootTarget, Desktop: j.Desktop, Thermal: j.Thermal, Vcgencmd: j.Vcgencmd, Simulated: j.Simulated,
 		Engine: EngineState{Flavor: j.Engine, Version: j.EngineVersion, Running: j.EngineRunning}}
 	return nil
 }
@@ -115,6 +120,7 @@ m postgres; for b in /usr/lib/postgresql/*/bin/postgres; do [ -x "$b" ] && "$b" 
 m clusters; pg_lsclusters --no-header 2>/dev/null
 m mysql; for b in /usr/sbin/mariadbd /usr/sbin/mysqld; do [ -x "$b" ] && "$b" --version && break; done 2>/dev/null
 m active; for u in postgresql mariadb mysql; do echo "$u $(systemctl is-active "$u" 2>/dev/null)"; done
+m simulated; cat /etc/pisim/speed 2>/dev/null
 true`
 
 const marker = "@@pidb-facts:"
@@ -201,12 +207,22 @@ func Parse(out string) Facts {
 		Thermal:    strings.TrimSpace(s["thermal"]) != "",
 		Vcgencmd:   strings.TrimSpace(s["vcgencmd"]) != "",
 		Engine:     ParseEngine(s["postgres"], s["clusters"], s["mysql"], s["active"]),
+		Simulated:  simulated(firstLine(s["simulated"])),
 	}
 	if f.Model == "" {
 		f.Model = ci.Model
 	}
 	f.RAMBytes = RAMBytes(ci.Revision, f.MemBytes)
 	return f
+}
+
+// simulated reads the lab's /etc/pisim/speed: "board" or "full", else ""
+// (a real board, or a file pidb does not know).
+func simulated(s string) string {
+	if s == "board" || s == "full" {
+		return s
+	}
+	return ""
 }
 
 // parsePageSize reads getconf PAGESIZE: a power of two from 4 KiB to

@@ -236,3 +236,34 @@ func TestGatherRefusesAHostileVersion(t *testing.T) {
 		t.Errorf("mariadb version 10.11.6`id`: %v", err)
 	}
 }
+
+// TestSimulated: a board of pidb's lab says so, and at what CPU speed, in
+// its facts and in their JSON; a real board says nothing, and a file pidb
+// does not know is not taken for the lab's.
+func TestSimulated(t *testing.T) {
+	data, err := os.ReadFile("testdata/pi4b-raspios-bookworm-arm64.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tail, want := range map[string]string{
+		"":                                   "",
+		"\n" + marker + "simulated\nboard\n": "board",
+		"\n" + marker + "simulated\nfull\n":  "full",
+		"\n" + marker + "simulated\nturbo\n": "",
+	} {
+		f := Parse(strings.TrimRight(string(data), "\n") + tail)
+		if f.Simulated != want {
+			t.Errorf("%q: simulated %q, want %q", tail, f.Simulated, want)
+		}
+		out, _ := json.Marshal(f)
+		var back Facts
+		err := json.Unmarshal(out, &back)
+		back.OS.Pretty = f.OS.Pretty // not in the JSON
+		if err != nil || back != f {
+			t.Errorf("%q: JSON round trip: %s, %v", tail, out, err)
+		}
+		if has := strings.Contains(string(out), `"simulated":"`+want+`"`); has != (want != "") {
+			t.Errorf("%q: JSON %s", tail, out)
+		}
+	}
+}

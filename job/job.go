@@ -211,6 +211,17 @@ func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 		pw.close()
 		return nil, fmt.Errorf("%s: prepare %s: %w%s", h.Name, p.Spec.Name, err, e.hint(h, err))
 	}
+	if en, err := engine.Of(f); err == nil {
+		what := "sync"
+		if en.Flavor == "postgres" {
+			what = "CHECKPOINT, then sync"
+		}
+		r.Step("writing the data out before the measured run (" + what + ")")
+		if _, err := c.Root.Run(ctx, en.Settle()); err != nil {
+			pw.close()
+			return nil, fmt.Errorf("%s: write the data out before the run: %w", h.Name, err)
+		}
+	}
 	read := e.ReadSettings
 	if read == nil {
 		read = func(ctx context.Context, db sqldb.DB, names []string) ([][2]string, error) {

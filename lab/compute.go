@@ -126,8 +126,13 @@ func cpuModel() string {
 
 // setCPU writes the host's quota for its CPU speed in cfg: its board's
 // capacity, or none. The simulator then keeps it, scaled while the board
-// throttles.
+// throttles. The host's /etc/pisim/speed says which ("board" or "full"),
+// for pidb's facts: a run on the lab says it ran on a simulated board,
+// and at what speed.
 func (l *Lab) setCPU(b Board, cfg ThermalConfig) error {
+	if err := writeAtomic(filepath.Join(l.rootfs(b.Name), "etc/pisim/speed"), cfg.speed(b.Name)+"\n"); err != nil {
+		return err
+	}
 	return writeQuota(b.Name, cfg.quota(b))
 }
 
@@ -156,4 +161,28 @@ func (l *Lab) reportCPU(boards []Board, cfg ThermalConfig) {
 	if sum > cores {
 		l.logf("the hosts at board speed need %.2f cores together and this machine has %.0f: when all are busy at once, each gets about %.0f%% of its board's speed", sum, cores, 100*cores/sum)
 	}
+}
+
+// Speed is the CPU speed the named host runs at, or would boot at:
+// CPUBoard or CPUFull.
+func (l *Lab) Speed(name string) string {
+	cfg, _ := l.readThermalConfig()
+	return cfg.speed(name)
+}
+
+// BoardCores is how many of this machine's cores the named hosts need to
+// run each at its board's speed at once (a Pi 4 about two on a machine
+// whose core rates 2,955 MIPS), and how many the machine has. It rates
+// the machine if it was not yet.
+func (l *Lab) BoardCores(ctx context.Context, names []string) (need float64, have int, err error) {
+	mips, err := l.MachineCoreMIPS(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, n := range names {
+		if q := l.board(n).Compute.Quota(mips); q > 0 {
+			need += float64(q) / cpuPeriodMicros
+		}
+	}
+	return need, runtime.NumCPU(), nil
 }

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -122,5 +123,36 @@ func TestForgetThermal(t *testing.T) {
 	}
 	if _, ok := cfg.Hosts["pi3-4"]; ok || cfg.CPU["pi3-4"] != "" || cfg.Hosts["pi4"] != "fan" || cfg.CPU["pi4"] != CPUBoard || cfg.Speed != 2 || cfg.CoreMIPS != 2955 {
 		t.Errorf("after forgetting pi3-4: %s", data)
+	}
+}
+
+// TestSetSpeeds: board speed is a new lab's default; a speed for all
+// becomes the lab's, for the hosts up and the hosts booted later, and
+// replaces what the hosts up had of their own; a host named keeps its own.
+func TestSetSpeeds(t *testing.T) {
+	pi4, _ := BoardNamed("pi4")
+	zero, _ := BoardNamed("zero")
+	pi3, _ := BoardNamed("pi3")
+	cfg := map[string]string{}
+	if !setSpeeds(cfg, nil, []Board{pi4}) || len(cfg) != 0 {
+		t.Errorf("a new lab: %v, want board speed and nothing written", cfg)
+	}
+	cfg = map[string]string{"pi3": CPUBoard, "zero": CPUBoard}
+	if setSpeeds(cfg, map[string]string{allHosts: CPUFull}, []Board{pi4, zero}) {
+		t.Errorf("full for all: a host at board speed")
+	}
+	want := map[string]string{allHosts: CPUFull, "pi3": CPUBoard}
+	if !maps.Equal(cfg, want) {
+		t.Errorf("full for all, pi4 and zero up: %v, want %v", cfg, want)
+	}
+	c := ThermalConfig{CPU: cfg, CoreMIPS: 2955}
+	if c.speed("pi4-3") != CPUFull || c.speed("pi3") != CPUBoard {
+		t.Errorf("a host booted later: %s, pi3 (not up then): %s", c.speed("pi4-3"), c.speed("pi3"))
+	}
+	if !setSpeeds(cfg, map[string]string{"zero": CPUBoard}, []Board{zero, pi3}) || cfg["zero"] != CPUBoard || cfg[allHosts] != CPUFull {
+		t.Errorf("zero=board: %v", cfg)
+	}
+	if c.quota(pi4) != -1 || c.quota(zero) <= 0 {
+		t.Errorf("quotas: pi4 (full) %d, zero (board) %d", c.quota(pi4), c.quota(zero))
 	}
 }

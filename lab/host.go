@@ -61,9 +61,6 @@ func (l *Lab) bootHost(ctx context.Context, b Board, from string) error {
 	if b.Octet < 2 || b.Octet > 254 || len(b.Name) > 63 {
 		return fmt.Errorf("bad board %q: octet %d, or a name too long for a host name", b.Name, b.Octet)
 	}
-	if from == "" {
-		l.logf("%s: copying the base image", b.Name)
-	}
 	if err := l.prepareRoot(ctx, b, from); err != nil {
 		return err
 	}
@@ -131,16 +128,22 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 	}
 	tmp := root + ".tmp"
 	_ = os.RemoveAll(tmp)
-	layered := false
+	lower, what := l.baseDir(), "the base image"
 	if from != "" {
-		err := l.mountSnapshot(ctx, b.Name, from)
-		if layered = err == nil; layered {
-			l.logf("%s: its disk: snapshot %s, under a layer of its own", b.Name, from)
-			tmp = root
-		} else {
-			l.logf("%s: copying the disk of snapshot %s (no layer over it here: %v)", b.Name, from, err)
-			_ = os.Remove(l.snapshotMark(b.Name))
-		}
+		lower, what = l.snapshotRoot(from), "snapshot "+from
+	}
+	card, err := l.mountDisk(ctx, b.Name, lower)
+	layered := err == nil
+	switch {
+	case layered && card:
+		l.logf("%s: its disk: %s, under a layer of its own on its card (%s)", b.Name, what, b.Card().Kind)
+		tmp = root
+	case layered:
+		l.logf("%s: its disk: %s, under a layer of its own", b.Name, what)
+		tmp = root
+	default:
+		l.logf("%s: copying %s (no layer over it here: %v)", b.Name, what, err)
+		_ = os.Remove(l.snapshotMark(b.Name))
 	}
 	if !layered {
 		src := l.baseDir()
@@ -226,10 +229,10 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 	if err := os.Symlink("/etc/systemd/system/pisim.service", wants); err != nil {
 		return err
 	}
-	if layered {
-		return nil
-	}
 	if from != "" {
+		if layered {
+			return nil
+		}
 		return os.Rename(tmp, root)
 	}
 	// the boot target: Raspberry Pi OS with desktop boots to graphical.target
@@ -260,6 +263,9 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 	_ = os.Remove(def)
 	if err := os.Symlink("/lib/systemd/system/"+target, def); err != nil {
 		return err
+	}
+	if layered {
+		return nil
 	}
 	return os.Rename(tmp, root)
 }
@@ -346,6 +352,10 @@ func (l *Lab) startNspawn(b Board) (int, error) {
 	if b.OneCore {
 		args = append(args, "--cpu-affinity=0")
 	}
+	if dev := l.cardDev(b.Name); dev != "" {
+		// its card, as the board's kernel names it, and its root partition
+		args = append(args, "--bind="+dev+":/dev/mmcblk0", "--bind="+dev+":"+rootSource)
+	}
 	// the supervisor: a reboot inside ends nspawn with 133 (as
 	// systemd-nspawn@.service's RestartForceExitStatus knows); boot the
 	// same disk again, as a Pi does
@@ -394,6 +404,9 @@ func (l *Lab) removeHost(ctx context.Context, name string) error {
 		return err
 	}
 	if err := unmount(ctx, l.rootfs(name)); err != nil {
+		return err
+	}
+	if err := l.detachCard(ctx, name); err != nil {
 		return err
 	}
 	return os.RemoveAll(l.hostDir(name))

@@ -140,6 +140,13 @@ func (l *Lab) ensureBase(ctx context.Context) error {
 	if data, err := os.ReadFile(stamp); err == nil && string(data) == baseRecipe {
 		return nil
 	}
+	// a host's disk lies over the base image (mountDisk): it stays as it
+	// is while a host has one
+	for _, b := range l.hosts() {
+		if mounted(l.rootfs(b.Name)) && !fileExists(l.snapshotMark(b.Name)) {
+			return fmt.Errorf("the lab's base image is of an older pidb and %s's disk lies over it: take the lab down (pidb lab down) and up again", b.Name)
+		}
+	}
 	src, err := HostSource("/")
 	if err != nil {
 		return err

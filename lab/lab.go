@@ -61,7 +61,9 @@ type Lab struct {
 	ThermalSpeed     float64
 	SimulatorCommand []string
 	// CPU is each host's CPU speed for Up, CPUBoard or CPUFull (SetCPU);
-	// a host it does not name keeps the speed it had.
+	// its "*" entry becomes the lab's speed, for the hosts Up boots or
+	// finds and the hosts booted later. A host it does not name keeps the
+	// speed it had; a new lab's is CPUBoard.
 	CPU map[string]string
 
 	logMu sync.Mutex // hosts boot at once, and each logs

@@ -12,9 +12,10 @@ import (
 const allHosts = "*"
 
 // SetCPU sets, from `lab up --cpu`, the CPU speed of the hosts the next Up
-// boots or finds up: CPUBoard or CPUFull for all of them, or
-// NAME=board,NAME=full. Empty leaves each host at the speed it had (full
-// for a new lab). Its errors are the flag's mistakes.
+// boots or finds up: CPUBoard or CPUFull for all of them (and, kept in
+// the lab, for the hosts booted later), or NAME=board,NAME=full. Empty
+// leaves each host at the speed it had (board speed in a new lab). Its
+// errors are the flag's mistakes.
 func (l *Lab) SetCPU(spec string) error {
 	m, err := perHost("--cpu", spec, CPUBoard, CPUFull)
 	l.CPU = m

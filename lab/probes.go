@@ -154,9 +154,29 @@ func Leftovers() []string {
 			out = append(out, "cgroup "+g)
 		}
 	}
-	// a host's disk, layered over a snapshot (mountSnapshot)
+	// a host's card (attachCard): its loop device, its file system, and
+	// the root group's limits on it
+	cards := map[string]bool{}
+	files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	for _, f := range files {
+		back, _ := os.ReadFile(f)
+		if b := strings.TrimSpace(string(back)); strings.HasPrefix(filepath.Base(b), Prefix+"-") {
+			dev := "/dev/" + filepath.Base(filepath.Dir(filepath.Dir(f)))
+			cards[dev] = true
+			out = append(out, "loop device "+dev+" over "+b)
+		}
+	}
+	for _, f := range []string{"write_iops_device", "write_bps_device", "read_iops_device", "read_bps_device"} {
+		data, _ := os.ReadFile(filepath.Join(cgroupRoot, "blkio", "blkio.throttle."+f))
+		for _, rule := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if strings.HasPrefix(rule, "7:") { // a loop device's
+				out = append(out, "blkio rule "+f+" "+rule)
+			}
+		}
+	}
+	// a host's disk, layered over the base image or a snapshot (mountDisk)
 	for _, m := range mounts() {
-		if strings.HasPrefix(m.source, Prefix+"-") {
+		if strings.HasPrefix(m.source, Prefix+"-") || cards[m.source] || (m.fstype == "overlay" && m.source == rootSource && strings.HasSuffix(m.point, "/rootfs")) {
 			out = append(out, "mount "+m.point)
 		}
 	}

@@ -59,31 +59,41 @@ func inUse(name string, users []string) error {
 	return fmt.Errorf("snapshot %s is the disk under %s: take them down first (lab down --hosts %s)", name, strings.Join(users, ", "), strings.Join(users, ","))
 }
 
-// mountSnapshot makes the host's disk the snapshot's, read-only, under an
-// overlay whose upper layer in the host's folder takes the host's own
-// writes: a host comes up from a snapshot without a copy of it (600 MB and
-// seconds of a core for a provisioned Pi, for each host). The snapshot must
-// then stay as it is while the host lives: snapshotUsers guards it.
-func (l *Lab) mountSnapshot(ctx context.Context, host, name string) error {
-	lower := l.snapshotRoot(name)
-	disk := filepath.Join(l.hostDir(host), "disk")
+// mountDisk makes the host's disk lower (the base image, or a
+// snapshot's disk), read-only, under an overlay whose upper layer takes
+// the host's own writes: on its card (attachCard), which the host sees as
+// its root's device (rootSource), or, where the machine gives no loop
+// device, in the host's folder. A host comes up without a copy of lower
+// (600 MB and seconds of a core for a provisioned Pi, for each host).
+// lower must then stay as it is while the host lives: snapshotUsers and
+// ensureBase guard it.
+func (l *Lab) mountDisk(ctx context.Context, host, lower string) (card bool, err error) {
+	disk, source := filepath.Join(l.hostDir(host), "disk"), Prefix+"-"+host
+	if _, err := l.attachCard(ctx, host); err == nil {
+		disk, source, card = l.cardDir(host), rootSource, true
+	} else {
+		l.logf("%s: no card of its own (its data on this machine's disk, unthrottled): %v", host, err)
+	}
 	upper, work, root := filepath.Join(disk, "upper"), filepath.Join(disk, "work"), l.rootfs(host)
 	for _, p := range []string{lower, upper, work} {
 		if strings.ContainsAny(p, ",:\\") {
-			return fmt.Errorf("the path %s has a character overlayfs's options cannot carry", p)
+			return false, fmt.Errorf("the path %s has a character overlayfs's options cannot carry", p)
 		}
 	}
 	for _, d := range []string{upper, work, root} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
+			return false, err
 		}
 	}
-	_, err := run(ctx, "mount", "-t", "overlay", Prefix+"-"+host, "-o", "lowerdir="+lower+",upperdir="+upper+",workdir="+work, root)
+	_, err = run(ctx, "mount", "-t", "overlay", source, "-o", "lowerdir="+lower+",upperdir="+upper+",workdir="+work, root)
 	if err != nil {
-		_ = os.RemoveAll(disk)
+		_ = os.RemoveAll(filepath.Join(l.hostDir(host), "disk"))
 		_ = os.Remove(root)
+		if card {
+			err = errors.Join(err, l.detachCard(ctx, host))
+		}
 	}
-	return err
+	return card, err
 }
 
 // unmount takes a host's layered disk off its root, if it is mounted
@@ -111,8 +121,9 @@ func mounted(path string) bool {
 	return false
 }
 
-// mount is one line of /proc/self/mountinfo: where, and its source.
-type mount struct{ point, source string }
+// mount is one line of /proc/self/mountinfo: where, its source and its
+// file system's type.
+type mount struct{ point, source, fstype string }
 
 // mounts are this process's mount namespace's mounts.
 func mounts() []mount {
@@ -124,7 +135,7 @@ func mounts() []mount {
 		if len(f) > 4 {
 			m := mount{point: f[4]}
 			if len(fs) > 1 {
-				m.source = fs[1]
+				m.fstype, m.source = fs[0], fs[1]
 			}
 			out = append(out, m)
 		}

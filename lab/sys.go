@@ -37,11 +37,11 @@ const cgroupRoot = "/sys/fs/cgroup"
 
 // cgroupHierarchies are the hierarchies every lab host joins: memory (the
 // board's RAM as a limit), cpu (a quota the thermal simulator can lower),
-// cpuacct (CPU time it can read), freezer (held still while Snapshot copies
+// cpuacct (CPU time it can read), blkio (its card's limits, setStorage), freezer (held still while Snapshot copies
 // its disk), and the systemd and unified hierarchies, so the container's own
 // systemd makes its tree under the host's group instead of at the root,
 // where two containers would collide.
-var cgroupHierarchies = []string{"memory", "cpu", "cpuacct", "freezer", "systemd", "unified"}
+var cgroupHierarchies = []string{"memory", "cpu", "cpuacct", "blkio", "freezer", "systemd", "unified"}
 
 // cgroupDir returns the host's group in one hierarchy.
 func cgroupDir(hierarchy, group string) string {

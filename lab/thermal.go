@@ -38,7 +38,8 @@ type ThermalConfig struct {
 	Hosts map[string]string `json:"hosts"` // host name -> "case" or "fan"
 	// CPU is each host's CPU speed: CPUBoard (its board's capacity as a
 	// CPU quota) or CPUFull (none there too: the machine's full speed, a
-	// quota only when the board throttles).
+	// quota only when the board throttles). Its "*" entry is the lab's
+	// speed for a host without one of its own; without that, CPUBoard.
 	CPU map[string]string `json:"cpu,omitempty"`
 	// CoreMIPS is 7-Zip's rating of one of this machine's cores
 	// (MachineSpeed), which the boards' quotas are in.
@@ -128,14 +129,7 @@ func (l *Lab) thermalConfigPath() string { return filepath.Join(l.Dir, thermalCo
 // the boards' cooling; other hosts keep theirs.
 func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
 	cfg, _ := l.readThermalConfig()
-	board := false
-	for _, b := range boards {
-		if c := cmp.Or(l.CPU[b.Name], l.CPU[allHosts]); c != "" {
-			cfg.CPU[b.Name] = c
-		}
-		board = board || cfg.CPU[b.Name] == CPUBoard
-	}
-	if board {
+	if setSpeeds(cfg.CPU, l.CPU, boards) {
 		mips, err := l.MachineCoreMIPS(ctx)
 		if err != nil {
 			return err
@@ -163,9 +157,33 @@ func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
 		if err := l.setCPU(b, cfg); err != nil {
 			return fmt.Errorf("%s: CPU quota: %w", b.Name, err)
 		}
+		if err := l.setStorage(b, cfg); err != nil {
+			return fmt.Errorf("%s: its card's limits: %w", b.Name, err)
+		}
 	}
 	l.reportCPU(boards, cfg)
 	return nil
+}
+
+// setSpeeds puts the speeds asked for (Lab.CPU) into the config's: a
+// speed for all becomes the lab's, for these hosts and the hosts booted
+// later; a host named gets its own. It reports whether any of boards
+// runs at board speed.
+func setSpeeds(cfg, asked map[string]string, boards []Board) (board bool) {
+	if all := asked[allHosts]; all != "" {
+		cfg[allHosts] = all
+		for _, b := range boards {
+			delete(cfg, b.Name)
+		}
+	}
+	c := ThermalConfig{CPU: cfg}
+	for _, b := range boards {
+		if v := asked[b.Name]; v != "" {
+			cfg[b.Name] = v
+		}
+		board = board || c.speed(b.Name) == CPUBoard
+	}
+	return board
 }
 
 // forgetThermal drops the named hosts' cooling and CPU speed from the
@@ -209,10 +227,16 @@ func (l *Lab) saveThermalConfig(cfg ThermalConfig) error {
 	return writeAtomic(l.thermalConfigPath(), string(data))
 }
 
+// speed is the host's CPU speed: its own, else the lab's, else board
+// speed, which is the default.
+func (cfg ThermalConfig) speed(name string) string {
+	return cmp.Or(cfg.CPU[name], cfg.CPU[allHosts], CPUBoard)
+}
+
 // quota is the host's CPU quota at its full clock for its speed in cfg:
 // its board's capacity at board speed, else -1 (none).
 func (cfg ThermalConfig) quota(b Board) int {
-	if cfg.CPU[b.Name] != CPUBoard {
+	if cfg.speed(b.Name) != CPUBoard {
 		return -1
 	}
 	return b.Compute.Quota(cfg.CoreMIPS)

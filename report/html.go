@@ -120,9 +120,10 @@ details summary { cursor: pointer; }
 <td class="n" data-col="tps">{{num "%.1f" .TPS}}</td><td class="n">{{num "%.1f" .QPS}}</td>
 <td class="n">{{num "%.2f" .P50Ms}}</td><td class="n" data-col="p95">{{num "%.2f" .P95Ms}}</td><td class="n">{{num "%.2f" .P99Ms}}</td>
 <td class="n" data-col="max_temp">{{opt "%.1f" .MaxTempC}}</td><td class="n">{{opt "%.0f" .MinArmMHz}}</td><td>{{yesno .Throttled}}</td><td>{{reasons .Reasons}}</td>
-<td data-col="workload">{{.Workload}}{{if .TpmC}}, {{num "%.0f" .TpmC}} tpmC{{end}}</td><td class="n">{{.Clients}}</td><td>{{.Model}}</td><td class="n">{{mb .RAMBytes}}</td><td class="n">{{.CPUs}}</td><td>{{.Storage}}</td><td>{{.OS}}</td><td>{{version .}}</td><td>{{.Preset}}</td>
+<td data-col="workload">{{.Workload}}{{if .TpmC}}, {{num "%.0f" .TpmC}} tpmC{{end}}</td><td class="n">{{.Clients}}</td><td data-col="board">{{.Model}}{{with .Simulated}} <span class="note">(simulated, {{.}} speed)</span>{{end}}</td><td class="n">{{mb .RAMBytes}}</td><td class="n">{{.CPUs}}</td><td>{{.Storage}}</td><td>{{.OS}}</td><td>{{version .}}</td><td>{{.Preset}}</td>
 </tr>
 {{end}}</tbody></table></div>
+{{if .Simulated}}<p class="note" id="simulated">The boards marked simulated are pidb's lab: containers on one machine that show a Pi's /proc, RAM and heat. At board speed each gets its board's published CPU capacity (7-Zip's benchmark, sbc-bench) as a CPU quota, so its figures follow the board's; at full speed it has the lab machine's processor, shared, and its figures say nothing of a Pi's. Their storage is the lab machine's disk, not a card.</p>{{end}}
 {{range .Fleet}}<figure id="chart-{{.ID}}" data-series="{{range $i, $s := .Series}}{{if $i}}|{{end}}{{$s}}{{end}}">{{svg .}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 </section>

@@ -50,6 +50,7 @@ type Row struct {
 	RAMBytes      uint64           `json:"ram_bytes,omitempty"`
 	CPUs          int              `json:"cpus,omitempty"`
 	Storage       string           `json:"storage,omitempty"`
+	Simulated     string           `json:"simulated,omitempty"` // a board of pidb's lab: "board" or "full" (its CPU speed)
 	OS            string           `json:"os,omitempty"`
 	PidbVersion   string           `json:"pidb_version,omitempty"`
 	Schema        int              `json:"schema,omitempty"`
@@ -71,6 +72,7 @@ func Overview(l results.Listed) Row {
 	row.TpmC = s.Extra["tpmc"]
 	if f := r.Facts; f != nil {
 		row.EngineVersion, row.Model, row.RAMBytes, row.CPUs, row.Storage = f.Engine.Version, f.Model, f.RAMBytes, f.CPUs, f.Storage
+		row.Simulated = f.Simulated
 		row.OS = f.OS.ID + " " + f.OS.VersionID
 		if f.OS.Codename != "" {
 			row.OS += " (" + f.OS.Codename + ")"

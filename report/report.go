@@ -31,6 +31,7 @@ type Report struct {
 	Fleet      []*Figure
 	Hosts      []Host
 	Comparison *Comparison
+	Simulated  bool // a row of the fleet is a board of pidb's lab
 }
 
 // Host is one run's section of the page.
@@ -57,6 +58,7 @@ func Build(in Input) (*Report, error) {
 		}
 		rs = append(rs, l.Run)
 		rep.Rows = append(rep.Rows, Overview(l))
+		rep.Simulated = rep.Simulated || rep.Rows[len(rep.Rows)-1].Simulated != ""
 	}
 	names := labels(rs)
 	lr := make([]labelled, len(rs))

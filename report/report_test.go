@@ -483,3 +483,49 @@ func TestOpsChart(t *testing.T) {
 		t.Errorf("the row's tpmC: %v", Overview(l).TpmC)
 	}
 }
+
+// TestSimulatedBoards: a run on a board of pidb's lab is marked so in the
+// fleet table, with its CPU speed, and the page says what a simulated
+// board's figures are worth; runs on real boards are not marked.
+func TestSimulatedBoards(t *testing.T) {
+	d := demoRuns(t)
+	if page := pageOf(t, demoReport(t)); strings.Contains(page, "simulated") {
+		t.Errorf("runs with no simulated fact are marked simulated")
+	}
+	// the zero's run, as the lab at board speed records it
+	m := raw(t, d["zero"].Dir)
+	m["facts"].(map[string]any)["simulated"] = "board"
+	dir := filepath.Join(t.TempDir(), "zero", d["zero"].Run.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(dir, "run.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := results.List(filepath.Dir(filepath.Dir(dir)))
+	if err != nil || len(l) != 1 || l[0].Err != nil {
+		t.Fatalf("the edited run: %v %v", l, err)
+	}
+	rep, err := Build(Input{Runs: []results.Listed{d["pi3"], l[0]}, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := pageOf(t, rep)
+	board := func(host string) string {
+		c := regexp.MustCompile(`(?s)<tr data-host="` + host + `">.*?data-col="board">(.*?)</td>`).FindStringSubmatch(page)
+		if c == nil {
+			return ""
+		}
+		return c[1]
+	}
+	if b := board("zero"); !strings.Contains(b, "Raspberry Pi Zero W") || !strings.Contains(b, "(simulated, board speed)") {
+		t.Errorf("zero's board cell: %q", b)
+	}
+	if b := board("pi3"); b == "" || strings.Contains(b, "simulated") {
+		t.Errorf("pi3's board cell: %q", b)
+	}
+	if !strings.Contains(page, `id="simulated"`) {
+		t.Errorf("the page does not say what a simulated board's figures are")
+	}
+}

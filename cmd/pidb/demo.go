@@ -47,13 +47,14 @@ func demoCommand() *cli.Command {
 			if len(res.Validations) > 0 {
 				rows := make([][]string, 0, len(res.Validations))
 				for _, v := range res.Validations {
-					rows = append(rows, []string{v.Host, v.Cooling, v.Verdict, fmt.Sprintf("%.1f", v.TPS), fmt.Sprintf("%.2f", v.P95Ms), numOr(v.MaxTempC, "%.1f"),
+					rows = append(rows, []string{v.Host, v.Cooling, v.Speed, v.Verdict, fmt.Sprintf("%.1f", v.TPS), fmt.Sprintf("%.2f", v.P95Ms), numOr(v.MaxTempC, "%.1f"),
 						fmt.Sprint(v.Throttled), strings.Join(results.Codes(v.Reasons), ",")})
 				}
 				fmt.Fprintln(w)
-				if err := table(c, []string{"HOST", "COOLING", "VERDICT", "TPS", "P95_MS", "MAX_C", "THROTTLED", "REASONS"}, rows); err != nil {
+				if err := table(c, []string{"HOST", "COOLING", "SPEED", "VERDICT", "TPS", "P95_MS", "MAX_C", "THROTTLED", "REASONS"}, rows); err != nil {
 					return err
 				}
+				fmt.Fprintln(w, "(simulated boards; SPEED board: its board's published CPU capacity as a CPU quota and its card's limits; full: this machine's)")
 			}
 			if err != nil {
 				return err

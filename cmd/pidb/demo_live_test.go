@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
 	"pidb/internal/labtest"
+	"pidb/results"
 	"pidb/secrets"
 )
 
@@ -45,8 +47,8 @@ func TestDemoOnTheLab(t *testing.T) {
 	// every validation: host, cooling, verdict; with a fan no heat's code
 	// (a busy machine may make the throughput unstable: a WARN that says
 	// it was not the heat)
-	cool := `\s+fan\s+(?:PASS\s.*\s-|WARN\s.*\s(?:(?:unstable_throughput|controller_busy),?)+)$`
-	want := []string{`pi4` + cool, `pi3` + cool, `zero` + cool, `pi4\s+case\s+FAIL\s.*throttled`}
+	cool := `\s+fan\s+(?:board|full)\s+(?:PASS\s.*\s-|WARN\s.*\s(?:(?:unstable_throughput|controller_busy),?)+)$`
+	want := []string{`pi4` + cool, `pi3` + cool, `zero` + cool, `pi4\s+case\s+(?:board|full)\s+FAIL\s.*throttled`}
 	for _, w := range want {
 		if !regexp.MustCompile(`(?m)^` + w).MatchString(stdout) {
 			t.Errorf("no validation line %q in:\n%s", w, stdout)
@@ -95,6 +97,25 @@ func TestDemoOnTheLab(t *testing.T) {
 	runs, _ := filepath.Glob(filepath.Join(out, "runs", "*", "*", "run.json"))
 	if len(runs) != 5 {
 		t.Errorf("%d runs saved, want 5 (three hosts, then the Pi 4 twice)", len(runs))
+	}
+	// the fleet validated at board speed, as each host's own facts say;
+	// the Pi 4's case and fan at one speed, as the table says
+	speeds := map[string][]string{}
+	sort.Strings(runs) // per host, oldest first
+	for _, r := range runs {
+		run, err := results.Load(r)
+		if err != nil || run.Facts == nil {
+			t.Fatalf("%s: %v", r, err)
+		}
+		speeds[run.Host] = append(speeds[run.Host], run.Facts.Simulated)
+	}
+	for _, h := range []string{"pi4", "pi3", "zero"} {
+		if s := speeds[h]; len(s) == 0 || s[0] != "board" {
+			t.Errorf("%s: validated with the fleet at %v, want board speed (its facts' simulated)", h, s)
+		}
+	}
+	if s := speeds["pi4"]; len(s) != 3 || s[1] != s[2] || !regexp.MustCompile(`(?m)^pi4\s+case\s+`+s[1]+`\s`).MatchString(stdout) {
+		t.Errorf("the Pi 4's runs at %v; want the case and the fan at one speed, the one the table gives", s)
 	}
 
 	// no generated password in anything the whole job printed or wrote

@@ -79,8 +79,12 @@ func factsRows(results []fleet.Result[facts.Facts]) [][]string {
 				engine += " (stopped)"
 			}
 		}
+		model := f.Model
+		if f.Simulated != "" {
+			model += " (simulated, " + f.Simulated + " speed)"
+		}
 		rows = append(rows, []string{
-			f.Host, f.Model, mib(f.RAMBytes), mib(f.MemBytes), strconv.Itoa(f.CPUs), f.Arch, pageSize(f.PageSize),
+			f.Host, model, mib(f.RAMBytes), mib(f.MemBytes), strconv.Itoa(f.CPUs), f.Arch, pageSize(f.PageSize),
 			f.OS.ID + " " + f.OS.VersionID, f.Storage, f.BootTarget, yesNo(f.Desktop), yesNo(f.Thermal), engine,
 		})
 	}

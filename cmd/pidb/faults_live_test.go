@@ -79,7 +79,9 @@ func TestWrittenNotApplied(t *testing.T) {
 // canary rows are all there after.
 func TestBenchServerKilled(t *testing.T) {
 	t.Parallel()
-	f := startFaultBench(t, "500ms", "25s")
+	// systemd waits 5 s (RestartSec), then the server replays its WAL:
+	// on a busy machine that took the rest of a 25 s run once
+	f := startFaultBench(t, "500ms", "45s")
 	time.Sleep(3 * time.Second)
 	labtest.MustSSH(t, f.h, "systemctl kill -s KILL postgresql@15-main")
 	f.r.wait(t, 2*time.Minute)

@@ -199,7 +199,7 @@ func FreshHost(t testing.TB, name string) (*inventory.Inventory, inventory.Host)
 func FreshHosts(t testing.TB, names ...string) *inventory.Inventory {
 	t.Helper()
 	Inventory(t)
-	l := Lab(t)
+	l := atFullSpeed(Lab(t), names)
 	if err := take(t, l, true, names); err != nil {
 		t.Fatal(err)
 	}

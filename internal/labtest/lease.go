@@ -267,7 +267,7 @@ func (r *Reserved) Fresh() *inventory.Inventory {
 func (r *Reserved) boot(provisioned bool) *inventory.Inventory {
 	t := r.t
 	t.Helper()
-	l := Lab(t)
+	l := atFullSpeed(Lab(t), r.names)
 	ctx := context.Background()
 	for i, name := range r.names {
 		if err := l.Remove(ctx, []string{name}); err != nil { // what a killed test left
@@ -394,4 +394,16 @@ func pidbBinary(t testing.TB) (string, error) {
 		return "", fmt.Errorf("go build pidb: %v\n%s", err, b)
 	}
 	return out, nil
+}
+
+// atFullSpeed has the lab boot the named hosts at this machine's full
+// speed: the tests check what pidb does, not how fast a board does it,
+// and a Zero W at its board's speed would take minutes to provision
+// (lab up --cpu).
+func atFullSpeed(l *lab.Lab, names []string) *lab.Lab {
+	l.CPU = map[string]string{}
+	for _, n := range names {
+		l.CPU[n] = lab.CPUFull
+	}
+	return l
 }

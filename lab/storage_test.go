@@ -1,0 +1,66 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCards: each board's own storage and its limits, written out: an A1
+// card on the boards before the Pi 4 (its class's minimum IOPS, its
+// board's SD bus), the Raspberry Pi A2 card as measured on a Pi 4 and a
+// Pi 5, the CM4's eMMC.
+func TestCards(t *testing.T) {
+	want := map[string]Storage{
+		"zero":    {Kind: "sd-a1", Dev: "/dev/mmcblk0", ReadIOPS: 1500, WriteIOPS: 500, ReadBytes: 22_000_000, WriteBytes: 10_000_000},
+		"zero2":   {Kind: "sd-a1", Dev: "/dev/mmcblk0", ReadIOPS: 1500, WriteIOPS: 500, ReadBytes: 22_000_000, WriteBytes: 10_000_000},
+		"pi3":     {Kind: "sd-a1", Dev: "/dev/mmcblk0", ReadIOPS: 1500, WriteIOPS: 500, ReadBytes: 22_000_000, WriteBytes: 10_000_000},
+		"pi3plus": {Kind: "sd-a1", Dev: "/dev/mmcblk0", ReadIOPS: 1500, WriteIOPS: 500, ReadBytes: 22_000_000, WriteBytes: 10_000_000},
+		"pi4":     {Kind: "sd-a2", Dev: "/dev/mmcblk0", ReadIOPS: 3200, WriteIOPS: 1200, ReadBytes: 44_000_000, WriteBytes: 30_000_000},
+		"pi4-2gb": {Kind: "sd-a2", Dev: "/dev/mmcblk0", ReadIOPS: 3200, WriteIOPS: 1200, ReadBytes: 44_000_000, WriteBytes: 30_000_000},
+		"pi5":     {Kind: "sd-a2", Dev: "/dev/mmcblk0", ReadIOPS: 5000, WriteIOPS: 2000, ReadBytes: 90_000_000, WriteBytes: 30_000_000},
+		"pi5-4gb": {Kind: "sd-a2", Dev: "/dev/mmcblk0", ReadIOPS: 5000, WriteIOPS: 2000, ReadBytes: 90_000_000, WriteBytes: 30_000_000},
+		"cm4":     {Kind: "emmc", Dev: "/dev/mmcblk0", ReadIOPS: 4400, WriteIOPS: 4400, ReadBytes: 46_000_000, WriteBytes: 36_000_000},
+	}
+	for _, b := range Boards() {
+		w, ok := want[b.Kind]
+		if !ok {
+			t.Errorf("%s: no expected card", b.Kind)
+			continue
+		}
+		if got := b.Card(); got != w {
+			t.Errorf("%s: card %+v, want %+v", b.Kind, got, w)
+		}
+	}
+	if len(want) != len(Boards()) {
+		t.Errorf("%d boards, %d expected cards", len(Boards()), len(want))
+	}
+}
+
+// TestStorageKinds: the drives a board can have besides its card, and
+// the refusals of what it cannot have.
+func TestStorageKinds(t *testing.T) {
+	board := func(name string) Board { b, _ := BoardNamed(name); return b }
+	ok := map[[2]string]Storage{
+		{"pi4", "usb-ssd"}: {Kind: "usb-ssd", Dev: "/dev/sda", ReadIOPS: 5000, WriteIOPS: 7000, ReadBytes: 310_000_000, WriteBytes: 300_000_000},
+		{"pi5", "usb-ssd"}: {Kind: "usb-ssd", Dev: "/dev/sda", ReadIOPS: 5000, WriteIOPS: 7000, ReadBytes: 310_000_000, WriteBytes: 300_000_000},
+		{"pi5", "nvme"}:    {Kind: "nvme", Dev: "/dev/nvme0n1", ReadIOPS: 17000, WriteIOPS: 50000, ReadBytes: 442_000_000, WriteBytes: 430_000_000},
+		{"pi3", "sd-a2"}:   {Kind: "sd-a2", Dev: "/dev/mmcblk0", ReadIOPS: 1500, WriteIOPS: 500, ReadBytes: 22_000_000, WriteBytes: 22_000_000},
+		{"pi4", "sd-a1"}:   {Kind: "sd-a1", Dev: "/dev/mmcblk0", ReadIOPS: 1500, WriteIOPS: 500, ReadBytes: 44_000_000, WriteBytes: 10_000_000},
+	}
+	for k, want := range ok {
+		got, err := StorageFor(board(k[0]), k[1])
+		if err != nil || got != want {
+			t.Errorf("%s with %s: %+v, %v; want %+v", k[0], k[1], got, err, want)
+		}
+	}
+	for k, msg := range map[[2]string]string{
+		{"pi3", "usb-ssd"}: "pi3: a Raspberry Pi 3 Model B Rev 1.2 has no USB 3",
+		{"pi4", "nvme"}:    "pi4: a Raspberry Pi 4 Model B Rev 1.4 has no PCIe",
+		{"pi4", "emmc"}:    "has no eMMC (the CM4 has)",
+		{"zero", "ssd"}:    `zero: no storage kind "ssd" (the lab's: sd-a1, sd-a2, emmc, usb-ssd, nvme)`,
+	} {
+		if _, err := StorageFor(board(k[0]), k[1]); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s with %s: %v; want %q", k[0], k[1], err, msg)
+		}
+	}
+}
