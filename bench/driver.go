@@ -233,7 +233,7 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 	}
 
 	var series []results.Interval
-	gone := outages{stallAfter: 10, quietFrom: -1}
+	gone := outages{stallAfter: 10, quietFrom: -1, clients: int64(o.Clients)}
 	if o.StallAfter > 0 {
 		gone.stallAfter = o.StallAfter.Seconds()
 	}
@@ -291,23 +291,43 @@ func Run(ctx context.Context, w Workload, o Options) (results.Summary, []results
 // be made (the server went away), or after stallAfter seconds in which
 // nothing came back at all, neither a transaction nor an error (no
 // answer: the network or the host is down, and the clients wait on
-// connections that carry nothing).
+// connections that carry nothing). Where fewer connections failed than
+// there are clients, it is the server gone only once another connection
+// fails before a transaction finishes: one session killed on a slow run
+// (three clients, a transaction a third of a second) left an interval
+// without a transaction, and its client connected again at once.
 type outages struct {
 	list       []results.Outage
 	open       bool    // the last interval was in one
 	stallAfter float64 // seconds
 	quietFrom  float64 // where the current silence began; -1: none
+	clients    int64
+	lost       *results.Outage // connections lost, not yet the server gone
 }
 
 func (o *outages) add(from, to float64, txns, errs, connErrs int64) {
 	if txns > 0 {
-		o.open, o.quietFrom = false, -1
+		o.open, o.quietFrom, o.lost = false, -1, nil
 		return
 	}
 	if !o.open {
 		switch {
+		case connErrs > 0 && o.lost == nil && connErrs < o.clients:
+			o.lost = &results.Outage{FromS: from, ToS: to, Kind: results.ServerGone, FailedConnects: connErrs}
+			return
 		case connErrs > 0:
-			o.list = append(o.list, results.Outage{FromS: from, Kind: results.ServerGone})
+			if o.lost != nil {
+				o.list = append(o.list, *o.lost)
+				o.lost = nil
+			} else {
+				o.list = append(o.list, results.Outage{FromS: from, Kind: results.ServerGone})
+			}
+		case o.lost != nil:
+			if to-o.lost.FromS < o.stallAfter {
+				return // no transaction yet, and no other connection failed
+			}
+			o.list = append(o.list, *o.lost)
+			o.lost = nil
 		case errs > 0: // the server answers, with errors
 			o.quietFrom = -1
 			return

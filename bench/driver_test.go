@@ -223,6 +223,69 @@ func TestRunServerGone(t *testing.T) {
 	}
 }
 
+// slowKillWorkload is a slow server (its clients' transactions end
+// together, every quarter second) one of whose sessions is killed once,
+// 0.7 s into the run, between two of them: that client loses its
+// connection and connects again at once; the others go on.
+type slowKillWorkload struct {
+	start  time.Time
+	killed atomic.Bool
+}
+
+func (s *slowKillWorkload) Name() string                  { return "slowkill" }
+func (s *slowKillWorkload) Prepare(context.Context) error { return nil }
+func (s *slowKillWorkload) ErrorKind(err error) (string, bool) {
+	return "connection", errors.Is(err, errDropped)
+}
+func (s *slowKillWorkload) NewWorker(_ context.Context, id int) (Worker, error) {
+	return &slowKillWorker{s, id}, nil
+}
+
+type slowKillWorker struct {
+	s  *slowKillWorkload
+	id int
+}
+
+func (w *slowKillWorker) Do(ctx context.Context) (Outcome, error) {
+	// every transaction ends at the next quarter second of the run; the
+	// kill falls between two of them, at 0.7 s
+	since := time.Since(w.s.start)
+	end := (since/(250*time.Millisecond) + 1) * 250 * time.Millisecond
+	kill := w.id == 0 && since >= 450*time.Millisecond && !w.s.killed.Load()
+	if kill {
+		end = 700 * time.Millisecond
+	}
+	select {
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	case <-time.After(end - since):
+	}
+	if kill && w.s.killed.CompareAndSwap(false, true) {
+		return Outcome{}, errDropped
+	}
+	return Outcome{Op: "tx", Queries: 1}, nil
+}
+func (w *slowKillWorker) Close() error { return nil }
+
+// TestRunOneSessionKilled: on a slow server, one of three clients' session
+// killed leaves intervals without a transaction, one with the lost
+// connection; its client connects again at once and the others go on:
+// an error and a reconnect, not the server gone (a lab test's run of 9
+// TPS once called it an outage).
+func TestRunOneSessionKilled(t *testing.T) {
+	s := &slowKillWorkload{start: time.Now()}
+	sum, _, err := Run(context.Background(), s, Options{Clients: 3, Duration: 2 * time.Second, Interval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.killed.Load() || sum.Errors["connection"] != 1 || sum.Reconnects != 1 {
+		t.Fatalf("killed %v, errors %v, reconnects %d; want the one kill counted and its reconnect", s.killed.Load(), sum.Errors, sum.Reconnects)
+	}
+	if len(sum.Outages) != 0 || sum.DownS != 0 {
+		t.Errorf("one session killed made outages %+v (down %.2f s)", sum.Outages, sum.DownS)
+	}
+}
+
 // silentWorkload is a host whose link goes dead for a while: from quiet to
 // loud after the run starts, a transaction waits, with no answer and no
 // error, until the link is back.

@@ -64,8 +64,9 @@ func knownHostsLine(addr, pubFile string) (string, error) {
 }
 
 // Inventory renders the lab's inventory for the given boards, as DESIGN.md
-// describes it: preset balanced, storage sd, database access allowed from
-// the lab's subnet, user pi with the lab key, and the lab's known_hosts.
+// describes it: preset balanced, storage detected (each host's card),
+// database access allowed from the lab's subnet, user pi with the lab
+// key, and the lab's known_hosts.
 func Inventory(boards []Board, key, knownHosts string) string {
 	var s strings.Builder
 	s.WriteString("# Written by `pidb lab up`: the simulated Pi fleet. Rewritten at every up.\n")
@@ -74,8 +75,7 @@ func Inventory(boards []Board, key, knownHosts string) string {
 	fmt.Fprintf(&s, "identity_file = %q\n", key)
 	fmt.Fprintf(&s, "known_hosts = %q\n", knownHosts)
 	fmt.Fprintf(&s, "preset = %q\n", "balanced")
-	s.WriteString("# the lab's disks are not SD cards, but the boards' are\n")
-	fmt.Fprintf(&s, "storage = %q\n", "sd")
+	s.WriteString("# storage: detected, as each host's card is its /dev/mmcblk0\n")
 	fmt.Fprintf(&s, "allow_from = [%q]\n", Subnet.String())
 	for _, b := range boards {
 		fmt.Fprintf(&s, "\n# %s, %d MB\n[[host]]\nname = %q\naddress = %q\nengine = %q\n",

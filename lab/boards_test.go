@@ -168,7 +168,7 @@ func TestLabInventoryLoads(t *testing.T) {
 		if got := h.Address + " " + h.Engine; got != want[h.Name] {
 			t.Errorf("%s: %s, want %s", h.Name, got, want[h.Name])
 		}
-		if h.User != "pi" || h.Preset != "balanced" || h.Storage != "sd" || h.IdentityFile != "/lab/id_ed25519" || h.KnownHosts != "/lab/known_hosts" {
+		if h.User != "pi" || h.Preset != "balanced" || h.Storage != "" || h.IdentityFile != "/lab/id_ed25519" || h.KnownHosts != "/lab/known_hosts" {
 			t.Errorf("%s: %+v", h.Name, h)
 		}
 		if len(h.AllowFrom) != 1 || h.AllowFrom[0].String() != "10.213.41.0/24" {

@@ -356,10 +356,12 @@ func (l *Lab) startNspawn(b Board) (int, error) {
 		// its card, as the board's kernel names it, and its root partition
 		args = append(args, "--bind="+dev+":/dev/mmcblk0", "--bind="+dev+":"+rootSource)
 	}
+
 	// the supervisor: a reboot inside ends nspawn with 133 (as
 	// systemd-nspawn@.service's RestartForceExitStatus knows); boot the
 	// same disk again, as a Pi does
-	script := join.String() + "while :; do systemd-nspawn " + strings.Join(args, " ") +
+	// and at every boot, the drives plugged in since (attachDrive)
+	script := join.String() + "while :; do systemd-nspawn " + strings.Join(args, " ") + " $(cat " + l.bindsFile(b.Name) + " 2>/dev/null)" +
 		"; rc=$?; [ $rc -eq 133 ] || exit $rc; echo 'pidb lab: the host rebooted'; done"
 	logf, err := os.OpenFile(l.consoleLog(b.Name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -404,6 +406,9 @@ func (l *Lab) removeHost(ctx context.Context, name string) error {
 		return err
 	}
 	if err := unmount(ctx, l.rootfs(name)); err != nil {
+		return err
+	}
+	if err := l.detachDrive(ctx, name); err != nil {
 		return err
 	}
 	if err := l.detachCard(ctx, name); err != nil {

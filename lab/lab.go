@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -65,6 +66,9 @@ type Lab struct {
 	// finds and the hosts booted later. A host it does not name keeps the
 	// speed it had; a new lab's is CPUBoard.
 	CPU map[string]string
+	// Drives are the drives Up plugs into hosts besides their cards
+	// (SetStorage): host name -> "usb-ssd" or "nvme".
+	Drives map[string]string
 
 	logMu sync.Mutex // hosts boot at once, and each logs
 }
@@ -272,6 +276,11 @@ func (l *Lab) up(ctx context.Context, names []string, from string) (string, erro
 			boards = append(boards, b)
 		}
 	}
+	for name := range l.Drives {
+		if !slices.ContainsFunc(boards, func(b Board) bool { return b.Name == name }) {
+			return "", fmt.Errorf("--storage: %s is not among the hosts this up boots or finds (--hosts)", name)
+		}
+	}
 	// the hosts' own locks first, then the lab's for what all share:
 	// another command boots or removes other hosts meanwhile
 	var own []string
@@ -331,6 +340,11 @@ func (l *Lab) up(ctx context.Context, names []string, from string) (string, erro
 	for _, b := range boards {
 		if err := l.setVcgencmd(b, false); err != nil {
 			return "", fmt.Errorf("%s: vcgencmd: %w", b.Name, err)
+		}
+		if kind := l.Drives[b.Name]; kind != "" {
+			if err := l.attachDrive(ctx, b, kind); err != nil {
+				return "", fmt.Errorf("%s: its drive: %w", b.Name, err)
+			}
 		}
 	}
 	if err := l.writeThermalConfig(ctx, boards); err != nil {

@@ -517,3 +517,63 @@ dd if=$f of=/dev/null bs=4k count=3000 iflag=direct 2>/dev/null; c=$(date +%s%N)
 		t.Errorf("the host removed, %s is still over its card: %s", dev, back)
 	}
 }
+
+// TestDriveBesideTheCard: lab up --storage NAME=usb-ssd plugs a blank
+// drive into a running Pi 4, seen as /dev/sda, which the host can make a
+// file system on and mount, as pidb will for a data directory; at board
+// speed it has the USB SSD's limits, and the host keeps it across a
+// reboot; another kind on the same host is refused; removing the host
+// detaches it. On a Pi 4 of its own, pristine.
+func TestDriveBesideTheCard(t *testing.T) {
+	t.Parallel()
+	inv := labtest.Fresh(t, "pi4")
+	h := inv.Hosts[0]
+	h.User = "root"
+	l := labtest.Lab(t)
+	ctx := context.Background()
+	if err := l.SetStorage(h.Name + "=usb-ssd"); err != nil {
+		t.Fatal(err)
+	}
+	l.CPU = map[string]string{h.Name: lab.CPUBoard}
+	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
+		t.Fatal(err)
+	}
+	drive, err := os.ReadFile(filepath.Join(l.Dir, "hosts", h.Name, "drive"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := strings.TrimPrefix(strings.Fields(string(drive))[1], "dev=")
+	num, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "dev"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := labtest.MustSSH(t, h, "test -b /dev/sda && mkfs.ext4 -q /dev/sda && mkdir -p /mnt/ssd && mount /dev/sda /mnt/ssd && echo data > /mnt/ssd/f && sync && findmnt -n -o SOURCE /mnt/ssd && cat /etc/pisim/storage"); got != "/dev/sda\nsd-a2 usb-ssd\n" {
+		t.Errorf("the drive inside the host: %q", got)
+	}
+	group := "/sys/fs/cgroup/blkio/" + lab.Prefix + "-" + h.Name + "/blkio.throttle.write_iops_device"
+	if data, _ := os.ReadFile(group); !strings.Contains(string(data), strings.TrimSpace(string(num))+" 7000") {
+		t.Errorf("at board speed the drive's write IOPS limit is not a USB SSD's 7,000: %s", data)
+	}
+	for _, st := range l.Status() {
+		if st.Name == h.Name && (st.Speed != "board" || st.Storage != "sd-a2 usb-ssd") {
+			t.Errorf("lab status: %+v, want board speed and an A2 card with a USB SSD", st)
+		}
+	}
+	if err := l.SetStorage(h.Name + "=nvme"); err == nil {
+		t.Errorf("a Pi 4 took an NVMe drive")
+	}
+	labtest.Reboot(t, h)
+	if got := labtest.MustSSH(t, h, "test -b /dev/sda && mount /dev/sda /mnt/ssd && cat /mnt/ssd/f"); got != "data\n" {
+		t.Errorf("after a reboot the drive reads %q", got)
+	}
+	l.CPU = map[string]string{h.Name: lab.CPUFull}
+	if err := l.Remove(ctx, []string{h.Name}); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "loop/backing_file")); err == nil && strings.Contains(string(back), h.Name) {
+		t.Errorf("the host removed, %s is still over its drive: %s", dev, back)
+	}
+	if data, _ := os.ReadFile("/sys/fs/cgroup/blkio/blkio.throttle.write_iops_device"); strings.Contains(string(data), strings.TrimSpace(string(num))+" ") {
+		t.Errorf("the host removed, the root group keeps a limit on its drive's device: %s", data)
+	}
+}

@@ -36,13 +36,21 @@ type HostStatus struct {
 	RAM     uint64 `json:"ram_bytes"`
 	Engine  string `json:"engine"`
 	State   string `json:"state"` // up, booting (it rebooted), down, broken (left by a killed run)
+	Speed   string `json:"speed"` // board or full: the CPU speed it runs at, or boots at
+	// Storage is its card's kind, and its drive's after it ("sd-a2
+	// usb-ssd"); its card's kind while it is down
+	Storage string `json:"storage"`
 }
 
 // Status reports every board of the fleet.
 func (l *Lab) Status() []HostStatus {
 	var out []HostStatus
 	for _, b := range l.hosts() {
-		s := HostStatus{Name: b.Name, Address: Address(b).String(), Model: b.Model, RAM: b.RAMBytes, Engine: b.Engine, State: "down"}
+		s := HostStatus{Name: b.Name, Address: Address(b).String(), Model: b.Model, RAM: b.RAMBytes, Engine: b.Engine, State: "down",
+			Speed: l.Speed(b.Name), Storage: b.Card().Kind}
+		if kind, _ := l.drive(b.Name); kind != "" {
+			s.Storage += " " + kind
+		}
 		switch {
 		case l.running(b.Name):
 			s.State = "up"

@@ -24,11 +24,12 @@ func labCommand() *cli.Command {
 			{
 				Name:      "up",
 				Usage:     "boot the simulated Pis and print the path of the lab's inventory",
-				UsageText: "pidb lab up [--hosts BOARD[=N],...] [--from SNAPSHOT] [--cpu board|full|NAME=board,...] [--cooling case|fan|NAME=case,...] [--without-vcgencmd NAMES] [--thermal-speed N] [--dir DIR]",
+				UsageText: "pidb lab up [--hosts BOARD[=N],...] [--from SNAPSHOT] [--cpu board|full|NAME=board,...] [--storage NAME=usb-ssd|nvme,...] [--cooling case|fan|NAME=case,...] [--without-vcgencmd NAMES] [--thermal-speed N] [--dir DIR]",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "hosts", Usage: "boot these `BOARDS` instead of pi4,pi3,zero: any of pi4, pi3, zero, pi5, pi5-4gb, pi4-2gb, pi3plus, zero2, cm4; BOARD=N boots N of one, numbered BOARD-1..."},
 					&cli.StringFlag{Name: "from", Usage: "boot the --hosts from the disk of `SNAPSHOT` (lab snapshot) instead of a fresh image: they come up as its host was, databases and all"},
 					&cli.StringFlag{Name: "cpu", Usage: "the simulated Pis' CPU: board (each its board's published capacity, as a CPU quota) or full (this machine's, shared), for all (kept for hosts booted later) or as NAME=board,NAME=full; a running host keeps its speed unless named (default board)"},
+					&cli.StringFlag{Name: "storage", Usage: "plug a drive into hosts besides their cards: NAME=usb-ssd (a Pi 4 or Pi 5, seen as /dev/sda) or NAME=nvme (a Pi 5, /dev/nvme0n1), blank, limited to the kind's published figures at board speed"},
 					&cli.StringFlag{Name: "cooling", Usage: "how the simulated Pis are cooled: case or fan for all, or NAME=case,NAME=fan (default fan)"},
 					&cli.StringFlag{Name: "without-vcgencmd", Usage: "leave these `NAMES` without vcgencmd, as on Ubuntu"},
 					&cli.Float64Flag{Name: "thermal-speed", Usage: "simulated seconds per real second, so heat builds up faster (default 1)", Value: 1},
@@ -53,6 +54,9 @@ func labCommand() *cli.Command {
 						return usageError{err}
 					}
 					if err := l.SetCPU(c.String("cpu")); err != nil {
+						return usageError{err}
+					}
+					if err := l.SetStorage(c.String("storage")); err != nil {
 						return usageError{err}
 					}
 					up := l.Up
@@ -176,9 +180,9 @@ func labCommand() *cli.Command {
 					}
 					rows := make([][]string, 0, len(st))
 					for _, s := range st {
-						rows = append(rows, []string{s.Name, s.Address, s.State, s.Model, strconv.FormatUint(s.RAM>>20, 10) + " MB", s.Engine})
+						rows = append(rows, []string{s.Name, s.Address, s.State, s.Model, strconv.FormatUint(s.RAM>>20, 10) + " MB", s.Engine, s.Speed, s.Storage})
 					}
-					return table(c, []string{"HOST", "ADDRESS", "STATE", "MODEL", "RAM", "ENGINE"}, rows)
+					return table(c, []string{"HOST", "ADDRESS", "STATE", "MODEL", "RAM", "ENGINE", "SPEED", "STORAGE"}, rows)
 				},
 			},
 		},
