@@ -138,7 +138,7 @@ func TestLoadSchema1(t *testing.T) {
 	}
 }
 
-func TestSaveModesAndRefusesTwice(t *testing.T) {
+func TestSaveModesAndTwoRunsInASecond(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "pidb-results")
 	r := goldenRun()
 	runDir, err := Save(dir, r)
@@ -155,12 +155,22 @@ func TestSaveModesAndRefusesTwice(t *testing.T) {
 			t.Errorf("%s: %v %v, want 0644", name, st.Mode(), err)
 		}
 	}
-	if _, err := Save(dir, r); err == nil || !strings.Contains(err.Error(), "there already") {
-		t.Errorf("second save of one run id: %v", err)
+	// a second run that began in the same second: saved beside the first,
+	// its id and its folder "-2", the first untouched
+	second, err := Save(dir, r)
+	if err != nil || second != runDir+"-2" {
+		t.Fatalf("second save of one run id: %s, %v; want %s-2", second, err, runDir)
+	}
+	back, err := Load(filepath.Join(second, "run.json"))
+	if err != nil || back.ID != r.ID+"-2" {
+		t.Errorf("the second run's id: %q, %v; want %s-2", back.ID, err, r.ID)
+	}
+	if first, err := Load(filepath.Join(runDir, "run.json")); err != nil || first.ID != r.ID {
+		t.Errorf("the first run's id: %q, %v", first.ID, err)
 	}
 	left, _ := os.ReadDir(filepath.Join(dir, "pi4"))
-	if len(left) != 1 {
-		t.Errorf("host folder holds %d entries, want the one run (no half-saved folder)", len(left))
+	if len(left) != 2 {
+		t.Errorf("host folder holds %d entries, want the two runs (no half-saved folder)", len(left))
 	}
 }
 

@@ -40,9 +40,18 @@ func Save(dir string, r Run) (string, error) {
 	if err := own.MkdirAll(hostDir, dirMode); err != nil {
 		return "", err
 	}
-	runDir := filepath.Join(hostDir, r.ID)
-	if _, err := os.Stat(runDir); err == nil {
-		return "", fmt.Errorf("save run: %s is there already", runDir)
+	// two runs of a host that began in one second (a load, then the run)
+	// have one id: the second gets -2, and so on
+	base, runDir := r.ID, filepath.Join(hostDir, r.ID)
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(runDir); os.IsNotExist(err) {
+			break
+		}
+		if n > 100 {
+			return "", fmt.Errorf("save run: %s is there already, and %d more of its id", filepath.Join(hostDir, base), n-2)
+		}
+		r.ID = base + "-" + strconv.Itoa(n)
+		runDir = filepath.Join(hostDir, r.ID)
 	}
 	tmp, err := os.MkdirTemp(hostDir, ".saving-"+r.ID+"-")
 	if err != nil {
