@@ -11,19 +11,19 @@ import (
 // TestBoardQuotas: each board's CPU quota at board speed on a machine one
 // of whose cores 7-Zip rates 5,000 MIPS, and on one twice as fast, worked
 // out by hand from the published ratings (Compute) and the share of them
-// that is a database's work (40%): a Pi 4 is 5,750 x 0.4 / 5,000 = 0.46
-// cores, a Zero W 460 x 0.4 / 5,000 = 0.0368.
+// that is a database's work (30%): a Pi 4 is 5,750 x 0.3 / 5,000 = 0.345
+// cores, a Zero W 460 x 0.3 / 5,000 = 0.0276.
 func TestBoardQuotas(t *testing.T) {
 	want := map[string][2]int{ // at 5,000 and at 10,000 MIPS a core
-		"pi4":     {46000, 23000},
-		"pi4-2gb": {46000, 23000},
-		"cm4":     {46000, 23000},
-		"pi3":     {23760, 11880},
-		"pi3plus": {25920, 12960},
-		"zero":    {3680, 1840},
-		"zero2":   {24240, 12120},
-		"pi5":     {87600, 43800},
-		"pi5-4gb": {87600, 43800},
+		"pi4":     {34500, 17250},
+		"pi4-2gb": {34500, 17250},
+		"cm4":     {34500, 17250},
+		"pi3":     {17820, 8910},
+		"pi3plus": {19440, 9720},
+		"zero":    {2760, 1380},
+		"zero2":   {18180, 9090},
+		"pi5":     {65700, 32850},
+		"pi5-4gb": {65700, 32850},
 	}
 	for _, b := range Boards() {
 		w, ok := want[b.Kind]
@@ -36,7 +36,7 @@ func TestBoardQuotas(t *testing.T) {
 		}
 	}
 	// a numbered host is its board
-	if b, _ := BoardNamed("zero-7"); b.Compute.Quota(5000) != 3680 {
+	if b, _ := BoardNamed("zero-7"); b.Compute.Quota(5000) != 2760 {
 		t.Errorf("zero-7: %d", b.Compute.Quota(5000))
 	}
 	// the order the write-ups found: a Zero W far behind a 3B, behind a 4
