@@ -61,7 +61,7 @@ func (c Compute) Quota(machineCoreMIPS int) int {
 // (scripts/calibrate, PostgreSQL 15 on each board's card, each run after
 // an unmeasured one, as the write-up's hour-long runs were past their
 // start): at 40% the lab's Pi 4 ran about 1,380 TPS and its Zero W 75,
-// against the write-up's 750 and 54; at 30% each is within a fifth of
+// against the write-up's 750 and 54; at 30% each is within a quarter of
 // the write-up's. BENCHMARKS.md has the table, with the figures
 // the fit did not use.
 const databaseWorkPercent = 30

@@ -493,6 +493,7 @@ func (l *Lab) Down(ctx context.Context) error {
 		_ = kill(pid)
 	}
 	l.stopSimulator()
+	l.stopLink()
 	_ = os.Remove(l.thermalConfigPath())
 	l.stopAptProxy()
 	ifaces, _ := net.Interfaces()

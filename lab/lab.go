@@ -66,6 +66,12 @@ type Lab struct {
 	// finds and the hosts booted later. A host it does not name keeps the
 	// speed it had; a new lab's is CPUBoard.
 	CPU map[string]string
+	// Latency is the round trip the lab's link adds between this machine
+	// and each host, for Up, as a duration ("20ms"; SetLatency), kept as
+	// CPU is; LinkCommand runs the link in its own process (`pidb lab
+	// link`).
+	Latency     map[string]string
+	LinkCommand []string
 	// Drives are the drives Up plugs into hosts besides their cards
 	// (SetStorage): host name -> "usb-ssd" or "nvme".
 	Drives map[string]string
@@ -351,6 +357,10 @@ func (l *Lab) up(ctx context.Context, names []string, from string) (string, erro
 		return "", err
 	}
 	if err := l.ensureSimulator(); err != nil {
+		return "", err
+	}
+	cfg, _ := l.readThermalConfig()
+	if err := l.ensureLink(cfg); err != nil {
 		return "", err
 	}
 	return l.InventoryPath(), nil

@@ -1,9 +1,12 @@
 package lab_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -575,5 +578,66 @@ func TestDriveBesideTheCard(t *testing.T) {
 	}
 	if data, _ := os.ReadFile("/sys/fs/cgroup/blkio/blkio.throttle.write_iops_device"); strings.Contains(string(data), strings.TrimSpace(string(num))+" ") {
 		t.Errorf("the host removed, the root group keeps a limit on its drive's device: %s", data)
+	}
+}
+
+// TestLinkHoldsTheRoundTrip: lab up --latency gives a host a network's
+// round trip: a connection to its sshd hears the banner no sooner than
+// the round trip (a lower bound, which a busy machine cannot break), SSH
+// works through the link, and lab status shows it; --latency NAME=0 takes
+// it away, and the link's rule lets the host's address by. On a Zero W of
+// its own.
+func TestLinkHoldsTheRoundTrip(t *testing.T) {
+	t.Parallel()
+	inv := labtest.Fresh(t, "zero")
+	h := inv.Hosts[0]
+	h.User = "root"
+	l := labtest.Lab(t)
+	l.LinkCommand = []string{labtest.Pidb(t), "lab", "link", "--dir", l.Dir}
+	ctx := context.Background()
+	const rtt = 100 * time.Millisecond
+	if err := l.SetLatency(h.Name + "=" + rtt.String()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		began := time.Now()
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(h.Address, "22"), 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		banner, err := bufio.NewReader(c).ReadString('\n')
+		took := time.Since(began)
+		c.Close()
+		if err != nil || !strings.HasPrefix(banner, "SSH-2.0-") {
+			t.Fatalf("sshd's banner through the link: %q %v", banner, err)
+		}
+		if took < rtt {
+			t.Errorf("sshd's banner came %v after the connection, within the link's round trip of %v", took, rtt)
+		}
+	}
+	if got := labtest.MustSSH(t, h, "echo through"); got != "through\n" {
+		t.Errorf("SSH through the link: %q", got)
+	}
+	for _, st := range l.Status() {
+		if st.Name == h.Name && st.Latency != rtt.String() {
+			t.Errorf("lab status: %+v, want a latency of %v", st, rtt)
+		}
+	}
+	if err := l.SetLatency(h.Name + "=0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command("nft", "list", "table", "ip", lab.Prefix+"-link").CombinedOutput()
+	if strings.Contains(string(out), h.Address) {
+		t.Errorf("at no latency the link's rule still holds %s:\n%s", h.Address, out)
+	}
+	if d := l.RoundTrip(h.Name); d != 0 {
+		t.Errorf("at --latency %s=0 the lab gives it %v", h.Name, d)
 	}
 }

@@ -25,6 +25,15 @@ func (l *Lab) SetCPU(spec string) error {
 // perHost reads a flag that gives every host one of values, or some hosts
 // each one: "fan", or "pi4=case,zero=fan"; every host is allHosts's key.
 func perHost(flag, spec string, values ...string) (map[string]string, error) {
+	return perHostWith(flag, spec, strings.Join(values, " or "), values[0], func(v string) (string, bool) {
+		return v, slices.Contains(values, v)
+	})
+}
+
+// perHostWith reads a flag as perHost does, each value as check reads it
+// (the value to keep, and whether it is one); want says what is, and
+// example is one.
+func perHostWith(flag, spec, want, example string, check func(string) (string, bool)) (map[string]string, error) {
 	out := map[string]string{}
 	if strings.TrimSpace(spec) == "" {
 		return out, nil
@@ -34,13 +43,14 @@ func perHost(flag, spec string, values ...string) (map[string]string, error) {
 		if !named {
 			name, v = allHosts, name
 		}
-		if !slices.Contains(values, v) {
-			return nil, fmt.Errorf("%s %q: want %s, for all hosts or as NAME=%s", flag, part, strings.Join(values, " or "), values[0])
+		kept, ok := check(strings.TrimSpace(v))
+		if !ok {
+			return nil, fmt.Errorf("%s %q: want %s, for all hosts or as NAME=%s", flag, part, want, example)
 		}
 		if _, ok := BoardNamed(name); named && !ok {
 			return nil, fmt.Errorf("%s: no lab host %q (the lab's boards: %s, and their numbered hosts)", flag, name, strings.Join(kinds(), ", "))
 		}
-		out[name] = v
+		out[name] = kept
 	}
 	return out, nil
 }
@@ -74,6 +84,7 @@ func (l *Lab) SetThermal(cooling, without string, speed float64) error {
 	// the simulator runs as `pidb lab simulate`; a Go test binary cannot
 	if exe, err := os.Executable(); err == nil && !testing.Testing() {
 		l.SimulatorCommand = []string{exe, "lab", "simulate", "--dir", l.Dir}
+		l.LinkCommand = []string{exe, "lab", "link", "--dir", l.Dir}
 	}
 	return nil
 }

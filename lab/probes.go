@@ -40,6 +40,9 @@ type HostStatus struct {
 	// Storage is its card's kind, and its drive's after it ("sd-a2
 	// usb-ssd"); its card's kind while it is down
 	Storage string `json:"storage"`
+	// Latency is the round trip the lab's link adds to it ("20ms"), or
+	// empty for none
+	Latency string `json:"latency,omitempty"`
 }
 
 // Status reports every board of the fleet.
@@ -50,6 +53,9 @@ func (l *Lab) Status() []HostStatus {
 			Speed: l.Speed(b.Name), Storage: b.Card().Kind}
 		if kind, _ := l.drive(b.Name); kind != "" {
 			s.Storage += " " + kind
+		}
+		if d := l.RoundTrip(b.Name); d > 0 {
+			s.Latency = d.String()
 		}
 		switch {
 		case l.running(b.Name):

@@ -19,3 +19,5 @@ func cont(int) error                     { return errNotHere }
 func signal0(int) error                  { return errNotHere }
 func lockFile(*os.File) error            { return errNotHere }
 func tryLockFile(*os.File) (bool, error) { return false, errNotHere }
+
+func deviceOf(string) (string, error) { return "", errNotHere }

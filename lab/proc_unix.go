@@ -5,6 +5,7 @@ package lab
 import (
 	"errors"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -29,4 +30,13 @@ func tryLockFile(f *os.File) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// deviceOf is the number of the device the file system holding path is on.
+func deviceOf(path string) (string, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return "", err
+	}
+	return strconv.FormatUint(uint64(st.Dev), 10), nil //nolint:unconvert // int32 on some systems
 }

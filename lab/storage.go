@@ -411,6 +411,11 @@ func (l *Lab) attachDrive(ctx context.Context, b Board, kind string) error {
 		return fmt.Errorf("%s: its %s: %w", b.Name, s.Dev, err)
 	}
 	l.logf("%s: a %s drive plugged in, %s (a blank %s image)", b.Name, kind, s.Dev, driveSize)
+	if bps, iops, err := l.MachineDisk(ctx); err != nil {
+		l.logf("%s: %v", b.Name, err)
+	} else if short := slowerDisk(s, bps, iops); short != "" {
+		l.logf("%s: %s: its drive is no faster than that where the machine's page cache does not hold what the host writes (what pidb measures there is this machine's disk, not the drive)", b.Name, short)
+	}
 	return nil
 }
 

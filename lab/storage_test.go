@@ -88,3 +88,32 @@ func TestSetStorage(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowerDisk: a drive faster than this machine's disk is named, with
+// both figures; one the disk keeps up with is not.
+func TestSlowerDisk(t *testing.T) {
+	pi5, _ := BoardNamed("pi5")
+	nvme, err := StorageFor(pi5, "nvme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssd, err := StorageFor(pi5, "usb-ssd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s     Storage
+		bytes int64
+		iops  int
+		want  string
+	}{
+		{nvme, 180_000_000, 900, "this machine's disk writes 180 MB/s and 900 flushed 4 KB writes a second, less than the nvme drive's 430 MB/s and 50000"},
+		{nvme, 2_000_000_000, 900, "this machine's disk does 900 flushed 4 KB writes a second, fewer than the nvme drive's 50000"},
+		{ssd, 250_000_000, 80_000, "this machine's disk writes 250 MB/s, less than the usb-ssd drive's 300"},
+		{ssd, 2_000_000_000, 80_000, ""},
+	} {
+		if got := slowerDisk(c.s, c.bytes, c.iops); got != c.want {
+			t.Errorf("%s on %d B/s, %d IOPS: %q, want %q", c.s.Kind, c.bytes, c.iops, got, c.want)
+		}
+	}
+}

@@ -41,6 +41,10 @@ type ThermalConfig struct {
 	// quota only when the board throttles). Its "*" entry is the lab's
 	// speed for a host without one of its own; without that, CPUBoard.
 	CPU map[string]string `json:"cpu,omitempty"`
+	// Latency is the round trip the lab's link adds to each host, as a
+	// duration ("20ms"), with a "*" entry for the hosts without one of
+	// their own, as CPU has; none without either.
+	Latency map[string]string `json:"latency,omitempty"`
 	// CoreMIPS is 7-Zip's rating of one of this machine's cores
 	// (MachineSpeed), which the boards' quotas are in.
 	CoreMIPS int `json:"core_mips,omitempty"`
@@ -129,6 +133,7 @@ func (l *Lab) thermalConfigPath() string { return filepath.Join(l.Dir, thermalCo
 // the boards' cooling; other hosts keep theirs.
 func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
 	cfg, _ := l.readThermalConfig()
+	setPerHost(cfg.Latency, l.Latency, boards)
 	if setSpeeds(cfg.CPU, l.CPU, boards) {
 		mips, err := l.MachineCoreMIPS(ctx)
 		if err != nil {
@@ -170,20 +175,29 @@ func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
 // later; a host named gets its own. It reports whether any of boards
 // runs at board speed.
 func setSpeeds(cfg, asked map[string]string, boards []Board) (board bool) {
+	setPerHost(cfg, asked, boards)
+	c := ThermalConfig{CPU: cfg}
+	for _, b := range boards {
+		board = board || c.speed(b.Name) == CPUBoard
+	}
+	return board
+}
+
+// setPerHost puts what a per-host flag asked for (--cpu, --latency) into
+// the config's map: a value for all becomes the lab's, for these hosts
+// (whose own go) and the hosts booted later; a host named gets its own.
+func setPerHost(cfg, asked map[string]string, boards []Board) {
 	if all := asked[allHosts]; all != "" {
 		cfg[allHosts] = all
 		for _, b := range boards {
 			delete(cfg, b.Name)
 		}
 	}
-	c := ThermalConfig{CPU: cfg}
 	for _, b := range boards {
 		if v := asked[b.Name]; v != "" {
 			cfg[b.Name] = v
 		}
-		board = board || c.speed(b.Name) == CPUBoard
 	}
-	return board
 }
 
 // forgetThermal drops the named hosts' cooling and CPU speed from the
@@ -196,6 +210,7 @@ func (l *Lab) forgetThermal(names []string) error {
 	for _, n := range names {
 		delete(cfg.Hosts, n)
 		delete(cfg.CPU, n)
+		delete(cfg.Latency, n)
 	}
 	return l.saveThermalConfig(cfg)
 }
@@ -211,6 +226,9 @@ func (l *Lab) readThermalConfig() (cfg ThermalConfig, ok bool) {
 	}
 	if cfg.CPU == nil {
 		cfg.CPU = map[string]string{}
+	}
+	if cfg.Latency == nil {
+		cfg.Latency = map[string]string{}
 	}
 	if cfg.Speed <= 0 {
 		cfg.Speed = 1

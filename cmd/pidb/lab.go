@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -24,12 +25,13 @@ func labCommand() *cli.Command {
 			{
 				Name:      "up",
 				Usage:     "boot the simulated Pis and print the path of the lab's inventory",
-				UsageText: "pidb lab up [--hosts BOARD[=N],...] [--from SNAPSHOT] [--cpu board|full|NAME=board,...] [--storage NAME=usb-ssd|nvme,...] [--cooling case|fan|NAME=case,...] [--without-vcgencmd NAMES] [--thermal-speed N] [--dir DIR]",
+				UsageText: "pidb lab up [--hosts BOARD[=N],...] [--from SNAPSHOT] [--cpu board|full|NAME=board,...] [--storage NAME=usb-ssd|nvme,...] [--latency DURATION|NAME=DURATION,...] [--cooling case|fan|NAME=case,...] [--without-vcgencmd NAMES] [--thermal-speed N] [--dir DIR]",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "hosts", Usage: "boot these `BOARDS` instead of pi4,pi3,zero: any of pi4, pi3, zero, pi5, pi5-4gb, pi4-2gb, pi3plus, zero2, cm4; BOARD=N boots N of one, numbered BOARD-1..."},
 					&cli.StringFlag{Name: "from", Usage: "boot the --hosts from the disk of `SNAPSHOT` (lab snapshot) instead of a fresh image: they come up as its host was, databases and all"},
 					&cli.StringFlag{Name: "cpu", Usage: "the simulated Pis' CPU: board (each its board's published capacity, as a CPU quota) or full (this machine's, shared), for all (kept for hosts booted later) or as NAME=board,NAME=full; a running host keeps its speed unless named (default board)"},
 					&cli.StringFlag{Name: "storage", Usage: "plug a drive into hosts besides their cards: NAME=usb-ssd (a Pi 4 or Pi 5, seen as /dev/sda) or NAME=nvme (a Pi 5, /dev/nvme0n1), blank, limited to the kind's published figures at board speed"},
+					&cli.StringFlag{Name: "latency", Usage: "the round trip a network adds between this machine and the simulated Pis (a laptop on wifi: 20ms), for all (kept for hosts booted later) or as NAME=20ms,NAME=0; a running host keeps its own unless named (default none)"},
 					&cli.StringFlag{Name: "cooling", Usage: "how the simulated Pis are cooled: case or fan for all, or NAME=case,NAME=fan (default fan)"},
 					&cli.StringFlag{Name: "without-vcgencmd", Usage: "leave these `NAMES` without vcgencmd, as on Ubuntu"},
 					&cli.Float64Flag{Name: "thermal-speed", Usage: "simulated seconds per real second, so heat builds up faster (default 1)", Value: 1},
@@ -57,6 +59,9 @@ func labCommand() *cli.Command {
 						return usageError{err}
 					}
 					if err := l.SetStorage(c.String("storage")); err != nil {
+						return usageError{err}
+					}
+					if err := l.SetLatency(c.String("latency")); err != nil {
 						return usageError{err}
 					}
 					up := l.Up
@@ -136,6 +141,15 @@ func labCommand() *cli.Command {
 				},
 			},
 			{
+				Name:   "link",
+				Usage:  "run the lab's link, which gives hosts a network's latency (lab up --latency starts it in the background)",
+				Hidden: true,
+				Flags:  []cli.Flag{labDirFlag()},
+				Action: func(c *cli.Context) error {
+					return lab.New(c.String("dir"), c.App.ErrWriter).Link(c.Context)
+				},
+			},
+			{
 				Name:      "down",
 				Usage:     "stop the simulated Pis and remove everything the lab made on this machine",
 				UsageText: "pidb lab down [--hosts NAMES] [--dir DIR]",
@@ -180,9 +194,9 @@ func labCommand() *cli.Command {
 					}
 					rows := make([][]string, 0, len(st))
 					for _, s := range st {
-						rows = append(rows, []string{s.Name, s.Address, s.State, s.Model, strconv.FormatUint(s.RAM>>20, 10) + " MB", s.Engine, s.Speed, s.Storage})
+						rows = append(rows, []string{s.Name, s.Address, s.State, s.Model, strconv.FormatUint(s.RAM>>20, 10) + " MB", s.Engine, s.Speed, s.Storage, cmp.Or(s.Latency, "-")})
 					}
-					return table(c, []string{"HOST", "ADDRESS", "STATE", "MODEL", "RAM", "ENGINE", "SPEED", "STORAGE"}, rows)
+					return table(c, []string{"HOST", "ADDRESS", "STATE", "MODEL", "RAM", "ENGINE", "SPEED", "STORAGE", "LATENCY"}, rows)
 				},
 			},
 		},

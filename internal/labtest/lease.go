@@ -382,6 +382,18 @@ func ensureSnapshot(t testing.TB, l *lab.Lab, host, snap string) (made bool, err
 	return true, nil
 }
 
+// Pidb is the pidb binary the lab's own processes run as (the lab's link,
+// its simulator): $PIDB_BIN, or pidb built from this module into the
+// test's folder; a Go test binary cannot be one.
+func Pidb(t testing.TB) string {
+	t.Helper()
+	bin, err := pidbBinary(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 // pidbBinary is $PIDB_BIN, or pidb built from this module into the test's
 // folder.
 func pidbBinary(t testing.TB) (string, error) {
