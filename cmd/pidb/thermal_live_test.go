@@ -109,10 +109,12 @@ func TestThermalOnTheLab(t *testing.T) {
 	})
 }
 
-// TestLabHeatsUp puts a Pi 4 of its own (fresh, numbered) in a case with
-// simulated time running fast, loads its CPU, and checks that it heats
-// past 80 C, throttles (clock, flags, its CPU quota), and that a fan brings
-// it back below 80 while the since-boot flags stay. The load runs until
+// TestLabHeatsUp puts a Pi 4 of its own (fresh, numbered) in a case at
+// its board's speed with simulated time running fast, loads its CPU, and
+// checks that it heats past 80 C, throttles (clock, flags, and its CPU
+// quota below its board's: the clock's share of it), and that a fan
+// brings it back below 80, at its board's quota, while the since-boot
+// flags stay. The load runs until
 // the simulator has said all of that (a minute of real time at most): a
 // fixed 10 s of it once began late on a busy machine (its ssh connection)
 // and ended before the Pi had warmed through.
@@ -125,11 +127,15 @@ func TestLabHeatsUp(t *testing.T) {
 	labtest.Lease(t, labtest.Simulator) // its speed, which is the whole lab's
 	dir := filepath.Dir(labtest.Inventory(t).Path)
 	needSimulator(t, dir)
-	labUp(t, dir, "--hosts", pi4.Name, "--thermal-speed", "60", "--cooling", "case")
+	labUp(t, dir, "--hosts", pi4.Name, "--thermal-speed", "60", "--cooling", "case", "--cpu", pi4.Name+"=board")
 	defer labUp(t, dir, "--hosts", pi4.Name, "--thermal-speed", "1") // real time, as the other tests expect
 	quota := func() string {
 		data, _ := os.ReadFile("/sys/fs/cgroup/cpu/pidblab-" + pi4.Name + "/cpu.cfs_quota_us")
 		return strings.TrimSpace(string(data))
+	}
+	board, err := strconv.Atoi(quota()) // cool, at its board's full clock
+	if err != nil || board <= 0 {
+		t.Fatalf("at board speed the Pi 4's quota is %q, want its board's", quota())
 	}
 	// two busy loops on the Pi 4, in the background there, for as long as
 	// it takes; its CPU quota read meanwhile (a throttled Pi hovers about
@@ -174,13 +180,18 @@ func TestLabHeatsUp(t *testing.T) {
 	unload()
 	var limits []string
 	for q := range <-quotas {
-		if q != "-1" && q != "" {
-			limits = append(limits, q)
+		if q == strconv.Itoa(board) {
+			continue
+		}
+		limits = append(limits, q)
+		if n, err := strconv.Atoi(q); err != nil || n <= 0 || n >= board {
+			t.Errorf("throttled, the host's CPU quota was %s, want less than its board's %d (the clock's share of it)", q, board)
 		}
 	}
 	if hot.MaxTempC == nil || *hot.MaxTempC < 80 || hot.MinArmMHz == nil || *hot.MinArmMHz >= 1500 || !flags["throttled"] || !flags["throttled_since_boot"] {
 		t.Errorf("in a case under load for a minute: at most %s C, the clock down to %s MHz, flags %v", ptrString(hot.MaxTempC), ptrString(hot.MinArmMHz), flags)
 	}
+	t.Logf("its quotas while throttled: %v, its board's %d", limits, board)
 	if len(limits) == 0 {
 		t.Errorf("throttled, the host's CPU quota was never limited")
 	}
@@ -190,8 +201,8 @@ func TestLabHeatsUp(t *testing.T) {
 	for {
 		r := thermalOf(t, "-i", inv.Path)[pi4.Name]
 		if r.MaxTempC != nil && *r.MaxTempC < 75 {
-			if contains(r.Flags, "throttled") || !contains(r.Flags, "throttled_since_boot") || *r.MinArmMHz != 1500 || quota() != "-1" {
-				t.Errorf("cooled by a fan: %+v, quota %s; want full clock, no limit, and the since-boot flag kept", r, quota())
+			if contains(r.Flags, "throttled") || !contains(r.Flags, "throttled_since_boot") || *r.MinArmMHz != 1500 || quota() != strconv.Itoa(board) {
+				t.Errorf("cooled by a fan: %+v, quota %s; want full clock, its board's quota %d, and the since-boot flag kept", r, quota(), board)
 			}
 			break
 		}
