@@ -5,8 +5,7 @@
 // (lab up --cpu); the Pi 4 goes into a case without a fan and is validated alone:
 // it throttles, sags and FAILs; it gets its fan back and is validated
 // again (PASS); the two runs are compared; and the report of it all is
-// written. It calls the same pipeline as the
-// commands (package job, over package fleet).
+// written. It calls the same use cases as the commands (package action).
 package demo
 
 import (
@@ -19,14 +18,11 @@ import (
 	"strings"
 	"time"
 
+	"pidb/action"
 	"pidb/config"
-	"pidb/fleet"
-	"pidb/inventory"
 	"pidb/job"
 	"pidb/lab"
 	"pidb/progress"
-	"pidb/provision"
-	"pidb/remote"
 	"pidb/report"
 )
 
@@ -145,65 +141,40 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 		}()
 	}
-	invPath := res.Inventory
-	inv, err := job.LoadInventory(invPath)
-	if err != nil {
-		return res, err
-	}
 	// the three it brought up: the lab's inventory has every host that is
 	// up, other boards someone booted beside them too
-	hosts, err := inv.Select(strings.Join(fleetNames, ","))
-	if err != nil {
-		return res, err
-	}
-	auth, err := remote.NewAuth([]string{l.KeyPath()}, "", nil)
-	if err != nil {
-		return res, err
-	}
-	defer auth.Close()
-	fo := fleet.Options{View: o.View, Auth: auth, ConnectTimeout: 20 * time.Second}
-	env := job.Env{Inventory: inv, Out: filepath.Join(o.Out, "runs"), Version: o.Version}
+	fl := action.Fleet{Inventory: res.Inventory, Limit: strings.Join(fleetNames, ","), View: o.View, ConnectTimeout: 20 * time.Second}
 
 	st.step("provision: install the database (PostgreSQL on the Pi 4 and the Zero, MariaDB on the Pi 3), tune it to the board's RAM, turn the desktop off, open the port to the lab's subnet only")
-	prov := fleet.Run(ctx, hosts, fo, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (provision.Report, error) {
-		return env.Provision(ctx, h, job.Over(rc), job.ProvisionOptions{Steps: job.AllSteps}, r)
-	})
-	if err := fleet.Err(prov); err != nil {
+	if _, err := action.Provision(ctx, action.ProvisionOptions{Fleet: fl, ProvisionOptions: job.ProvisionOptions{Steps: job.AllSteps}}); err != nil {
 		return res, fmt.Errorf("provision: %w", err)
 	}
 
-	plans := map[string]job.Plan{}
-	therm := config.DefaultThermal(config.ForValidate)
-	therm.IdleBefore, therm.IdleAfter = o.Idle, o.Idle
 	// a reading every 15 simulated seconds, as the write-up logged, but no
 	// more than one a second
-	therm.Interval = max(time.Second, time.Duration(float64(15*time.Second)/o.ThermalSpeed).Round(100*time.Millisecond))
-	for _, h := range hosts {
-		b, err := config.BenchFor(h, config.Values{"duration": o.Duration, "warmup": o.Warmup})
-		if err != nil {
-			return res, err
-		}
-		if plans[h.Name], err = job.Resolve(h, b, therm); err != nil {
-			return res, err
-		}
+	interval := max(time.Second, time.Duration(float64(15*time.Second)/o.ThermalSpeed).Round(100*time.Millisecond))
+	work := action.Workload{
+		Bench:   config.Values{"duration": o.Duration, "warmup": o.Warmup},
+		Thermal: config.Values{"interval": interval, "idle_before": o.Idle, "idle_after": o.Idle},
 	}
-	validateAll := func(hs []inventory.Host, pi4Cooling string, fo fleet.Options) ([]job.ValidateResult, error) {
-		out := fleet.Run(ctx, hs, fo, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.ValidateResult, error) {
-			return env.Validate(ctx, h, job.Over(rc), plans[h.Name], config.Validate{}, r)
-		})
-		var vs []job.ValidateResult
-		for _, r := range out {
-			v := Validation{ValidateResult: r.Value, Cooling: "fan", Speed: l.Speed(r.Host.Name)}
-			if r.Host.Name == pi4 {
+	// validateAll validates hosts (names) at once, or concurrency at a
+	// time: a host that FAILs is a result, not the demo's error
+	validateAll := func(names []string, pi4Cooling string, concurrency int) ([]job.ValidateResult, error) {
+		f := fl
+		f.Limit, f.Concurrency = strings.Join(names, ","), concurrency
+		vs, err := action.Validate(ctx, action.ValidateOptions{Fleet: f, Workload: work, Out: filepath.Join(o.Out, "runs"), Version: o.Version})
+		var verdicts *action.Verdicts
+		if errors.As(err, &verdicts) {
+			err = nil
+		}
+		for _, r := range vs {
+			v := Validation{ValidateResult: r, Cooling: "fan", Speed: l.Speed(r.Host)}
+			if r.Host == pi4 {
 				v.Cooling = pi4Cooling
 			}
-			if r.Err != nil {
-				v.Verdict, v.Error = "ERROR", r.Err.Error()
-			}
-			vs = append(vs, r.Value)
 			res.Validations = append(res.Validations, v)
 		}
-		return vs, fleet.Err(out)
+		return vs, err
 	}
 
 	// the figures at each board's speed: its published CPU capacity as a
@@ -218,24 +189,20 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if alone {
 		how = fmt.Sprintf("one at a time (at their boards' speed the three need %.1f cores, this machine has %d)", need, have)
 	}
-	st.step("validate all three, with fans, at their boards' speed (each board's published CPU capacity as a CPU quota), %s: each one's baseline workload for %s with the temperature read every %s, %s idle before and after", how, o.Duration, therm.Interval, o.Idle)
+	st.step("validate all three, with fans, at their boards' speed (each board's published CPU capacity as a CPU quota), %s: each one's baseline workload for %s with the temperature read every %s, %s idle before and after", how, o.Duration, interval, o.Idle)
 	if err := speed(lab.CPUBoard); err != nil {
 		return res, fmt.Errorf("lab up --cpu board: %w", err)
 	}
-	fo1 := fo
+	concurrency := len(fleetNames)
 	if alone {
-		fo1.Concurrency = 1
+		concurrency = 1
 	}
-	first, err := validateAll(hosts, "fan", fo1)
+	first, err := validateAll(fleetNames, "fan", concurrency)
 	if err != nil {
 		return res, fmt.Errorf("validate: %w", err)
 	}
 	for _, v := range first {
 		st.note(fmt.Sprintf("%s: %s, %.1f TPS", v.Host, v.Verdict, v.TPS))
-	}
-	pi4Hosts, err := inv.Select(pi4)
-	if err != nil {
-		return res, err
 	}
 	cooled := func(cooling string) error {
 		if err := l.SetThermal(pi4+"="+cooling, "", o.ThermalSpeed); err != nil {
@@ -267,7 +234,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := cooled("case"); err != nil {
 		return res, err
 	}
-	inCase, err := validateAll(pi4Hosts, "case", fo)
+	inCase, err := validateAll([]string{pi4}, "case", 1)
 	if err != nil {
 		return res, fmt.Errorf("validate: %w", err)
 	}
@@ -277,7 +244,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := cooled("fan"); err != nil {
 		return res, err
 	}
-	withFan, err := validateAll(pi4Hosts, "fan", fo)
+	withFan, err := validateAll([]string{pi4}, "fan", 1)
 	if err != nil {
 		return res, fmt.Errorf("validate: %w", err)
 	}
@@ -314,8 +281,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	res.Comparison = rep.Comparison
 	if keep {
+		b, _ := lab.BoardNamed(pi4)
 		res.KeptUp = true
-		res.SSH = fmt.Sprintf("ssh -o StrictHostKeyChecking=yes -o UserKnownHostsFile=%s -i %s pi@%s", l.KnownHostsPath(), l.KeyPath(), pi4Hosts[0].Address)
+		res.SSH = fmt.Sprintf("ssh -o StrictHostKeyChecking=yes -o UserKnownHostsFile=%s -i %s pi@%s", l.KnownHostsPath(), l.KeyPath(), lab.Address(b))
 	}
 	return res, nil
 }

@@ -1,30 +1,33 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"pidb/action"
 	"pidb/bench/workloads"
-	"pidb/bench/workloads/tpcc"
 	"pidb/config"
-	"pidb/engine"
-	"pidb/fleet"
-	"pidb/inventory"
 	"pidb/job"
-	"pidb/output"
-	"pidb/progress"
-	"pidb/remote"
 	"pidb/results"
 )
 
-func benchCommand() *cli.Command {
+// benchCommand is `pidb bench` with its subcommands, doing their work
+// with run's functions.
+func benchCommand(run benchRun) *cli.Command {
+	if run.bench == nil {
+		run.bench = runBench
+	}
+	if run.check == nil {
+		run.check = runTPCCCheck
+	}
+	if run.cleanup == nil {
+		run.cleanup = runBenchCleanup
+	}
 	d, t := config.DefaultBench(), config.DefaultThermal(config.ForBench)
 	return &cli.Command{
 		Name:      "bench",
@@ -48,7 +51,13 @@ func benchCommand() *cli.Command {
 			outFlag(),
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write this client's CPU profile to `FILE` (pprof), for work on its cost", Hidden: true},
 		),
-		Action: runBench,
+		Action: func(c *cli.Context) error {
+			f, err := fleetOf(c)
+			if err != nil {
+				return err
+			}
+			return run.bench(c, action.BenchOptions{Fleet: f, Workload: workloadOf(c), Out: c.String("out"), Version: version()})
+		},
 		Subcommands: []*cli.Command{{
 			Name:  "tpcc",
 			Usage: "TPC-C's own commands",
@@ -60,14 +69,26 @@ func benchCommand() *cli.Command {
 					&cli.IntFlag{Name: "tables", Usage: "the table copies to check (sysbench-tpcc's --tables)", DefaultText: "the inventory's [bench], else 1"},
 					&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
 					&cli.StringFlag{Name: "tls", Usage: "auto, on or off, as for pidb bench"}),
-				Action: runTPCCCheck,
+				Action: func(c *cli.Context) error {
+					f, err := fleetOf(c)
+					if err != nil {
+						return err
+					}
+					return run.check(c, action.CheckOptions{Fleet: f, Workload: workloadOf(c)})
+				},
 			}},
 		}, {
 			Name:      "cleanup",
 			Usage:     "drop pidb's own benchmark database (and every workload's tables in it) on each Pi",
 			UsageText: "pidb bench cleanup -i FILE [--limit NAMES] [--json]",
 			Flags:     fleetFlags(),
-			Action:    runBenchCleanup,
+			Action: func(c *cli.Context) error {
+				f, err := fleetOf(c)
+				if err != nil {
+					return err
+				}
+				return run.cleanup(c, action.CleanupOptions{Fleet: f})
+			},
 		}},
 	}
 }
@@ -113,49 +134,23 @@ func setFlags(c *cli.Context, keys []string, renamed map[string]string) config.V
 	return v
 }
 
-// plans resolves every selected host's plan before anything runs: a
-// workload that does not fit a host is exit code 2.
-func plans(c *cli.Context, inv *inventory.Inventory, hosts []inventory.Host, kind config.Kind) (map[string]job.Plan, error) {
-	return plansOf(c, inv, hosts, kind, "")
+// workloadOf is the workload the flags ask for, over the inventory's.
+func workloadOf(c *cli.Context) action.Workload {
+	return action.Workload{Bench: setFlags(c, benchKeys, nil), Thermal: setFlags(c, nil, thermalKeys)}
 }
 
-// plansOf is plans with the workload given ("": as the flags and the
-// inventory say).
-func plansOf(c *cli.Context, inv *inventory.Inventory, hosts []inventory.Host, kind config.Kind, workload string) (map[string]job.Plan, error) {
-	therm, err := config.ThermalFor(inv, kind, setFlags(c, nil, thermalKeys))
-	if err != nil {
-		return nil, usageError{err}
-	}
-	out := map[string]job.Plan{}
-	var all []job.Plan
-	for _, h := range hosts {
-		b, err := config.BenchFor(h, setFlags(c, benchKeys, nil))
-		if err != nil {
-			return nil, usageError{err}
-		}
-		if workload != "" {
-			b.Workload = workload
-		}
-		p, err := job.Resolve(h, b, therm)
-		if err != nil {
-			return nil, err
-		}
-		out[h.Name] = p
-		all = append(all, p)
-	}
-	// the hosts' multiplexing threads wait in epoll without giving up their
-	// P (see package bench): leave one P for everything else
-	if n := job.Threads(all) + 1; runtime.GOMAXPROCS(0) < n {
-		runtime.GOMAXPROCS(n)
-	}
-	return out, nil
+// benchRun does the work of bench and its subcommands; a nil one is the
+// command's own (runBench, runTPCCCheck, runBenchCleanup): a seam for the
+// tests of their options.
+type benchRun struct {
+	bench   func(*cli.Context, action.BenchOptions) error
+	check   func(*cli.Context, action.CheckOptions) error
+	cleanup func(*cli.Context, action.CleanupOptions) error
 }
 
-func runBench(c *cli.Context) error {
-	inv, hosts, err := loadHosts(c)
-	if err != nil {
-		return err
-	}
+// runBench runs the workload on the hosts and prints each one's run, and
+// tpcc's transactions and checks.
+func runBench(c *cli.Context, o action.BenchOptions) error {
 	if path := c.String("cpuprofile"); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
@@ -167,52 +162,36 @@ func runBench(c *cli.Context) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	params, err := plans(c, inv, hosts, config.ForBench)
-	if err != nil {
+	js, err := action.Bench(c.Context, o)
+	if js == nil {
 		return err
 	}
-	opt, done, err := fleetOptions(c, hosts)
-	if err != nil {
-		return err
-	}
-	defer done()
-	env := job.Env{Inventory: inv, Out: c.String("out"), Version: version()}
-	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.BenchResult, error) {
-		return env.Bench(ctx, h, job.Over(rc), params[h.Name], r)
-	})
-	var rows [][]string
-	var js []job.BenchResult
-	for _, r := range res {
-		b := r.Value
-		b.Host = r.Host.Name
-		if r.Err != nil {
-			b.Error = r.Err.Error()
+	rows := make([][]string, 0, len(js))
+	for _, b := range js {
+		if b.Error != "" && b.RunDir == "" {
+			rows = append(rows, []string{b.Host, b.Workload, "", "", "", "", "", "", "", "", failedCell, ""})
+			continue
 		}
-		if r.Err != nil && b.RunDir == "" {
-			rows = append(rows, []string{b.Host, params[b.Host].Spec.Name, "", "", "", "", "", "", "", "", "FAILED (see stderr)", ""})
-		} else {
-			var errs []string
-			if b.DownS > 0 {
-				errs = append(errs, fmt.Sprintf("DOWN %.1fs (see stderr)", b.DownS))
-			}
-			for k, v := range b.Errors {
-				errs = append(errs, fmt.Sprintf("%s:%d", k, v))
-			}
-			rows = append(rows, []string{b.Host, b.Workload, strconv.Itoa(b.Clients), strconv.FormatInt(b.Transactions, 10), fmt.Sprintf("%.2f", b.DurationS),
-				fmt.Sprintf("%.1f", b.TPS), fmt.Sprintf("%.1f", b.QPS), fmt.Sprintf("%.3f", b.LatencyMs.Avg), fmt.Sprintf("%.3f", b.P95Ms),
-				fmt.Sprintf("%.3f", b.LatencyMs.P99), strings.Join(errs, ","), b.RunDir})
+		var errs []string
+		if b.DownS > 0 {
+			errs = append(errs, fmt.Sprintf("DOWN %.1fs (see stderr)", b.DownS))
 		}
-		js = append(js, b)
+		for k, v := range b.Errors {
+			errs = append(errs, fmt.Sprintf("%s:%d", k, v))
+		}
+		rows = append(rows, []string{b.Host, b.Workload, strconv.Itoa(b.Clients), strconv.FormatInt(b.Transactions, 10), fmt.Sprintf("%.2f", b.DurationS),
+			fmt.Sprintf("%.1f", b.TPS), fmt.Sprintf("%.1f", b.QPS), fmt.Sprintf("%.3f", b.LatencyMs.Avg), fmt.Sprintf("%.3f", b.P95Ms),
+			fmt.Sprintf("%.3f", b.LatencyMs.P99), strings.Join(errs, ","), b.RunDir})
 	}
-	if err := printResults(c, js, []string{"HOST", "WORKLOAD", "CLIENTS", "TRANSACTIONS", "SECONDS", "TPS", "QPS", "AVG_MS", "P95_MS", "P99_MS", "ERRORS", "RUN"}, rows); err != nil {
-		return err
+	if perr := printResults(c, js, []string{"HOST", "WORKLOAD", "CLIENTS", "TRANSACTIONS", "SECONDS", "TPS", "QPS", "AVG_MS", "P95_MS", "P99_MS", "ERRORS", "RUN"}, rows); perr != nil {
+		return perr
 	}
 	if !c.Bool("json") {
-		if err := opsTables(c, js); err != nil {
-			return err
+		if perr := opsTables(c, js); perr != nil {
+			return perr
 		}
 	}
-	return fleet.Err(res)
+	return err
 }
 
 // opsTables print, for the hosts whose workload reports its transaction
@@ -254,82 +233,43 @@ func checkRows(host string, cs []results.Check) [][]string {
 	return out
 }
 
-// runTPCCCheck tests tpcc's consistency conditions on each host.
-func runTPCCCheck(c *cli.Context) error {
-	inv, hosts, err := loadHosts(c)
-	if err != nil {
+// runTPCCCheck tests tpcc's consistency conditions on each host and
+// prints every condition's result.
+func runTPCCCheck(c *cli.Context, o action.CheckOptions) error {
+	js, err := action.CheckTPCC(c.Context, o)
+	if js == nil {
 		return err
 	}
-	params, err := plansOf(c, inv, hosts, config.ForBench, tpcc.Name)
-	if err != nil {
-		return err
-	}
-	opt, done, err := fleetOptions(c, hosts)
-	if err != nil {
-		return err
-	}
-	defer done()
-	env := job.Env{Inventory: inv}
-	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.CheckResult, error) {
-		return env.Check(ctx, h, job.Over(rc), params[h.Name], r)
-	})
-	var js []job.CheckResult
 	var rows [][]string
-	for _, r := range res {
-		j := r.Value
-		j.Host, j.Workload = r.Host.Name, tpcc.Name
-		if r.Err != nil {
-			j.Error = r.Err.Error()
-		}
-		js = append(js, j)
+	for _, j := range js {
 		rows = append(rows, checkRows(j.Host, j.Checks)...)
-		if len(j.Checks) == 0 && r.Err != nil {
-			rows = append(rows, []string{j.Host, "", "", "", "FAILED (see stderr)", ""})
+		if len(j.Checks) == 0 && j.Error != "" {
+			rows = append(rows, []string{j.Host, "", "", "", failedCell, ""})
 		}
 	}
-	if err := printResults(c, js, checkHeader, rows); err != nil {
-		return err
+	if perr := printResults(c, js, checkHeader, rows); perr != nil {
+		return perr
 	}
-	return fleet.Err(res)
+	return err
 }
 
-// printResults prints the JSON document with --json, else the table.
-func printResults(c *cli.Context, js any, header []string, rows [][]string) error {
-	if c.Bool("json") {
-		return output.JSON(c.App.Writer, js)
-	}
-	return table(c, header, rows)
-}
-
-// runBenchCleanup drops pidb's benchmark database where pidb made it.
-func runBenchCleanup(c *cli.Context) error {
-	inv, hosts, err := loadHosts(c)
-	if err != nil {
+// runBenchCleanup drops pidb's benchmark database where pidb made it, and
+// prints what it did on each host.
+func runBenchCleanup(c *cli.Context, o action.CleanupOptions) error {
+	js, err := action.Cleanup(c.Context, o)
+	if js == nil {
 		return err
 	}
-	opt, done, err := fleetOptions(c, hosts)
-	if err != nil {
-		return err
-	}
-	defer done()
-	env := job.Env{Inventory: inv}
-	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.CleanupResult, error) {
-		return env.Cleanup(ctx, h, job.Over(rc), r)
-	})
-	var js []job.CleanupResult
-	var rows [][]string
-	for _, r := range res {
-		j := r.Value
-		j.Host, j.Database = r.Host.Name, engine.BenchDatabase
+	rows := make([][]string, 0, len(js))
+	for _, j := range js {
 		what := map[bool]string{true: "dropped", false: "nothing to drop"}[j.Dropped]
-		if r.Err != nil {
-			j.Error, what = r.Err.Error(), "FAILED (see stderr)"
+		if j.Error != "" {
+			what = failedCell
 		}
-		js = append(js, j)
 		rows = append(rows, []string{j.Host, j.Database, what})
 	}
-	if err := printResults(c, js, []string{"HOST", "DATABASE", "RESULT"}, rows); err != nil {
-		return err
+	if perr := printResults(c, js, []string{"HOST", "DATABASE", "RESULT"}, rows); perr != nil {
+		return perr
 	}
-	return fleet.Err(res)
+	return err
 }

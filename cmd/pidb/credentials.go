@@ -1,20 +1,21 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
-	"pidb/fleet"
-	"pidb/inventory"
-	"pidb/job"
+	"pidb/action"
 	"pidb/progress"
-	"pidb/remote"
 )
 
-func credentialsCommand() *cli.Command {
+// credentialsCommand is `pidb credentials`; run does the work (nil:
+// runCredentials), a seam for the tests of its options.
+func credentialsCommand(run func(*cli.Context, action.CredentialsOptions) error) *cli.Command {
+	if run == nil {
+		run = runCredentials
+	}
 	return &cli.Command{
 		Name:      "credentials",
 		Usage:     "print a connection URL with the password pidb generated (only when asked)",
@@ -26,40 +27,50 @@ func credentialsCommand() *cli.Command {
 				"(sslmode=verify-full, ssl-mode=VERIFY_IDENTITY; verify-ca, VERIFY_CA, with a note, where the certificate does not name the host's address)"},
 		}, credentialsSSHFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usagef("credentials needs one host name (flags go before it)")
-			}
-			path := c.String("inventory")
-			if path == "" {
-				return usagef("no inventory: give -i FILE (or set PIDB_INVENTORY)")
-			}
-			inv, err := job.LoadInventory(path)
+			o, err := credentialsOptions(c)
 			if err != nil {
 				return err
 			}
-			h, err := inv.Named(c.Args().First())
-			if err != nil {
-				return err
-			}
-			// the password first: no connection for a host that has none yet
-			u, err := job.Credentials(inv, h, c.String("database"))
-			if err != nil {
-				return err
-			}
-			if c.String("ca") != "" {
-				if u, err = verifiedCredentials(c, inv, h); err != nil {
-					return err
-				}
-			}
-			_, err = fmt.Fprintln(c.App.Writer, u)
-			return err
+			return run(c, o)
 		},
 	}
 }
 
+// credentialsOptions reads credentials' flags and its one host.
+func credentialsOptions(c *cli.Context) (action.CredentialsOptions, error) {
+	if c.NArg() != 1 {
+		return action.CredentialsOptions{}, usagef("credentials needs one host name (flags go before it)")
+	}
+	f, err := fleetFlagsOf(c)
+	if err != nil {
+		return action.CredentialsOptions{}, err
+	}
+	o := action.CredentialsOptions{Fleet: f, Host: c.Args().First(), Database: c.String("database")}
+	if ca := c.String("ca"); ca != "" {
+		if o.CAFile, err = filepath.Abs(ca); err != nil {
+			return o, usagef("--ca %s: %v", ca, err)
+		}
+	}
+	return o, nil
+}
+
+// runCredentials prints the host's URL, and a note on stderr where the
+// server's certificate cannot be checked against its name.
+func runCredentials(c *cli.Context, o action.CredentialsOptions) error {
+	cr, err := action.Credentials(c.Context, o)
+	if err != nil {
+		return err
+	}
+	if cr.Note != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%s: note: %s\n", o.Host, progress.Sanitize(cr.Note))
+	}
+	_, err = fmt.Fprintln(c.App.Writer, cr.URL)
+	return err
+}
+
 // credentialsSSHFlags are the fleet flags that `credentials --ca` needs to
 // reach the host over SSH; --concurrency is there, hidden, for
-// fleetOptions, and --limit and --json are not: it is one host.
+// fleetFlagsOf, and --limit and --json are not: it is one host.
 func credentialsSSHFlags() []cli.Flag {
 	flags := []cli.Flag{&cli.IntFlag{Name: "concurrency", Value: 1, Hidden: true}}
 	for _, f := range fleetFlags() {
@@ -69,34 +80,4 @@ func credentialsSSHFlags() []cli.Flag {
 		}
 	}
 	return flags
-}
-
-// verifiedCredentials reads the server's certificate over SSH, writes what
-// a client is to trust to the --ca file, and returns the URL that checks
-// the server against it; where that cannot include the server's name, a
-// note on stderr says why.
-func verifiedCredentials(c *cli.Context, inv *inventory.Inventory, h inventory.Host) (string, error) {
-	file, err := filepath.Abs(c.String("ca"))
-	if err != nil {
-		return "", usagef("--ca %s: %v", c.String("ca"), err)
-	}
-	opt, done, err := fleetOptions(c, []inventory.Host{h})
-	if err != nil {
-		return "", err
-	}
-	defer done()
-	results := fleet.Run(c.Context, []inventory.Host{h}, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.CA, error) {
-		return job.ServerCA(ctx, h, job.Over(rc), r)
-	})
-	if err := fleet.Err(results); err != nil {
-		return "", err
-	}
-	ca := results[0].Value
-	if err := job.WriteCA(file, ca); err != nil {
-		return "", err
-	}
-	if note := ca.Note(h); note != "" {
-		fmt.Fprintf(c.App.ErrWriter, "%s: note: %s\n", h.Name, progress.Sanitize(note))
-	}
-	return job.CredentialsVerified(inv, h, c.String("database"), job.Verify{File: file, Full: ca.Full})
 }

@@ -1,54 +1,54 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
 
-	"pidb/facts"
-	"pidb/fleet"
-	"pidb/inventory"
+	"pidb/action"
 	"pidb/output"
-	"pidb/progress"
-	"pidb/remote"
 )
 
-func factsCommand() *cli.Command {
+// factsCommand is `pidb facts`; run does the work (nil: runFacts), a
+// seam for the tests of its options.
+func factsCommand(run func(*cli.Context, action.FactsOptions) error) *cli.Command {
+	if run == nil {
+		run = runFacts
+	}
 	return &cli.Command{
 		Name:      "facts",
 		Usage:     "show what each Pi is: model, RAM, cores, OS, storage, boot target, thermal sensor, engine",
 		UsageText: "pidb facts -i FILE [--limit NAMES] [--concurrency N] [--json] [--accept-new-host-keys]",
 		Flags:     fleetFlags(),
 		Action: func(c *cli.Context) error {
-			_, hosts, err := loadHosts(c)
+			f, err := fleetOf(c)
 			if err != nil {
 				return err
 			}
-			opt, done, err := fleetOptions(c, hosts)
-			if err != nil {
-				return err
-			}
-			defer done()
-			results := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (facts.Facts, error) {
-				r.Step("gathering facts")
-				return facts.Collect(ctx, rc, h)
-			})
-			if c.Bool("json") {
-				if err := output.JSON(c.App.Writer, factsJSON(results)); err != nil {
-					return err
-				}
-			} else if err := table(c, factsHeader, factsRows(results)); err != nil {
-				return err
-			}
-			return fleet.Err(results)
+			return run(c, action.FactsOptions{Fleet: f})
 		},
 	}
 }
 
+// runFacts gathers the facts and prints them.
+func runFacts(c *cli.Context, o action.FactsOptions) error {
+	results, err := action.Facts(c.Context, o)
+	if results == nil {
+		return err
+	}
+	if c.Bool("json") {
+		if err := output.JSON(c.App.Writer, factsJSON(results)); err != nil {
+			return err
+		}
+	} else if err := table(c, factsHeader, factsRows(results)); err != nil {
+		return err
+	}
+	return err
+}
+
 // factsJSON is one object per host: the facts, or the host and its error.
-func factsJSON(results []fleet.Result[facts.Facts]) []any {
+func factsJSON(results []action.HostFacts) []any {
 	out := make([]any, 0, len(results))
 	for _, r := range results {
 		if r.Err != nil {
@@ -62,11 +62,11 @@ func factsJSON(results []fleet.Result[facts.Facts]) []any {
 
 var factsHeader = []string{"HOST", "MODEL", "RAM", "MEMTOTAL", "CPUS", "ARCH", "PAGE", "OS", "STORAGE", "BOOT", "DESKTOP", "THERMAL", "ENGINE"}
 
-func factsRows(results []fleet.Result[facts.Facts]) [][]string {
+func factsRows(results []action.HostFacts) [][]string {
 	rows := make([][]string, 0, len(results))
 	for _, r := range results {
 		if r.Err != nil {
-			rows = append(rows, []string{r.Host.Name, "FAILED (see stderr)", "", "", "", "", "", "", "", "", "", "", ""})
+			rows = append(rows, []string{r.Host.Name, failedCell, "", "", "", "", "", "", "", "", "", "", ""})
 			continue
 		}
 		f := r.Value

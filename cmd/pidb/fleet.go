@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"pidb/fleet"
-	"pidb/inventory"
+	"pidb/action"
 	"pidb/output"
 	"pidb/progress"
 	"pidb/remote"
@@ -83,18 +81,26 @@ func useColor(c *cli.Context) bool {
 	return !no && !c.Bool("no-color")
 }
 
-// fleetOptions reads the fleet flags and the hosts' credentials: the
-// identity files (a passphrase is asked for on a terminal) and the agent.
-func fleetOptions(c *cli.Context, hosts []inventory.Host) (fleet.Options, func(), error) {
+// fleetOf reads the fleet flags: the inventory, the hosts, how to reach
+// them (a key's passphrase is asked for on a terminal), and the progress
+// view.
+func fleetOf(c *cli.Context) (action.Fleet, error) {
+	if c.Args().Present() {
+		return action.Fleet{}, usagef("unexpected argument %q: %s takes no arguments, and pidb reads no flag after one (put -i FILE and the other flags before it)", c.Args().First(), c.Command.HelpName)
+	}
+	return fleetFlagsOf(c)
+}
+
+// fleetFlagsOf is fleetOf for a command that takes arguments.
+func fleetFlagsOf(c *cli.Context) (action.Fleet, error) {
+	if c.String("inventory") == "" {
+		return action.Fleet{}, usagef("no inventory: give -i FILE (or set PIDB_INVENTORY)")
+	}
 	if c.Duration("connect-timeout") <= 0 {
-		return fleet.Options{}, nil, usagef("--connect-timeout must be more than zero")
+		return action.Fleet{}, usagef("--connect-timeout must be more than zero")
 	}
 	if c.Int("concurrency") < 1 {
-		return fleet.Options{}, nil, usagef("--concurrency must be at least 1")
-	}
-	var files []string
-	for _, h := range hosts {
-		files = append(files, h.IdentityFile)
+		return action.Fleet{}, usagef("--concurrency must be at least 1")
 	}
 	var ask remote.PassphraseFunc
 	if term.IsTerminal(int(os.Stdin.Fd())) {
@@ -104,25 +110,26 @@ func fleetOptions(c *cli.Context, hosts []inventory.Host) (fleet.Options, func()
 			return term.ReadPassword(int(os.Stdin.Fd()))
 		}
 	}
-	auth, err := remote.NewAuth(files, os.Getenv("SSH_AUTH_SOCK"), ask)
-	var ke *remote.KeyError
-	if errors.As(err, &ke) {
-		var users []string
-		for _, h := range hosts {
-			if h.IdentityFile == ke.File {
-				users = append(users, h.Name)
-			}
-		}
-		err = fmt.Errorf("%s: %w", strings.Join(users, ", "), err)
-	}
-	if err != nil {
-		return fleet.Options{}, nil, usageError{err}
-	}
-	return fleet.Options{
+	return action.Fleet{
+		Inventory:         c.String("inventory"),
+		Limit:             c.String("limit"),
 		Concurrency:       c.Int("concurrency"),
-		View:              newView(c),
-		Auth:              auth,
 		AcceptNewHostKeys: c.Bool("accept-new-host-keys"),
 		ConnectTimeout:    c.Duration("connect-timeout"),
-	}, auth.Close, nil
+		View:              newView(c),
+		Agent:             os.Getenv("SSH_AUTH_SOCK"),
+		Passphrase:        ask,
+		Warnings:          c.App.ErrWriter,
+	}, nil
+}
+
+// failedCell is a failed host's cell in a table; its error is on stderr.
+const failedCell = "FAILED (see stderr)"
+
+// printResults prints the JSON document with --json, else the table.
+func printResults(c *cli.Context, js any, header []string, rows [][]string) error {
+	if c.Bool("json") {
+		return output.JSON(c.App.Writer, js)
+	}
+	return table(c, header, rows)
 }

@@ -1,24 +1,25 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"pidb/fleet"
-	"pidb/inventory"
+	"pidb/action"
 	"pidb/job"
 	"pidb/output"
 	"pidb/progress"
 	"pidb/provision"
-	"pidb/remote"
 	"pidb/tune"
 )
 
-func provisionCommand() *cli.Command {
+// provisionCommand is `pidb provision`; run does the work (nil:
+// runProvision), a seam for the tests of its options.
+func provisionCommand(run func(*cli.Context, action.ProvisionOptions) error) *cli.Command {
+	if run == nil {
+		run = runProvision
+	}
 	return &cli.Command{
 		Name:      "provision",
 		Usage:     "install, tune and turn the desktop off, on every selected Pi; safe to run again",
@@ -29,86 +30,60 @@ func provisionCommand() *cli.Command {
 			&cli.BoolFlag{Name: "now", Usage: "also stop the display manager now, not only from the next boot"},
 			&cli.DurationFlag{Name: "apt-lock-timeout", Usage: "wait at most `D` for another apt or dpkg (a fresh Pi updates itself at first boot) to let go of its lock", Value: provision.DefaultAptLockWait},
 		),
-		Action: func(c *cli.Context) error { return runSteps(c, "provision") },
+		Action: func(c *cli.Context) error {
+			o, err := stepsOf(c, job.AllSteps)
+			if err != nil {
+				return err
+			}
+			return run(c, o)
+		},
 	}
 }
 
-// provisionResult is one host as `pidb provision --json` prints it.
-type provisionResult struct {
-	Host          string              `json:"host"`
-	OK            bool                `json:"ok"`
-	Changed       []string            `json:"changed"`
-	Error         string              `json:"error,omitempty"`
-	DurationS     float64             `json:"duration_s"`
-	Engine        string              `json:"engine"`
-	EngineVersion string              `json:"engine_version"`
-	Preset        string              `json:"preset"`
-	Notes         []string            `json:"notes,omitempty"`
-	Plan          []provision.Planned `json:"plan,omitempty"`
-}
-
-// runSteps runs provisioning's steps (mode "provision"), the configure step
-// alone ("apply") or a rollback of it ("rollback") on the selected hosts.
-func runSteps(c *cli.Context, mode string) error {
-	inv, hosts, err := loadHosts(c)
+// stepsOf reads provision's flags (tune apply's and rollback's are a
+// subset) for steps.
+func stepsOf(c *cli.Context, steps job.Steps) (action.ProvisionOptions, error) {
+	f, err := fleetOf(c)
 	if err != nil {
-		return err
+		return action.ProvisionOptions{}, err
 	}
-	preset := c.String("preset")
-	if preset != "" && !slices.Contains(tune.PresetNames(), preset) {
-		return usagef("--preset %q: want one of %s", preset, strings.Join(tune.PresetNames(), ", "))
-	}
-	opt, done, err := fleetOptions(c, hosts)
-	if err != nil {
-		return err
-	}
-	defer done()
-	o := job.ProvisionOptions{Steps: map[string]job.Steps{"provision": job.AllSteps, "apply": job.Configure, "rollback": job.Rollback}[mode],
-		Preset: preset, Now: c.Bool("now"), DryRun: c.Bool("dry-run")}
-	if mode == "provision" {
+	o := action.ProvisionOptions{Fleet: f, ProvisionOptions: job.ProvisionOptions{Steps: steps, Preset: c.String("preset"), Now: c.Bool("now"), DryRun: c.Bool("dry-run")}}
+	if steps == job.AllSteps {
 		if o.AptLockWait = c.Duration("apt-lock-timeout"); o.AptLockWait <= 0 {
-			return usagef("--apt-lock-timeout %s: want more than 0", o.AptLockWait)
+			return o, usagef("--apt-lock-timeout %s: want more than 0", o.AptLockWait)
 		}
 	}
-	dry := o.DryRun
-	env := job.Env{Inventory: inv}
-	results := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (provision.Report, error) {
-		return env.Provision(ctx, h, job.Over(rc), o, r)
-	})
-	out := make([]provisionResult, 0, len(results))
-	for _, r := range results {
-		p := o.PresetFor(r.Host)
-		pr := provisionResult{Host: r.Host.Name, OK: r.Err == nil, Changed: r.Value.Changed, DurationS: r.Duration.Seconds(),
-			Engine: r.Value.Engine, EngineVersion: r.Value.Version, Preset: p, Notes: r.Value.Notes, Plan: r.Value.Plan}
-		if pr.Changed == nil {
-			pr.Changed = []string{}
-		}
-		if r.Err != nil {
-			pr.Error = r.Err.Error()
-		}
-		out = append(out, pr)
+	return o, nil
+}
+
+// runProvision provisions the hosts (or applies or rolls back the
+// configuration) and prints what changed, or with --dry-run what would.
+func runProvision(c *cli.Context, o action.ProvisionOptions) error {
+	out, err := action.Provision(c.Context, o)
+	if out == nil {
+		return err
 	}
 	if c.Bool("json") {
-		if err := output.JSON(c.App.Writer, out); err != nil {
-			return err
+		if perr := output.JSON(c.App.Writer, out); perr != nil {
+			return perr
 		}
-	} else {
-		if dry {
-			printPlans(c, out)
-		}
-		if err := table(c, []string{"HOST", "ENGINE", "PRESET", "CHANGED", "RESULT", "TIME"}, provisionRows(out, dry)); err != nil {
-			return err
-		}
-		for _, r := range out {
-			for _, n := range r.Notes {
-				fmt.Fprintf(c.App.ErrWriter, "%s: note: %s\n", r.Host, progress.Sanitize(n))
-			}
+		return err
+	}
+	if o.DryRun {
+		printPlans(c, out)
+	}
+	if perr := table(c, []string{"HOST", "ENGINE", "PRESET", "CHANGED", "RESULT", "TIME"}, provisionRows(out, o.DryRun)); perr != nil {
+		return perr
+	}
+	for _, r := range out {
+		for _, n := range r.Notes {
+			fmt.Fprintf(c.App.ErrWriter, "%s: note: %s\n", r.Host, progress.Sanitize(n))
 		}
 	}
-	return fleet.Err(results)
+	return err
 }
 
-func printPlans(c *cli.Context, out []provisionResult) {
+func printPlans(c *cli.Context, out []action.ProvisionResult) {
 	w := c.App.Writer
 	for _, r := range out {
 		if !r.OK {
@@ -135,7 +110,7 @@ func printPlans(c *cli.Context, out []provisionResult) {
 	}
 }
 
-func provisionRows(out []provisionResult, dry bool) [][]string {
+func provisionRows(out []action.ProvisionResult, dry bool) [][]string {
 	rows := make([][]string, 0, len(out))
 	for _, r := range out {
 		engine := strings.TrimSpace(r.Engine + " " + r.EngineVersion)
@@ -155,7 +130,7 @@ func provisionRows(out []provisionResult, dry bool) [][]string {
 			changed = "nothing"
 		}
 		if !r.OK {
-			result = "FAILED (see stderr)"
+			result = failedCell
 		}
 		rows = append(rows, []string{r.Host, engine, r.Preset, changed, result, fmt.Sprintf("%.1fs", r.DurationS)})
 	}

@@ -1,26 +1,22 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 
+	"pidb/action"
 	"pidb/config"
-	"pidb/fleet"
-	"pidb/inventory"
-	"pidb/job"
-	"pidb/progress"
-	"pidb/remote"
-	"pidb/thermal"
 )
 
-func thermalCommand() *cli.Command {
+// thermalCommand is `pidb thermal`; run does the work (nil: runThermal),
+// a seam for the tests of its options.
+func thermalCommand(run func(*cli.Context, action.ThermalOptions) error) *cli.Command {
+	if run == nil {
+		run = runThermal
+	}
 	return &cli.Command{
 		Name:      "thermal",
 		Usage:     "read each Pi's temperature, Arm clock and throttling flags, once or for a while",
@@ -30,69 +26,44 @@ func thermalCommand() *cli.Command {
 			&cli.DurationFlag{Name: "duration", Usage: "keep reading for `D` (default: one reading)"},
 			&cli.StringFlag{Name: "csv", Usage: "also write every reading to `FILE` in the write-up's format: hostname, YYYYmmdd-HH:MM:SS, millidegrees (then Arm Hz, get_throttled)"},
 		),
-		Action: runThermal,
+		Action: func(c *cli.Context) error {
+			o, err := thermalOptions(c)
+			if err != nil {
+				return err
+			}
+			return run(c, o)
+		},
 	}
 }
 
-func runThermal(c *cli.Context) error {
-	inv, hosts, err := loadHosts(c)
+// thermalOptions reads thermal's flags.
+func thermalOptions(c *cli.Context) (action.ThermalOptions, error) {
+	f, err := fleetOf(c)
 	if err != nil {
+		return action.ThermalOptions{}, err
+	}
+	return action.ThermalOptions{Fleet: f, Thermal: setFlags(c, []string{"interval"}, nil), Duration: c.Duration("duration"), CSVFile: c.String("csv")}, nil
+}
+
+// runThermal reads the hosts and prints each one's summary.
+func runThermal(c *cli.Context, o action.ThermalOptions) error {
+	js, err := action.Thermal(c.Context, o)
+	if js == nil {
 		return err
 	}
-	tc, err := config.ThermalFor(inv, config.ForBench, setFlags(c, []string{"interval"}, nil))
-	if err != nil {
-		return usageError{err}
-	}
-	duration := c.Duration("duration")
-	switch {
-	case tc.Interval <= 0:
-		return usagef("--interval %s: want more than zero", tc.Interval)
-	case duration < 0:
-		return usagef("--duration %s: want zero (one reading) or more", duration)
-	}
-	var record func(thermal.Reading) error
-	if path := c.String("csv"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		record = lockedCSV(f)
-	}
-	opt, done, err := fleetOptions(c, hosts)
-	if err != nil {
-		return err
-	}
-	defer done()
-	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) ([]thermal.Reading, error) {
-		return job.Watch(ctx, h, job.Over(rc), tc.Interval, duration, record, r)
-	})
-	var js []thermal.Summary
-	var rows [][]string
-	for _, r := range res {
-		j := thermal.Summarize(r.Host.Name, r.Value)
+	rows := make([][]string, 0, len(js))
+	for _, j := range js {
 		flags := strings.Join(j.Flags, ",")
-		if r.Err != nil {
-			j.Error, flags = r.Err.Error(), "FAILED (see stderr)"
+		if j.Error != "" {
+			flags = failedCell
 		}
-		js = append(js, j)
 		rows = append(rows, []string{j.Host, strconv.Itoa(j.Samples), numOr(j.MinTempC, "%.1f"), numOr(j.MaxTempC, "%.1f"), numOr(j.MinArmMHz, "%.0f"),
 			strOr(j.Throttled), flags})
 	}
-	if err := printResults(c, js, []string{"HOST", "SAMPLES", "MIN_C", "MAX_C", "MIN_ARM_MHZ", "THROTTLED", "FLAGS"}, rows); err != nil {
-		return err
+	if perr := printResults(c, js, []string{"HOST", "SAMPLES", "MIN_C", "MAX_C", "MIN_ARM_MHZ", "THROTTLED", "FLAGS"}, rows); perr != nil {
+		return perr
 	}
-	return fleet.Err(res)
-}
-
-// lockedCSV writes readings from every host's goroutine to one CSV file.
-func lockedCSV(w io.Writer) func(thermal.Reading) error {
-	var mu sync.Mutex
-	return func(r thermal.Reading) error {
-		mu.Lock()
-		defer mu.Unlock()
-		return thermal.WriteCSV(w, r)
-	}
+	return err
 }
 
 func strOr(s *string) string {

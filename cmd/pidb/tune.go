@@ -6,12 +6,28 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pidb/action"
 	"pidb/inventory"
+	"pidb/job"
 	"pidb/output"
 	"pidb/tune"
 )
 
-func tuneCommand() *cli.Command {
+// tuneCommand is `pidb tune`; run does the work of apply and rollback
+// (nil: runProvision), a seam for the tests of their options.
+func tuneCommand(run func(*cli.Context, action.ProvisionOptions) error) *cli.Command {
+	if run == nil {
+		run = runProvision
+	}
+	steps := func(s job.Steps) cli.ActionFunc {
+		return func(c *cli.Context) error {
+			o, err := stepsOf(c, s)
+			if err != nil {
+				return err
+			}
+			return run(c, o)
+		}
+	}
 	return &cli.Command{
 		Name:  "tune",
 		Usage: "the tuner: RAM-scaled settings for PostgreSQL, MySQL and MariaDB",
@@ -42,14 +58,14 @@ func tuneCommand() *cli.Command {
 					&cli.StringFlag{Name: "preset", Usage: "override the inventory's preset for this run: " + strings.Join(tune.PresetNames(), ", ")},
 					&cli.BoolFlag{Name: "dry-run", Usage: "show the diff and change nothing"},
 				),
-				Action: func(c *cli.Context) error { return runSteps(c, "apply") },
+				Action: steps(job.Configure),
 			},
 			{
 				Name:      "rollback",
 				Usage:     "put back the drop-in pidb replaced last, restart, verify (a second rollback undoes the first)",
 				UsageText: "pidb tune rollback -i FILE [--limit NAMES] [--json]",
 				Flags:     fleetFlags(),
-				Action:    func(c *cli.Context) error { return runSteps(c, "rollback") },
+				Action:    steps(job.Rollback),
 			},
 			{
 				Name:  "presets",

@@ -1,22 +1,23 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"pidb/action"
 	"pidb/config"
-	"pidb/fleet"
-	"pidb/inventory"
-	"pidb/job"
 	"pidb/progress"
-	"pidb/remote"
 	"pidb/results"
 )
 
-func validateCommand() *cli.Command {
+// validateCommand is `pidb validate`; run does the work (nil:
+// runValidate), a seam for the tests of its options.
+func validateCommand(run func(*cli.Context, action.ValidateOptions) error) *cli.Command {
+	if run == nil {
+		run = runValidate
+	}
 	t := config.DefaultThermal(config.ForValidate)
 	return &cli.Command{
 		Name:  "validate",
@@ -30,53 +31,39 @@ func validateCommand() *cli.Command {
 			&cli.DurationFlag{Name: "idle-after", Usage: fmt.Sprintf("cool-down readings after it (default: the inventory's [thermal] idle_after, else %s)", t.IdleAfter)},
 			outFlag(),
 		),
-		Action: runValidate,
+		Action: func(c *cli.Context) error {
+			o, err := validateOptions(c)
+			if err != nil {
+				return err
+			}
+			return run(c, o)
+		},
 	}
 }
 
-func runValidate(c *cli.Context) error {
-	inv, hosts, err := loadHosts(c)
+// validateOptions reads validate's flags.
+func validateOptions(c *cli.Context) (action.ValidateOptions, error) {
+	f, err := fleetOf(c)
 	if err != nil {
+		return action.ValidateOptions{}, err
+	}
+	return action.ValidateOptions{Fleet: f, Workload: workloadOf(c), Validate: setFlags(c, []string{"strict"}, nil), Out: c.String("out"), Version: version()}, nil
+}
+
+// runValidate validates the hosts and prints the verdicts, then each
+// reason on a line of its own.
+func runValidate(c *cli.Context, o action.ValidateOptions) error {
+	js, err := action.Validate(c.Context, o)
+	if js == nil {
 		return err
 	}
-	params, err := plans(c, inv, hosts, config.ForValidate)
-	if err != nil {
-		return err
-	}
-	vc, err := config.ValidateFor(inv, setFlags(c, []string{"strict"}, nil))
-	if err != nil {
-		return usageError{err}
-	}
-	opt, done, err := fleetOptions(c, hosts)
-	if err != nil {
-		return err
-	}
-	defer done()
-	env := job.Env{Inventory: inv, Out: c.String("out"), Version: version()}
-	res := fleet.Run(c.Context, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (job.ValidateResult, error) {
-		return env.Validate(ctx, h, job.Over(rc), params[h.Name], vc, r)
-	})
-	var js []job.ValidateResult
-	var rows [][]string
-	failed := 0
-	for _, r := range res {
-		j := r.Value
-		j.Host = r.Host.Name
-		if j.Reasons == nil {
-			j.Reasons = []results.Reason{}
-		}
-		if r.Err != nil {
-			j.Error, j.Verdict = r.Err.Error(), "ERROR"
-		}
-		if j.Failed(vc.Strict) {
-			failed++
-		}
-		js = append(js, j)
+	rows := make([][]string, 0, len(js))
+	for _, j := range js {
 		rows = append(rows, []string{j.Host, j.Verdict, fmt.Sprintf("%.1f", j.TPS), numOr(j.MaxTempC, "%.1f"), fmt.Sprint(j.Throttled),
 			fmt.Sprintf("%.1f", j.TPSFirstQuarter), fmt.Sprintf("%.1f", j.TPSLastQuarter), strings.Join(results.Codes(j.Reasons), ","), j.RunDir})
 	}
-	if err := printResults(c, js, []string{"HOST", "VERDICT", "TPS", "MAX_C", "THROTTLED", "TPS_Q1", "TPS_Q4", "REASONS", "RUN"}, rows); err != nil {
-		return err
+	if perr := printResults(c, js, []string{"HOST", "VERDICT", "TPS", "MAX_C", "THROTTLED", "TPS_Q1", "TPS_Q4", "REASONS", "RUN"}, rows); perr != nil {
+		return perr
 	}
 	if !c.Bool("json") {
 		for _, j := range js {
@@ -86,17 +73,7 @@ func runValidate(c *cli.Context) error {
 			}
 		}
 	}
-	if err := fleet.Err(res); err != nil {
-		return err
-	}
-	if failed > 0 {
-		what := "FAIL"
-		if vc.Strict {
-			what = "FAIL or WARN (--strict)"
-		}
-		return fmt.Errorf("%d of %d hosts: %s", failed, len(res), what)
-	}
-	return nil
+	return err
 }
 
 func numOr(v *float64, format string) string {

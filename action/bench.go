@@ -1,0 +1,236 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"pidb/bench/workloads/tpcc"
+	"pidb/config"
+	"pidb/engine"
+	"pidb/inventory"
+	"pidb/job"
+	"pidb/progress"
+	"pidb/results"
+)
+
+// Workload is what bench and validate run on each host: the inventory's
+// [bench] and [thermal], with these overrides by key (the flags given).
+type Workload struct {
+	Bench   config.Values // over each host's [bench]
+	Thermal config.Values // over the inventory's [thermal]
+}
+
+// plans resolves every host's plan before anything runs: a workload that
+// does not fit a host is a usage error. A workload named here (tpcc's
+// check) replaces the one configured. It gives the Go runtime a processor
+// for each of the clients' threads, and one more.
+func (w Workload) plans(inv *inventory.Inventory, hosts []inventory.Host, kind config.Kind, workload string) (map[string]job.Plan, error) {
+	therm, err := config.ThermalFor(inv, kind, w.Thermal)
+	if err != nil {
+		return nil, job.UsageError{Err: err}
+	}
+	out := map[string]job.Plan{}
+	var all []job.Plan
+	for _, h := range hosts {
+		b, err := config.BenchFor(h, w.Bench)
+		if err != nil {
+			return nil, job.UsageError{Err: err}
+		}
+		if workload != "" {
+			b.Workload = workload
+		}
+		p, err := job.Resolve(h, b, therm)
+		if err != nil {
+			return nil, err
+		}
+		out[h.Name] = p
+		all = append(all, p)
+	}
+	// the hosts' multiplexing threads wait in epoll without giving up their
+	// P (see package bench): leave one P for everything else
+	if n := job.Threads(all) + 1; runtime.GOMAXPROCS(0) < n {
+		runtime.GOMAXPROCS(n)
+	}
+	return out, nil
+}
+
+// BenchOptions are `pidb bench`'s.
+type BenchOptions struct {
+	Fleet
+	Workload
+	Out     string // runs are saved under it
+	Version string // pidb's, in each run
+}
+
+// Bench runs each host's workload from this machine and saves the run.
+func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
+	inv, hosts, err := o.load()
+	if err != nil {
+		return nil, err
+	}
+	plans, err := o.plans(inv, hosts, config.ForBench, "")
+	if err != nil {
+		return nil, err
+	}
+	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version}
+	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.BenchResult, error) {
+		return env.Bench(ctx, h, c, plans[h.Name], r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]job.BenchResult, 0, len(res))
+	for _, r := range res {
+		b := r.Value
+		b.Host = r.Host.Name
+		if b.Workload == "" {
+			b.Workload = plans[b.Host].Spec.Name
+		}
+		if r.Err != nil {
+			b.Error = r.Err.Error()
+		}
+		out = append(out, b)
+	}
+	return out, Err(res)
+}
+
+// CheckOptions are `pidb bench tpcc check`'s.
+type CheckOptions struct {
+	Fleet
+	Workload
+}
+
+// CheckTPCC tests TPC-C's consistency conditions on every warehouse of
+// tpcc's tables on each host.
+func CheckTPCC(ctx context.Context, o CheckOptions) ([]job.CheckResult, error) {
+	inv, hosts, err := o.load()
+	if err != nil {
+		return nil, err
+	}
+	plans, err := o.plans(inv, hosts, config.ForBench, tpcc.Name)
+	if err != nil {
+		return nil, err
+	}
+	env := job.Env{Inventory: inv}
+	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.CheckResult, error) {
+		return env.Check(ctx, h, c, plans[h.Name], r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]job.CheckResult, 0, len(res))
+	for _, r := range res {
+		j := r.Value
+		j.Host, j.Workload = r.Host.Name, tpcc.Name
+		if r.Err != nil {
+			j.Error = r.Err.Error()
+		}
+		out = append(out, j)
+	}
+	return out, Err(res)
+}
+
+// CleanupOptions are `pidb bench cleanup`'s.
+type CleanupOptions struct {
+	Fleet
+}
+
+// Cleanup drops pidb's benchmark database on each host where pidb made it.
+func Cleanup(ctx context.Context, o CleanupOptions) ([]job.CleanupResult, error) {
+	inv, hosts, err := o.load()
+	if err != nil {
+		return nil, err
+	}
+	env := job.Env{Inventory: inv}
+	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.CleanupResult, error) {
+		return env.Cleanup(ctx, h, c, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]job.CleanupResult, 0, len(res))
+	for _, r := range res {
+		j := r.Value
+		j.Host, j.Database = r.Host.Name, engine.BenchDatabase
+		if r.Err != nil {
+			j.Error = r.Err.Error()
+		}
+		out = append(out, j)
+	}
+	return out, Err(res)
+}
+
+// ValidateOptions are `pidb validate`'s.
+type ValidateOptions struct {
+	Fleet
+	Workload
+	// Validate overrides the inventory's [validate] (strict), by key.
+	Validate config.Values
+	Out      string
+	Version  string
+}
+
+// Validate checks each host and runs its baseline workload with the
+// temperature read around it: PASS, WARN or FAIL with reasons. Beside the
+// hosts that failed to run, a host that FAILs (or WARNs, when strict)
+// makes the error: exit code 1.
+func Validate(ctx context.Context, o ValidateOptions) ([]job.ValidateResult, error) {
+	inv, hosts, err := o.load()
+	if err != nil {
+		return nil, err
+	}
+	plans, err := o.plans(inv, hosts, config.ForValidate, "")
+	if err != nil {
+		return nil, err
+	}
+	vc, err := config.ValidateFor(inv, o.Validate)
+	if err != nil {
+		return nil, job.UsageError{Err: err}
+	}
+	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version}
+	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.ValidateResult, error) {
+		return env.Validate(ctx, h, c, plans[h.Name], vc, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]job.ValidateResult, 0, len(res))
+	failed := 0
+	for _, r := range res {
+		j := r.Value
+		j.Host = r.Host.Name
+		if j.Reasons == nil {
+			j.Reasons = []results.Reason{}
+		}
+		if r.Err != nil {
+			j.Error, j.Verdict = r.Err.Error(), "ERROR"
+		}
+		if j.Failed(vc.Strict) {
+			failed++
+		}
+		out = append(out, j)
+	}
+	if err := Err(res); err != nil {
+		return out, err
+	}
+	if failed > 0 {
+		return out, &Verdicts{Failed: failed, Total: len(res), Strict: vc.Strict}
+	}
+	return out, nil
+}
+
+// Verdicts is Validate's error when every host ran and some failed their
+// validation: FAIL, or WARN when strict. Exit code 1.
+type Verdicts struct {
+	Failed, Total int
+	Strict        bool
+}
+
+func (v *Verdicts) Error() string {
+	what := "FAIL"
+	if v.Strict {
+		what = "FAIL or WARN (--strict)"
+	}
+	return fmt.Sprintf("%d of %d hosts: %s", v.Failed, v.Total, what)
+}

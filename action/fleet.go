@@ -1,0 +1,110 @@
+// Package action is pidb's use cases: one options struct per command and
+// one function that runs it. Each loads the inventory, resolves what every
+// selected host is to do (refusing bad input before any host is touched),
+// runs over the fleet, and returns a typed result per host, with its host
+// and its error. The command line (cmd/pidb) turns flags into the options
+// and prints the results; the demo calls the same functions.
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"pidb/fleet"
+	"pidb/inventory"
+	"pidb/job"
+	"pidb/progress"
+	"pidb/remote"
+)
+
+// Fleet is which hosts a use case works on and how it reaches them.
+type Fleet struct {
+	Inventory string // the inventory file
+	Limit     string // only these hosts, comma-separated; empty: all
+	// Concurrency is how many hosts are worked on at once (default 10).
+	Concurrency       int
+	AcceptNewHostKeys bool          // record a host key known_hosts does not know yet
+	ConnectTimeout    time.Duration // default 10s
+	View              *progress.View
+	// Agent is the ssh-agent's socket (SSH_AUTH_SOCK); Passphrase asks
+	// for a key's passphrase (nil: a protected key is an error).
+	Agent      string
+	Passphrase remote.PassphraseFunc
+	// Warnings gets what the inventory allows but should not (tls =
+	// false on a public network), once, before any host; nil: dropped.
+	Warnings io.Writer
+}
+
+// Result is one host's outcome: its value, or its error.
+type Result[T any] = fleet.Result[T]
+
+// Err is nil when every host succeeded, else an error (exit code 1) that
+// counts the hosts that failed and holds each one's error.
+func Err[T any](results []Result[T]) error { return fleet.Err(results) }
+
+// Task is a use case's work on one host, over its connection.
+type Task[T any] func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (T, error)
+
+// inventory reads the inventory with every check pidb can make before it
+// touches a host, and says its warnings.
+func (f Fleet) inventory() (*inventory.Inventory, error) {
+	if f.Inventory == "" {
+		return nil, job.UsageError{Err: errors.New("no inventory: give -i FILE (or set PIDB_INVENTORY)")}
+	}
+	inv, err := job.LoadInventory(f.Inventory)
+	if err != nil {
+		return nil, err
+	}
+	if f.Warnings != nil {
+		for _, w := range inv.Warnings {
+			fmt.Fprintf(f.Warnings, "warning: %s\n", progress.Sanitize(w))
+		}
+	}
+	return inv, nil
+}
+
+// load reads the inventory (inventory) and selects the hosts.
+func (f Fleet) load() (*inventory.Inventory, []inventory.Host, error) {
+	inv, err := f.inventory()
+	if err != nil {
+		return nil, nil, err
+	}
+	hosts, err := inv.Select(f.Limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return inv, hosts, nil
+}
+
+// each runs task on every host, a connection each: the one fleet loop of
+// every use case. A key that cannot be read names the hosts that use it
+// (a usage error: no host was touched).
+func each[T any](ctx context.Context, f Fleet, hosts []inventory.Host, task Task[T]) ([]Result[T], error) {
+	files := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		files = append(files, h.IdentityFile)
+	}
+	auth, err := remote.NewAuth(files, f.Agent, f.Passphrase)
+	var ke *remote.KeyError
+	if errors.As(err, &ke) {
+		var users []string
+		for _, h := range hosts {
+			if h.IdentityFile == ke.File {
+				users = append(users, h.Name)
+			}
+		}
+		err = fmt.Errorf("%s: %w", strings.Join(users, ", "), err)
+	}
+	if err != nil {
+		return nil, job.UsageError{Err: err}
+	}
+	defer auth.Close()
+	opt := fleet.Options{Concurrency: f.Concurrency, View: f.View, Auth: auth, AcceptNewHostKeys: f.AcceptNewHostKeys, ConnectTimeout: f.ConnectTimeout}
+	return fleet.Run(ctx, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (T, error) {
+		return task(ctx, h, job.Over(rc), r)
+	}), nil
+}

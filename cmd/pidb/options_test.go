@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"pidb/action"
+	"pidb/config"
+	"pidb/job"
+)
+
+// runWith runs one command, built with a seam that keeps its options
+// instead of running, and returns the exit code and stderr.
+func runWith(t *testing.T, cmd *cli.Command, args ...string) (int, string) {
+	t.Helper()
+	t.Setenv("PIDB_INVENTORY", "")
+	var out, errb bytes.Buffer
+	app := &cli.App{Name: "pidb", Writer: &out, ErrWriter: &errb, Commands: []*cli.Command{cmd}, ExitErrHandler: func(*cli.Context, error) {}}
+	setUsageErrors(app.Commands)
+	app.OnUsageError = onUsageError
+	err := app.RunContext(context.Background(), append([]string{"pidb"}, args...))
+	return exitCode(err, &errb), errb.String()
+}
+
+// TestFleetFlagsToOptions: the flags every fleet command shares become
+// its Fleet, with the defaults written out; bad ones are exit 2 before
+// anything runs.
+func TestFleetFlagsToOptions(t *testing.T) {
+	var got action.FactsOptions
+	ran := 0
+	capture := func(_ *cli.Context, o action.FactsOptions) error { got, ran = o, ran+1; return nil }
+	if code, errOut := runWith(t, factsCommand(capture), "facts", "-i", "lab.toml", "--limit", "pi4,zero", "--concurrency", "3", "--connect-timeout", "5s", "--accept-new-host-keys"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f := got.Fleet
+	if f.Inventory != "lab.toml" || f.Limit != "pi4,zero" || f.Concurrency != 3 || f.ConnectTimeout != 5*time.Second || !f.AcceptNewHostKeys || f.View == nil || f.Warnings == nil {
+		t.Errorf("facts' fleet: %+v", f)
+	}
+	if code, errOut := runWith(t, factsCommand(capture), "facts", "-i", "lab.toml"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if f := got.Fleet; f.Limit != "" || f.Concurrency != 10 || f.ConnectTimeout != 10*time.Second || f.AcceptNewHostKeys {
+		t.Errorf("facts' fleet by default: %+v, want every host, 10 at once, a 10 s connect timeout", f)
+	}
+	for args, want := range map[string]string{
+		"facts":                                  "no inventory: give -i FILE (or set PIDB_INVENTORY)",
+		"facts -i lab.toml --concurrency 0":      "--concurrency must be at least 1",
+		"facts -i lab.toml --connect-timeout 0s": "--connect-timeout must be more than zero",
+		"facts -i lab.toml pi4":                  `unexpected argument "pi4"`,
+		"facts -i lab.toml --concurrency many":   `invalid value "many" for flag -concurrency`,
+		"facts -i lab.toml --x":                  "flag provided but not defined: -x",
+	} {
+		ran = 0
+		code, errOut := runWith(t, factsCommand(capture), strings.Fields(args)...)
+		if code != 2 || !strings.Contains(errOut, want) || ran != 0 {
+			t.Errorf("%s: exit %d, ran %d, stderr %q; want exit 2 with %q before running", args, code, ran, errOut, want)
+		}
+	}
+}
+
+// TestThermalFlagsToOptions: --interval overrides [thermal]'s interval by
+// its key; --duration and --csv are the options' own.
+func TestThermalFlagsToOptions(t *testing.T) {
+	var got action.ThermalOptions
+	capture := func(_ *cli.Context, o action.ThermalOptions) error { got = o; return nil }
+	if code, errOut := runWith(t, thermalCommand(capture), "thermal", "-i", "lab.toml", "--interval", "15s", "--duration", "1h", "--csv", "temps.csv"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !maps.Equal(got.Thermal, config.Values{"interval": 15 * time.Second}) || got.Duration != time.Hour || got.CSVFile != "temps.csv" || got.Inventory != "lab.toml" {
+		t.Errorf("thermal's options: %+v", got)
+	}
+	if code, _ := runWith(t, thermalCommand(capture), "thermal", "-i", "lab.toml"); code != 0 || len(got.Thermal) != 0 || got.Duration != 0 || got.CSVFile != "" {
+		t.Errorf("thermal by default: exit %d, %+v; want the inventory's interval, one reading, no CSV", code, got)
+	}
+}
+
+// TestBenchFlagsToOptions: the flags given override [bench] and [thermal]
+// by the inventory's keys, and only those given; --out and pidb's
+// version go into each run.
+func TestBenchFlagsToOptions(t *testing.T) {
+	var got action.BenchOptions
+	capture := benchRun{bench: func(_ *cli.Context, o action.BenchOptions) error { got = o; return nil }}
+	if code, errOut := runWith(t, benchCommand(capture), "bench", "-i", "lab.toml", "--workload", "tpcc", "--clients", "32", "--mix", "10:10:1:1:1",
+		"--use-fk=false", "--via", "ssh", "--table-size", "5000", "--idle-before", "1m", "--out", "runs"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	wantBench := config.Values{"workload": "tpcc", "clients": 32, "mix": "10:10:1:1:1", "use_fk": false, "via": "ssh", "table_size": 5000}
+	if !maps.Equal(got.Bench, wantBench) || !maps.Equal(got.Thermal, config.Values{"idle_before": time.Minute}) || got.Out != "runs" || got.Version == "" {
+		t.Errorf("bench's options: bench %v, thermal %v, out %q, version %q; want bench %v", got.Bench, got.Thermal, got.Out, got.Version, wantBench)
+	}
+	if code, _ := runWith(t, benchCommand(capture), "bench", "-i", "lab.toml"); code != 0 || len(got.Bench) != 0 || len(got.Thermal) != 0 || got.Out != "pidb-results" {
+		t.Errorf("bench by default: exit %d, %+v; want the inventory's [bench] and runs under pidb-results", code, got)
+	}
+
+	var check action.CheckOptions
+	var cleanup action.CleanupOptions
+	capture = benchRun{
+		check:   func(_ *cli.Context, o action.CheckOptions) error { check = o; return nil },
+		cleanup: func(_ *cli.Context, o action.CleanupOptions) error { cleanup = o; return nil },
+	}
+	if code, errOut := runWith(t, benchCommand(capture), "bench", "tpcc", "check", "-i", "lab.toml", "--tables", "3", "--tls", "on"); code != 0 {
+		t.Fatalf("tpcc check: exit %d: %s", code, errOut)
+	}
+	if !maps.Equal(check.Bench, config.Values{"tables": 3, "tls": "on"}) || check.Inventory != "lab.toml" {
+		t.Errorf("tpcc check's options: %+v", check)
+	}
+	if code, errOut := runWith(t, benchCommand(capture), "bench", "cleanup", "-i", "lab.toml", "--limit", "pi3"); code != 0 || cleanup.Limit != "pi3" {
+		t.Errorf("cleanup: exit %d %s, options %+v", code, errOut, cleanup)
+	}
+}
+
+// TestValidateFlagsToOptions: --strict overrides [validate], the thermal
+// flags [thermal], the workload's [bench].
+func TestValidateFlagsToOptions(t *testing.T) {
+	var got action.ValidateOptions
+	capture := func(_ *cli.Context, o action.ValidateOptions) error { got = o; return nil }
+	if code, errOut := runWith(t, validateCommand(capture), "validate", "-i", "lab.toml", "--strict", "--thermal-interval", "5s", "--idle-after", "30s", "--duration", "2m", "--out", "v"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !maps.Equal(got.Validate, config.Values{"strict": true}) || !maps.Equal(got.Thermal, config.Values{"interval": 5 * time.Second, "idle_after": 30 * time.Second}) ||
+		!maps.Equal(got.Bench, config.Values{"duration": 2 * time.Minute}) || got.Out != "v" {
+		t.Errorf("validate's options: %+v", got)
+	}
+}
+
+// TestProvisionFlagsToOptions: provision runs every step, tune apply the
+// configure step alone and tune rollback its rollback, each with the
+// flags it has; a lock wait of nothing is exit 2.
+func TestProvisionFlagsToOptions(t *testing.T) {
+	var got action.ProvisionOptions
+	capture := func(_ *cli.Context, o action.ProvisionOptions) error { got = o; return nil }
+	if code, errOut := runWith(t, provisionCommand(capture), "provision", "-i", "lab.toml", "--preset", "oltp", "--dry-run", "--now", "--apt-lock-timeout", "2m"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got.Steps != job.AllSteps || got.Preset != "oltp" || !got.DryRun || !got.Now || got.AptLockWait != 2*time.Minute {
+		t.Errorf("provision's options: %+v", got.ProvisionOptions)
+	}
+	if code, errOut := runWith(t, provisionCommand(capture), "provision", "-i", "lab.toml", "--apt-lock-timeout", "0s"); code != 2 || !strings.Contains(errOut, "--apt-lock-timeout 0s: want more than 0") {
+		t.Errorf("--apt-lock-timeout 0s: exit %d, %q", code, errOut)
+	}
+	if code, errOut := runWith(t, tuneCommand(capture), "tune", "apply", "-i", "lab.toml", "--preset", "balanced"); code != 0 || got.Steps != job.Configure || got.Preset != "balanced" || got.DryRun || got.AptLockWait != 0 {
+		t.Errorf("tune apply: exit %d %s, options %+v", code, errOut, got.ProvisionOptions)
+	}
+	if code, errOut := runWith(t, tuneCommand(capture), "tune", "rollback", "-i", "lab.toml"); code != 0 || got.Steps != job.Rollback || got.Preset != "" {
+		t.Errorf("tune rollback: exit %d %s, options %+v", code, errOut, got.ProvisionOptions)
+	}
+}
+
+// TestCredentialsFlagsToOptions: one host by name, its database, and the
+// --ca file made absolute; no host, or two, is exit 2.
+func TestCredentialsFlagsToOptions(t *testing.T) {
+	var got action.CredentialsOptions
+	ran := 0
+	capture := func(_ *cli.Context, o action.CredentialsOptions) error { got, ran = o, ran+1; return nil }
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if code, errOut := runWith(t, credentialsCommand(capture), "credentials", "-i", "lab.toml", "--database", "shop", "--ca", "pi4-ca.pem", "pi4"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got.Host != "pi4" || got.Database != "shop" || got.CAFile != filepath.Join(dir, "pi4-ca.pem") || got.Inventory != "lab.toml" || got.ConnectTimeout != 10*time.Second {
+		t.Errorf("credentials' options: %+v", got)
+	}
+	for _, args := range [][]string{{"credentials", "-i", "lab.toml"}, {"credentials", "-i", "lab.toml", "pi4", "pi3"}} {
+		ran = 0
+		if code, errOut := runWith(t, credentialsCommand(capture), args...); code != 2 || ran != 0 || !strings.Contains(errOut, "credentials needs one host name") {
+			t.Errorf("%v: exit %d, ran %d, %q", args, code, ran, errOut)
+		}
+	}
+}
