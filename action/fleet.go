@@ -33,7 +33,7 @@ type Fleet struct {
 	// Agent is the ssh-agent's socket (SSH_AUTH_SOCK); Passphrase asks
 	// for a key's passphrase (nil: a protected key is an error).
 	Agent      string
-	Passphrase remote.PassphraseFunc
+	Passphrase func(file string) ([]byte, error)
 	// Warnings gets what the inventory allows but should not (tls =
 	// false on a public network), once, before any host; nil: dropped.
 	Warnings io.Writer

@@ -13,6 +13,10 @@ import (
 	"pidb/tune"
 )
 
+// DefaultAptLockWait is how long provisioning waits by default for
+// another apt or dpkg to let go of its lock.
+const DefaultAptLockWait = provision.DefaultAptLockWait
+
 // ProvisionOptions are `pidb provision`'s, and `pidb tune apply`'s and
 // `tune rollback`'s (Steps job.Configure, job.Rollback).
 type ProvisionOptions struct {

@@ -599,6 +599,9 @@ func save(out string, r results.Run) (string, error) {
 	return dir, nil
 }
 
+// Check is one consistency condition on one warehouse, as a run keeps it.
+type Check = results.Check
+
 // CheckResult is one host as `pidb bench tpcc check --json` prints it.
 type CheckResult struct {
 	Host     string          `json:"host"`

@@ -31,6 +31,9 @@ type ValidateResult struct {
 	Error           string           `json:"error,omitempty"`
 }
 
+// Codes are the result's reasons' codes, in order.
+func (r ValidateResult) Codes() []string { return results.Codes(r.Reasons) }
+
 // Failed reports whether the result fails the command: an error or FAIL,
 // or WARN when strict.
 func (r ValidateResult) Failed(strict bool) bool {

@@ -13,7 +13,6 @@ import (
 	"pidb/bench/workloads"
 	"pidb/config"
 	"pidb/job"
-	"pidb/results"
 )
 
 // benchCommand is `pidb bench` with its subcommands, doing their work
@@ -224,7 +223,7 @@ func opsTables(c *cli.Context, js []job.BenchResult) error {
 
 var checkHeader = []string{"HOST", "TABLE", "WAREHOUSE", "CONDITION", "RESULT", "DETAIL"}
 
-func checkRows(host string, cs []results.Check) [][]string {
+func checkRows(host string, cs []job.Check) [][]string {
 	var out [][]string
 	for _, k := range cs {
 		out = append(out, []string{host, strconv.Itoa(k.Table), strconv.FormatInt(k.Warehouse, 10), fmt.Sprintf("%d: %s", k.Condition, k.Name),

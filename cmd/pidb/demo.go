@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/demo"
-	"pidb/results"
 )
 
 func demoCommand() *cli.Command {
@@ -48,7 +47,7 @@ func demoCommand() *cli.Command {
 				rows := make([][]string, 0, len(res.Validations))
 				for _, v := range res.Validations {
 					rows = append(rows, []string{v.Host, v.Cooling, v.Speed, v.Verdict, fmt.Sprintf("%.1f", v.TPS), fmt.Sprintf("%.2f", v.P95Ms), numOr(v.MaxTempC, "%.1f"),
-						fmt.Sprint(v.Throttled), strings.Join(results.Codes(v.Reasons), ",")})
+						fmt.Sprint(v.Throttled), strings.Join(v.Codes(), ",")})
 				}
 				fmt.Fprintln(w)
 				if err := table(c, []string{"HOST", "COOLING", "SPEED", "VERDICT", "TPS", "P95_MS", "MAX_C", "THROTTLED", "REASONS"}, rows); err != nil {

@@ -13,7 +13,6 @@ import (
 	"pidb/action"
 	"pidb/output"
 	"pidb/progress"
-	"pidb/remote"
 )
 
 // fleetFlags are the flags of every fleet command, new for each command:
@@ -102,7 +101,7 @@ func fleetFlagsOf(c *cli.Context) (action.Fleet, error) {
 	if c.Int("concurrency") < 1 {
 		return action.Fleet{}, usagef("--concurrency must be at least 1")
 	}
-	var ask remote.PassphraseFunc
+	var ask func(file string) ([]byte, error)
 	if term.IsTerminal(int(os.Stdin.Fd())) {
 		ask = func(file string) ([]byte, error) {
 			fmt.Fprintf(c.App.ErrWriter, "Passphrase for %s: ", file)

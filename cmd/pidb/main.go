@@ -132,7 +132,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			runsCommand(),
 			reportCommand(),
 			compareCommand(),
-			tuneCommand(nil),
+			tuneCommand(tuneRun{}),
 			labCommand(),
 			demoCommand(),
 			completionCommand(),

@@ -145,10 +145,10 @@ func TestProvisionFlagsToOptions(t *testing.T) {
 	if code, errOut := runWith(t, provisionCommand(capture), "provision", "-i", "lab.toml", "--apt-lock-timeout", "0s"); code != 2 || !strings.Contains(errOut, "--apt-lock-timeout 0s: want more than 0") {
 		t.Errorf("--apt-lock-timeout 0s: exit %d, %q", code, errOut)
 	}
-	if code, errOut := runWith(t, tuneCommand(capture), "tune", "apply", "-i", "lab.toml", "--preset", "balanced"); code != 0 || got.Steps != job.Configure || got.Preset != "balanced" || got.DryRun || got.AptLockWait != 0 {
+	if code, errOut := runWith(t, tuneCommand(tuneRun{steps: capture}), "tune", "apply", "-i", "lab.toml", "--preset", "balanced"); code != 0 || got.Steps != job.Configure || got.Preset != "balanced" || got.DryRun || got.AptLockWait != 0 {
 		t.Errorf("tune apply: exit %d %s, options %+v", code, errOut, got.ProvisionOptions)
 	}
-	if code, errOut := runWith(t, tuneCommand(capture), "tune", "rollback", "-i", "lab.toml"); code != 0 || got.Steps != job.Rollback || got.Preset != "" {
+	if code, errOut := runWith(t, tuneCommand(tuneRun{steps: capture}), "tune", "rollback", "-i", "lab.toml"); code != 0 || got.Steps != job.Rollback || got.Preset != "" {
 		t.Errorf("tune rollback: exit %d %s, options %+v", code, errOut, got.ProvisionOptions)
 	}
 }
@@ -171,6 +171,34 @@ func TestCredentialsFlagsToOptions(t *testing.T) {
 		ran = 0
 		if code, errOut := runWith(t, credentialsCommand(capture), args...); code != 2 || ran != 0 || !strings.Contains(errOut, "credentials needs one host name") {
 			t.Errorf("%v: exit %d, ran %d, %q", args, code, ran, errOut)
+		}
+	}
+}
+
+// TestTuneShowFlagsToOptions: the board from its flags, --mem in binary
+// units, each --set as name=value; a board half described, or a --set
+// without a name, is exit 2.
+func TestTuneShowFlagsToOptions(t *testing.T) {
+	var got action.TuneShowOptions
+	ran := 0
+	capture := tuneRun{show: func(_ *cli.Context, o action.TuneShowOptions) error { got, ran = o, ran+1; return nil }}
+	if code, errOut := runWith(t, tuneCommand(capture), "tune", "show", "--engine", "mariadb", "--mem", "4GiB", "--cpus", "4", "--storage", "usb",
+		"--set", "max_connections=50", "--set", "innodb_buffer_pool_size=1G", "--preset", "seed"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := action.TuneShowOptions{Engine: "mariadb", RAMBytes: 4 << 30, CPUs: 4, Storage: "usb", Preset: "seed",
+		Set: map[string]string{"max_connections": "50", "innodb_buffer_pool_size": "1G"}}
+	if got.Engine != want.Engine || got.RAMBytes != want.RAMBytes || got.CPUs != want.CPUs || got.Storage != want.Storage || got.Preset != want.Preset || !maps.Equal(got.Set, want.Set) {
+		t.Errorf("tune show's options: %+v, want %+v", got, want)
+	}
+	for args, msg := range map[string]string{
+		"tune show --engine postgres --mem 1GiB":                   "tune show needs --cpus",
+		"tune show --engine postgres --mem 1GiB --cpus 4 --set =5": `--set "=5": want name=value`,
+		"tune show --engine postgres --mem lots --cpus 4":          "--mem:",
+	} {
+		ran = 0
+		if code, errOut := runWith(t, tuneCommand(capture), strings.Fields(args)...); code != 2 || ran != 0 || !strings.Contains(errOut, msg) {
+			t.Errorf("%s: exit %d, ran %d, %q; want exit 2 with %q", args, code, ran, errOut, msg)
 		}
 	}
 }

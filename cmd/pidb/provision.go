@@ -10,8 +10,6 @@ import (
 	"pidb/job"
 	"pidb/output"
 	"pidb/progress"
-	"pidb/provision"
-	"pidb/tune"
 )
 
 // provisionCommand is `pidb provision`; run does the work (nil:
@@ -25,10 +23,10 @@ func provisionCommand(run func(*cli.Context, action.ProvisionOptions) error) *cl
 		Usage:     "install, tune and turn the desktop off, on every selected Pi; safe to run again",
 		UsageText: "pidb provision -i FILE [--limit NAMES] [--preset P] [--dry-run] [--now] [--apt-lock-timeout D] [--json]",
 		Flags: append(fleetFlags(),
-			&cli.StringFlag{Name: "preset", Usage: "override the inventory's preset for this run: " + strings.Join(tune.PresetNames(), ", ")},
+			&cli.StringFlag{Name: "preset", Usage: "override the inventory's preset for this run: " + strings.Join(action.PresetNames(), ", ")},
 			&cli.BoolFlag{Name: "dry-run", Usage: "show what would change (diffs, commands) and change nothing"},
 			&cli.BoolFlag{Name: "now", Usage: "also stop the display manager now, not only from the next boot"},
-			&cli.DurationFlag{Name: "apt-lock-timeout", Usage: "wait at most `D` for another apt or dpkg (a fresh Pi updates itself at first boot) to let go of its lock", Value: provision.DefaultAptLockWait},
+			&cli.DurationFlag{Name: "apt-lock-timeout", Usage: "wait at most `D` for another apt or dpkg (a fresh Pi updates itself at first boot) to let go of its lock", Value: action.DefaultAptLockWait},
 		),
 		Action: func(c *cli.Context) error {
 			o, err := stepsOf(c, job.AllSteps)

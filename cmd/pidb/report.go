@@ -7,9 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pidb/action"
 	"pidb/output"
 	"pidb/report"
-	"pidb/results"
 )
 
 const resultsDir = "pidb-results"
@@ -36,15 +36,10 @@ func runsCommand() *cli.Command {
 			if c.Args().Present() {
 				dir = c.Args().First()
 			}
-			listed, err := results.List(dir)
+			rows, err := action.Runs(action.RunsOptions{Dir: dir, Filter: report.Filter{Host: c.String("host"), Workload: c.String("workload"), Last: c.Int("last")}})
 			if err != nil {
 				return err
 			}
-			all := make([]report.Row, 0, len(listed))
-			for _, l := range listed {
-				all = append(all, report.Overview(l))
-			}
-			rows := report.Select(all, report.Filter{Host: c.String("host"), Workload: c.String("workload"), Last: c.Int("last")})
 			if c.Bool("json") {
 				if rows == nil {
 					rows = []report.Row{}

@@ -10,14 +10,24 @@ import (
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/output"
-	"pidb/tune"
 )
 
-// tuneCommand is `pidb tune`; run does the work of apply and rollback
-// (nil: runProvision), a seam for the tests of their options.
-func tuneCommand(run func(*cli.Context, action.ProvisionOptions) error) *cli.Command {
-	if run == nil {
-		run = runProvision
+// tuneRun does the work of tune's subcommands; a nil one is the
+// command's own (runProvision for apply and rollback, runTuneShow): a
+// seam for the tests of their options.
+type tuneRun struct {
+	steps func(*cli.Context, action.ProvisionOptions) error
+	show  func(*cli.Context, action.TuneShowOptions) error
+}
+
+// tuneCommand is `pidb tune` with its subcommands, doing their work with
+// run's functions.
+func tuneCommand(run tuneRun) *cli.Command {
+	if run.steps == nil {
+		run.steps = runProvision
+	}
+	if run.show == nil {
+		run.show = runTuneShow
 	}
 	steps := func(s job.Steps) cli.ActionFunc {
 		return func(c *cli.Context) error {
@@ -25,7 +35,7 @@ func tuneCommand(run func(*cli.Context, action.ProvisionOptions) error) *cli.Com
 			if err != nil {
 				return err
 			}
-			return run(c, o)
+			return run.steps(c, o)
 		}
 	}
 	return &cli.Command{
@@ -42,20 +52,26 @@ func tuneCommand(run func(*cli.Context, action.ProvisionOptions) error) *cli.Com
 					&cli.StringFlag{Name: "mem", Usage: "the board's nominal RAM, e.g. 4GiB or 512MB (binary)"},
 					&cli.IntFlag{Name: "cpus", Usage: "cores", DefaultText: "none: give it"},
 					&cli.StringFlag{Name: "storage", Usage: "sd, usb, nvme or unknown", Value: "sd"},
-					&cli.StringFlag{Name: "preset", Usage: strings.Join(tune.PresetNames(), ", ") + " (see pidb tune presets)", Value: "balanced"},
+					&cli.StringFlag{Name: "preset", Usage: strings.Join(action.PresetNames(), ", ") + " (see pidb tune presets)", Value: "balanced"},
 					&cli.StringSliceFlag{Name: "set", Usage: "override a setting: `name=value` (repeatable)"},
 					&cli.IntFlag{Name: "max-connections", Usage: "connections to plan for (default: scaled to RAM)"},
 					&cli.StringFlag{Name: "format", Usage: "conf (the drop-in file) or json", Value: "conf"},
 					jsonFlag(),
 				},
-				Action: tuneShow,
+				Action: func(c *cli.Context) error {
+					o, err := tuneShowOptions(c)
+					if err != nil {
+						return err
+					}
+					return run.show(c, o)
+				},
 			},
 			{
 				Name:      "apply",
 				Usage:     "the configure step of provision alone: write the tuner's drop-in, restart, verify",
 				UsageText: "pidb tune apply -i FILE [--limit NAMES] [--preset P] [--dry-run] [--json]",
 				Flags: append(fleetFlags(),
-					&cli.StringFlag{Name: "preset", Usage: "override the inventory's preset for this run: " + strings.Join(tune.PresetNames(), ", ")},
+					&cli.StringFlag{Name: "preset", Usage: "override the inventory's preset for this run: " + strings.Join(action.PresetNames(), ", ")},
 					&cli.BoolFlag{Name: "dry-run", Usage: "show the diff and change nothing"},
 				),
 				Action: steps(job.Configure),
@@ -78,13 +94,13 @@ func tuneCommand(run func(*cli.Context, action.ProvisionOptions) error) *cli.Com
 							Description string `json:"description"`
 						}
 						var out []p
-						for _, x := range tune.Presets {
+						for _, x := range action.Presets() {
 							out = append(out, p{x.Name, x.Description})
 						}
 						return output.JSON(c.App.Writer, out)
 					}
 					var rows [][]string
-					for _, x := range tune.Presets {
+					for _, x := range action.Presets() {
 						rows = append(rows, []string{x.Name, x.Description})
 					}
 					return table(c, []string{"PRESET", "DESCRIPTION"}, rows)
@@ -94,38 +110,35 @@ func tuneCommand(run func(*cli.Context, action.ProvisionOptions) error) *cli.Com
 	}
 }
 
-func tuneShow(c *cli.Context) error {
+// tuneShowOptions reads tune show's flags: the board, the preset, and
+// each --set name=value.
+func tuneShowOptions(c *cli.Context) (action.TuneShowOptions, error) {
 	if c.Args().Present() {
-		return usagef("unexpected argument %q (flags go before arguments)", c.Args().First())
+		return action.TuneShowOptions{}, usagef("unexpected argument %q (flags go before arguments)", c.Args().First())
 	}
 	for _, f := range []string{"engine", "mem", "cpus"} {
 		if !c.IsSet(f) {
-			return usagef("tune show needs --%s", f)
+			return action.TuneShowOptions{}, usagef("tune show needs --%s", f)
 		}
 	}
 	mem, err := inventory.ParseSize(c.String("mem"))
 	if err != nil {
-		return usagef("--mem: %v", err)
+		return action.TuneShowOptions{}, usagef("--mem: %v", err)
 	}
-	overrides := map[string]string{}
+	o := action.TuneShowOptions{Engine: c.String("engine"), Version: c.String("version"), RAMBytes: mem, CPUs: c.Int("cpus"), Storage: c.String("storage"),
+		MaxConnections: c.Int("max-connections"), Preset: c.String("preset"), Set: map[string]string{}}
 	for _, kv := range c.StringSlice("set") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return usagef("--set %q: want name=value", kv)
+			return o, usagef("--set %q: want name=value", kv)
 		}
-		overrides[strings.TrimSpace(k)] = v
+		o.Set[strings.TrimSpace(k)] = v
 	}
-	engine := c.String("engine")
-	if engine == "postgresql" {
-		engine = "postgres"
-	}
-	in := tune.Input{Flavor: engine, Version: c.String("version"), RAMBytes: mem, CPUs: c.Int("cpus"),
-		Storage: c.String("storage"), MaxConnections: c.Int("max-connections")}
-	s, err := tune.Recommend(in, c.String("preset"), overrides)
-	if err != nil {
-		return usageError{err}
-	}
-	in, _ = tune.Normalize(in)
+	return o, nil
+}
+
+// runTuneShow prints the tuner's drop-in file, or its settings in JSON.
+func runTuneShow(c *cli.Context, o action.TuneShowOptions) error {
 	format := c.String("format")
 	if c.Bool("json") {
 		if c.IsSet("format") && format != "json" {
@@ -133,12 +146,16 @@ func tuneShow(c *cli.Context) error {
 		}
 		format = "json"
 	}
-	switch format {
-	case "conf":
-		_, err := fmt.Fprint(c.App.Writer, tune.Render(in, c.String("preset"), s))
-		return err
-	case "json":
-		return output.JSON(c.App.Writer, tune.JSON(in.Flavor, s))
+	if format != "conf" && format != "json" {
+		return usagef("--format %q: want conf or json", c.String("format"))
 	}
-	return usagef("--format %q: want conf or json", c.String("format"))
+	t, err := action.TuneShow(o)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return output.JSON(c.App.Writer, t.JSON)
+	}
+	_, err = fmt.Fprint(c.App.Writer, t.Conf)
+	return err
 }

@@ -9,7 +9,6 @@ import (
 	"pidb/action"
 	"pidb/config"
 	"pidb/progress"
-	"pidb/results"
 )
 
 // validateCommand is `pidb validate`; run does the work (nil:
@@ -60,7 +59,7 @@ func runValidate(c *cli.Context, o action.ValidateOptions) error {
 	rows := make([][]string, 0, len(js))
 	for _, j := range js {
 		rows = append(rows, []string{j.Host, j.Verdict, fmt.Sprintf("%.1f", j.TPS), numOr(j.MaxTempC, "%.1f"), fmt.Sprint(j.Throttled),
-			fmt.Sprintf("%.1f", j.TPSFirstQuarter), fmt.Sprintf("%.1f", j.TPSLastQuarter), strings.Join(results.Codes(j.Reasons), ","), j.RunDir})
+			fmt.Sprintf("%.1f", j.TPSFirstQuarter), fmt.Sprintf("%.1f", j.TPSLastQuarter), strings.Join(j.Codes(), ","), j.RunDir})
 	}
 	if perr := printResults(c, js, []string{"HOST", "VERDICT", "TPS", "MAX_C", "THROTTLED", "TPS_Q1", "TPS_Q4", "REASONS", "RUN"}, rows); perr != nil {
 		return perr

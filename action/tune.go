@@ -1,0 +1,47 @@
+package action
+
+import (
+	"pidb/job"
+	"pidb/tune"
+)
+
+// Preset is one of the tuner's presets.
+type Preset = tune.Preset
+
+// Presets are the tuner's presets, in order.
+func Presets() []Preset { return tune.Presets }
+
+// PresetNames are the presets' names, in order.
+func PresetNames() []string { return tune.PresetNames() }
+
+// TuneShowOptions are `pidb tune show`'s: a board described by hand, for
+// the tuner offline.
+type TuneShowOptions struct {
+	Engine         string // postgres (or postgresql), mysql or mariadb
+	Version        string // the server's; "": the distribution's
+	RAMBytes       uint64 // the board's nominal RAM
+	CPUs           int
+	Storage        string // sd, usb, nvme or unknown
+	MaxConnections int    // 0: scaled to RAM
+	Preset         string
+	Set            map[string]string // settings overridden, by name
+}
+
+// Tuned is what the tuner recommends for a board: the drop-in file, and
+// the settings as `--json` prints them.
+type Tuned struct {
+	Conf string
+	JSON []tune.JSONSetting
+}
+
+// TuneShow is the tuner's recommendation for the board described, offline.
+// A board or a setting the tuner refuses is a usage error.
+func TuneShow(o TuneShowOptions) (Tuned, error) {
+	in := tune.Input{Flavor: o.Engine, Version: o.Version, RAMBytes: o.RAMBytes, CPUs: o.CPUs, Storage: o.Storage, MaxConnections: o.MaxConnections}
+	s, err := tune.Recommend(in, o.Preset, o.Set)
+	if err != nil {
+		return Tuned{}, job.UsageError{Err: err}
+	}
+	in, _ = tune.Normalize(in)
+	return Tuned{Conf: tune.Render(in, o.Preset, s), JSON: tune.JSON(in.Flavor, s)}, nil
+}
