@@ -12,6 +12,7 @@ import (
 	"pidb/job"
 	"pidb/progress"
 	"pidb/results"
+	"pidb/usage"
 )
 
 // Workload is what bench and validate run on each host: the inventory's
@@ -28,14 +29,14 @@ type Workload struct {
 func (w Workload) plans(inv *inventory.Inventory, hosts []inventory.Host, kind config.Kind, workload string) (map[string]job.Plan, error) {
 	therm, err := config.ThermalFor(inv, kind, w.Thermal)
 	if err != nil {
-		return nil, job.UsageError{Err: err}
+		return nil, usage.Wrap(err)
 	}
 	out := map[string]job.Plan{}
 	var all []job.Plan
 	for _, h := range hosts {
 		b, err := config.BenchFor(h, w.Bench)
 		if err != nil {
-			return nil, job.UsageError{Err: err}
+			return nil, usage.Wrap(err)
 		}
 		if workload != "" {
 			b.Workload = workload
@@ -186,7 +187,7 @@ func Validate(ctx context.Context, o ValidateOptions) ([]job.ValidateResult, err
 	}
 	vc, err := config.ValidateFor(inv, o.Validate)
 	if err != nil {
-		return nil, job.UsageError{Err: err}
+		return nil, usage.Wrap(err)
 	}
 	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version}
 	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.ValidateResult, error) {

@@ -19,6 +19,7 @@ import (
 	"pidb/job"
 	"pidb/progress"
 	"pidb/remote"
+	"pidb/usage"
 )
 
 // Fleet is which hosts a use case works on and how it reaches them.
@@ -53,7 +54,7 @@ type Task[T any] func(ctx context.Context, h inventory.Host, c job.Conn, r progr
 // touches a host, and says its warnings.
 func (f Fleet) inventory() (*inventory.Inventory, error) {
 	if f.Inventory == "" {
-		return nil, job.UsageError{Err: errors.New("no inventory: give -i FILE (or set PIDB_INVENTORY)")}
+		return nil, usage.Wrap(errors.New("no inventory: give -i FILE (or set PIDB_INVENTORY)"))
 	}
 	inv, err := job.LoadInventory(f.Inventory)
 	if err != nil {
@@ -100,7 +101,7 @@ func each[T any](ctx context.Context, f Fleet, hosts []inventory.Host, task Task
 		err = fmt.Errorf("%s: %w", strings.Join(users, ", "), err)
 	}
 	if err != nil {
-		return nil, job.UsageError{Err: err}
+		return nil, usage.Wrap(err)
 	}
 	defer auth.Close()
 	opt := fleet.Options{Concurrency: f.Concurrency, View: f.View, Auth: auth, AcceptNewHostKeys: f.AcceptNewHostKeys, ConnectTimeout: f.ConnectTimeout}

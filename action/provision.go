@@ -11,6 +11,7 @@ import (
 	"pidb/progress"
 	"pidb/provision"
 	"pidb/tune"
+	"pidb/usage"
 )
 
 // DefaultAptLockWait is how long provisioning waits by default for
@@ -43,7 +44,7 @@ type ProvisionResult struct {
 // DryRun, what would change.
 func Provision(ctx context.Context, o ProvisionOptions) ([]ProvisionResult, error) {
 	if o.Preset != "" && !slices.Contains(tune.PresetNames(), o.Preset) {
-		return nil, job.UsageError{Err: fmt.Errorf("--preset %q: want one of %s", o.Preset, strings.Join(tune.PresetNames(), ", "))}
+		return nil, usage.Wrap(fmt.Errorf("--preset %q: want one of %s", o.Preset, strings.Join(tune.PresetNames(), ", ")))
 	}
 	inv, hosts, err := o.load()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"pidb/job"
 	"pidb/progress"
 	"pidb/thermal"
+	"pidb/usage"
 )
 
 // ThermalOptions are `pidb thermal`'s.
@@ -33,13 +34,13 @@ func Thermal(ctx context.Context, o ThermalOptions) ([]thermal.Summary, error) {
 	}
 	tc, err := config.ThermalFor(inv, config.ForBench, o.Thermal)
 	if err != nil {
-		return nil, job.UsageError{Err: err}
+		return nil, usage.Wrap(err)
 	}
 	switch {
 	case tc.Interval <= 0:
-		return nil, job.UsageError{Err: fmt.Errorf("--interval %s: want more than zero", tc.Interval)}
+		return nil, usage.Wrap(fmt.Errorf("--interval %s: want more than zero", tc.Interval))
 	case o.Duration < 0:
-		return nil, job.UsageError{Err: fmt.Errorf("--duration %s: want zero (one reading) or more", o.Duration)}
+		return nil, usage.Wrap(fmt.Errorf("--duration %s: want zero (one reading) or more", o.Duration))
 	}
 	var record func(thermal.Reading) error
 	if o.CSVFile != "" {

@@ -1,8 +1,8 @@
 package action
 
 import (
-	"pidb/job"
 	"pidb/tune"
+	"pidb/usage"
 )
 
 // Preset is one of the tuner's presets.
@@ -40,7 +40,7 @@ func TuneShow(o TuneShowOptions) (Tuned, error) {
 	in := tune.Input{Flavor: o.Engine, Version: o.Version, RAMBytes: o.RAMBytes, CPUs: o.CPUs, Storage: o.Storage, MaxConnections: o.MaxConnections}
 	s, err := tune.Recommend(in, o.Preset, o.Set)
 	if err != nil {
-		return Tuned{}, job.UsageError{Err: err}
+		return Tuned{}, usage.Wrap(err)
 	}
 	in, _ = tune.Normalize(in)
 	return Tuned{Conf: tune.Render(in, o.Preset, s), JSON: tune.JSON(in.Flavor, s)}, nil

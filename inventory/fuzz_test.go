@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+
+	"pidb/usage"
 )
 
 // FuzzParse: whatever the file holds, Parse returns an inventory or an
@@ -39,7 +41,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		if err != nil {
-			if !IsInputError(err) {
+			if !usage.Is(err) {
 				t.Fatalf("not an input error: %T %v", err, err)
 			}
 			if strings.Contains(err.Error(), "levels deep") && len(src) <= MaxSize && !strings.Contains(err.Error(), "inv.toml:") {

@@ -20,6 +20,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"pidb/usage"
 )
 
 // Inventory is a loaded, validated inventory with defaults applied.
@@ -100,26 +102,9 @@ func (s Section) String(key, def string) string {
 	return def
 }
 
-// Error is one problem in an inventory, at a line of its file (0: the whole file).
-type Error struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
-
-// IsInputError reports whether err holds an inventory problem (a usage error,
-// not a host failure).
-func IsInputError(err error) bool {
-	var e *Error
-	return errors.As(err, &e)
-}
+// Error is one problem in an inventory, at a line of its file (0: the
+// whole file): input refused (package usage), exit code 2.
+type Error = usage.Error
 
 // Option changes how an inventory is checked.
 type Option func(*parser)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pidb/usage"
 )
 
 func TestLoadFull(t *testing.T) {
@@ -192,7 +194,7 @@ func TestErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error, want %q", c.want)
 			}
-			if !IsInputError(err) {
+			if !usage.Is(err) {
 				t.Errorf("error %v is not an input error", err)
 			}
 			want := "inv.toml:" + c.want
@@ -261,7 +263,7 @@ address = "x"
 
 func TestLoadMissingFile(t *testing.T) {
 	_, err := Load("testdata/nope.toml")
-	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "testdata/nope.toml: cannot read inventory") {
+	if err == nil || !usage.Is(err) || !strings.Contains(err.Error(), "testdata/nope.toml: cannot read inventory") {
 		t.Fatalf("error = %v", err)
 	}
 	var ie *Error
@@ -299,7 +301,7 @@ func TestSelect(t *testing.T) {
 		}
 	}
 	_, err = inv.Select("pi4,pi44")
-	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), `no host named "pi44"`) || !strings.Contains(err.Error(), `did you mean "pi4"?`) {
+	if err == nil || !usage.Is(err) || !strings.Contains(err.Error(), `no host named "pi44"`) || !strings.Contains(err.Error(), `did you mean "pi4"?`) {
 		t.Errorf("Select(pi4,pi44) error = %v", err)
 	}
 	if _, err := inv.Select(","); err == nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pidb/usage"
 )
 
 const oneHost = "[[host]]\nname = \"pi\"\naddress = \"10.1.2.3\"\n"
@@ -41,7 +43,7 @@ func TestDeepNestingRefused(t *testing.T) {
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("took %v: the file was decoded", d)
 			}
-			if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "inv.toml:6: ") || !strings.Contains(err.Error(), "nested more than 32 levels deep") {
+			if err == nil || !usage.Is(err) || !strings.Contains(err.Error(), "inv.toml:6: ") || !strings.Contains(err.Error(), "nested more than 32 levels deep") {
 				t.Errorf("error %v; want an input error at inv.toml:6, nested more than 32 levels deep", err)
 			}
 		})
@@ -128,7 +130,7 @@ func TestSizeCap(t *testing.T) {
 		t.Errorf("exactly %d bytes: %v", MaxSize, err)
 	}
 	_, err := Parse("inv.toml", "/tmp", exact+"\n")
-	if err == nil || !IsInputError(err) || !strings.HasPrefix(err.Error(), "inv.toml: ") || !strings.Contains(err.Error(), "larger than 1 MiB") {
+	if err == nil || !usage.Is(err) || !strings.HasPrefix(err.Error(), "inv.toml: ") || !strings.Contains(err.Error(), "larger than 1 MiB") {
 		t.Errorf("one byte over: %v; want an input error naming inv.toml, larger than 1 MiB", err)
 	}
 
@@ -147,7 +149,7 @@ func TestSizeCap(t *testing.T) {
 	f.Close()
 	start := time.Now()
 	_, err = Load(p)
-	if err == nil || !IsInputError(err) || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), "larger than 1 MiB") {
+	if err == nil || !usage.Is(err) || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), "larger than 1 MiB") {
 		t.Errorf("Load of a gigabyte: %v; want an input error naming %s, larger than 1 MiB", err, p)
 	}
 	if d := time.Since(start); d > 2*time.Second {

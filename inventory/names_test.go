@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pidb/usage"
 )
 
 // TestReservedNamesRefused: every name a server reserves or gives a
@@ -41,7 +43,7 @@ func TestReservedNamesRefused(t *testing.T) {
 			}
 			line := map[string]string{"name": "7", "owner": "8"}[key]
 			_, err := Parse("inv.toml", "/tmp", src(c.engine))
-			if err == nil || !strings.Contains(err.Error(), "inv.toml:"+line+":") || !strings.Contains(err.Error(), fmt.Sprintf("%s %q", key, c.name)) || !IsInputError(err) {
+			if err == nil || !strings.Contains(err.Error(), "inv.toml:"+line+":") || !strings.Contains(err.Error(), fmt.Sprintf("%s %q", key, c.name)) || !usage.Is(err) {
 				t.Errorf("%s %s %q: %v; want an input error at inv.toml:%s", c.engine, key, c.name, err, line)
 			}
 			_, err = Parse("inv.toml", "/tmp", src(other[c.engine]))
@@ -128,7 +130,7 @@ func TestAllowFromPublic(t *testing.T) {
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s %s: %v", c.allow, c.public, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !IsInputError(err) ||
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !usage.Is(err) ||
 			!strings.Contains(err.Error(), fmt.Sprintf("inv.toml:%d: host \"pi\": allow_from ", line)) ||
 			!strings.Contains(err.Error(), "; set allow_public = true on the host if that is meant")):
 			t.Errorf("%s %s: %v; want an input error at inv.toml:%d with %q", c.allow, c.public, err, line, c.want)

@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"math/big"
 	"net"
 	"net/netip"
@@ -22,6 +21,7 @@ import (
 	"pidb/internal/fakerun"
 	"pidb/inventory"
 	"pidb/secrets"
+	"pidb/usage"
 )
 
 func TestCredentials(t *testing.T) {
@@ -61,8 +61,7 @@ func TestCredentials(t *testing.T) {
 			t.Errorf("%s with tls = false: %s", c.engine, u)
 		}
 	}
-	var ue UsageError
-	if _, err := Credentials(inv, h, "nope"); !errors.As(err, &ue) || !strings.Contains(err.Error(), `host pi3 has no database "nope"`) {
+	if _, err := Credentials(inv, h, "nope"); !usage.Is(err) || !strings.Contains(err.Error(), `host pi3 has no database "nope"`) {
 		t.Errorf("unknown database: %v", err)
 	}
 }

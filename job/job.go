@@ -33,15 +33,11 @@ import (
 	"pidb/secrets"
 	"pidb/thermal"
 	"pidb/tune"
+	"pidb/usage"
 )
 
-// UsageError is bad input found before any host is touched: exit code 2.
-type UsageError struct{ Err error }
-
-func (u UsageError) Error() string { return u.Err.Error() }
-func (u UsageError) Unwrap() error { return u.Err }
-
-func usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+// usagef is bad input found before any host is touched: exit code 2.
+func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 // Conn is a host's SSH connection as the pipeline uses it.
 type Conn struct {
@@ -76,14 +72,14 @@ type Plan struct {
 }
 
 // Resolve checks a host's configuration and makes its plan; what it refuses
-// is a UsageError naming the host.
+// is a usage error naming the host.
 func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 	p := Plan{Bench: b, Thermal: t, Preset: h.Preset}
 	var err error
 	if b.Workload == "" {
 		p.Spec = workloads.Default(h.Engine)
 	} else if p.Spec, err = workloads.Get(b.Workload); err != nil {
-		return p, UsageError{fmt.Errorf("%s: %w", h.Name, err)}
+		return p, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
 	}
 	switch {
 	case !p.Spec.Fits(h.Engine):
@@ -109,7 +105,7 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 		p.Bench.Warmup = 0
 	}
 	if p.Params, err = p.Spec.Resolve(workloads.Params{Scale: b.Scale, Tables: b.Tables, TableSize: b.TableSize, Protocol: b.Protocol, Mix: b.Mix, Reload: b.Reload, NoFK: !b.UseFK}); err != nil {
-		return p, UsageError{fmt.Errorf("%s: %w", h.Name, err)}
+		return p, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
 	}
 	switch b.Via {
 	case "auto":

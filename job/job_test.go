@@ -23,6 +23,7 @@ import (
 	"pidb/results"
 	"pidb/secrets"
 	"pidb/thermal"
+	"pidb/usage"
 )
 
 func TestResolve(t *testing.T) {
@@ -51,7 +52,6 @@ func TestResolve(t *testing.T) {
 	if p, _ := Resolve(direct, config.DefaultBench(), th); p.Bench.Via != "direct" {
 		t.Errorf("auto with allow_from: via %s", p.Bench.Via)
 	}
-	var ue UsageError
 	for _, c := range []struct {
 		host inventory.Host
 		b    config.Bench
@@ -72,7 +72,7 @@ func TestResolve(t *testing.T) {
 		{pg, with(func(b *config.Bench) { b.Threads = -1 }), "--threads -1"},
 	} {
 		_, err := Resolve(c.host, c.b, th)
-		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+		if !usage.Is(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want a usage error with %q", c.b, err, c.want)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"pidb/inventory"
 	"pidb/remote"
 	"pidb/secrets"
+	"pidb/usage"
 )
 
 // TestAccountSQLHoldsNoPassword: the statements that make the accounts
@@ -301,7 +302,7 @@ func TestAdoptKey(t *testing.T) {
 		t.Errorf("no adopt: adopted")
 	}
 	_, err = inventory.Parse("inv.toml", t.TempDir(), fmt.Sprintf(src, `"yes"`))
-	if err == nil || !strings.Contains(err.Error(), "inv.toml:7: host.database.adopt: want true or false, not a string") || !inventory.IsInputError(err) {
+	if err == nil || !strings.Contains(err.Error(), "inv.toml:7: host.database.adopt: want true or false, not a string") || !usage.Is(err) {
 		t.Errorf("adopt = \"yes\": %v", err)
 	}
 }

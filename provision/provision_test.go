@@ -9,6 +9,7 @@ import (
 	"pidb/internal/fakerun"
 	"pidb/inventory"
 	"pidb/tune"
+	"pidb/usage"
 )
 
 func target(engine string, have facts.EngineState, r *fakerun.Runner) *Target {
@@ -104,7 +105,7 @@ func TestConfigureCheck(t *testing.T) {
 	tg.Inventory = "pis.toml"
 	tg.Host.Settings = inventory.Section{"shared_bufers": {Raw: "1GB", Line: 17}}
 	_, err = configureStep{}.Check(ctx, tg)
-	if err == nil || !strings.Contains(err.Error(), "pis.toml:17: setting shared_bufers") || !inventory.IsInputError(err) {
+	if err == nil || !strings.Contains(err.Error(), "pis.toml:17: setting shared_bufers") || !usage.Is(err) {
 		t.Errorf("bad override: %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
+
+	"pidb/usage"
 )
 
 // The shells' completion scripts: each asks pidb itself what comes next
@@ -46,7 +48,7 @@ func completionCommand() *cli.Command {
 		UsageText: "pidb completion bash|zsh|fish\n\n   source <(pidb completion bash)\n   pidb completion fish > ~/.config/fish/completions/pidb.fish",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usagef("completion needs one shell: bash, zsh or fish")
+				return usage.Errorf("completion needs one shell: bash, zsh or fish")
 			}
 			switch c.Args().First() {
 			case "bash":
@@ -63,7 +65,7 @@ func completionCommand() *cli.Command {
 				_, err = fmt.Fprint(c.App.Writer, s)
 				return err
 			}
-			return usagef("completion %q: want bash, zsh or fish", c.Args().First())
+			return usage.Errorf("completion %q: want bash, zsh or fish", c.Args().First())
 		},
 	}
 }
@@ -77,7 +79,7 @@ func manCommand() *cli.Command {
 		UsageText: "pidb man > pidb.1 && man ./pidb.1",
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("unexpected argument %q", c.Args().First())
+				return usage.Errorf("unexpected argument %q", c.Args().First())
 			}
 			s, err := c.App.ToManWithSection(1)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"pidb/action"
 	"pidb/progress"
+	"pidb/usage"
 )
 
 // credentialsCommand is `pidb credentials`; run does the work (nil:
@@ -39,7 +40,7 @@ func credentialsCommand(run func(*cli.Context, action.CredentialsOptions) error)
 // credentialsOptions reads credentials' flags and its one host.
 func credentialsOptions(c *cli.Context) (action.CredentialsOptions, error) {
 	if c.NArg() != 1 {
-		return action.CredentialsOptions{}, usagef("credentials needs one host name (flags go before it)")
+		return action.CredentialsOptions{}, usage.Errorf("credentials needs one host name (flags go before it)")
 	}
 	f, err := fleetFlagsOf(c)
 	if err != nil {
@@ -48,7 +49,7 @@ func credentialsOptions(c *cli.Context) (action.CredentialsOptions, error) {
 	o := action.CredentialsOptions{Fleet: f, Host: c.Args().First(), Database: c.String("database")}
 	if ca := c.String("ca"); ca != "" {
 		if o.CAFile, err = filepath.Abs(ca); err != nil {
-			return o, usagef("--ca %s: %v", ca, err)
+			return o, usage.Errorf("--ca %s: %v", ca, err)
 		}
 	}
 	return o, nil

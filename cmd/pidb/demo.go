@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/demo"
+	"pidb/usage"
 )
 
 func demoCommand() *cli.Command {
@@ -27,18 +28,18 @@ func demoCommand() *cli.Command {
 		}, viewFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("unexpected argument %q", c.Args().First())
+				return usage.Errorf("unexpected argument %q", c.Args().First())
 			}
 			switch {
 			case c.Duration("duration") <= 0:
-				return usagef("--duration %s: want more than zero", c.Duration("duration"))
+				return usage.Errorf("--duration %s: want more than zero", c.Duration("duration"))
 			case c.Duration("warmup") < 0:
-				return usagef("--warmup %s: want zero or more", c.Duration("warmup"))
+				return usage.Errorf("--warmup %s: want zero or more", c.Duration("warmup"))
 			case c.Duration("idle") < 0:
-				return usagef("--idle %s: want zero or more", c.Duration("idle"))
+				return usage.Errorf("--idle %s: want zero or more", c.Duration("idle"))
 			}
 			if s := c.Float64("thermal-speed"); s <= 0 || s > 1000 {
-				return usagef("--thermal-speed %g: want more than 0, at most 1000", s)
+				return usage.Errorf("--thermal-speed %g: want more than 0, at most 1000", s)
 			}
 			res, err := demo.Run(c.Context, demo.Options{LabDir: c.String("dir"), Out: c.String("out"), Duration: c.Duration("duration"), Warmup: c.Duration("warmup"),
 				Idle: c.Duration("idle"), ThermalSpeed: c.Float64("thermal-speed"), Keep: c.Bool("keep"), Log: c.App.ErrWriter, View: newView(c), Version: version()})

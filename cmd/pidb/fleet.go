@@ -13,6 +13,7 @@ import (
 	"pidb/action"
 	"pidb/output"
 	"pidb/progress"
+	"pidb/usage"
 )
 
 // fleetFlags are the flags of every fleet command, new for each command:
@@ -85,7 +86,7 @@ func useColor(c *cli.Context) bool {
 // view.
 func fleetOf(c *cli.Context) (action.Fleet, error) {
 	if c.Args().Present() {
-		return action.Fleet{}, usagef("unexpected argument %q: %s takes no arguments, and pidb reads no flag after one (put -i FILE and the other flags before it)", c.Args().First(), c.Command.HelpName)
+		return action.Fleet{}, usage.Errorf("unexpected argument %q: %s takes no arguments, and pidb reads no flag after one (put -i FILE and the other flags before it)", c.Args().First(), c.Command.HelpName)
 	}
 	return fleetFlagsOf(c)
 }
@@ -93,13 +94,13 @@ func fleetOf(c *cli.Context) (action.Fleet, error) {
 // fleetFlagsOf is fleetOf for a command that takes arguments.
 func fleetFlagsOf(c *cli.Context) (action.Fleet, error) {
 	if c.String("inventory") == "" {
-		return action.Fleet{}, usagef("no inventory: give -i FILE (or set PIDB_INVENTORY)")
+		return action.Fleet{}, usage.Errorf("no inventory: give -i FILE (or set PIDB_INVENTORY)")
 	}
 	if c.Duration("connect-timeout") <= 0 {
-		return action.Fleet{}, usagef("--connect-timeout must be more than zero")
+		return action.Fleet{}, usage.Errorf("--connect-timeout must be more than zero")
 	}
 	if c.Int("concurrency") < 1 {
-		return action.Fleet{}, usagef("--concurrency must be at least 1")
+		return action.Fleet{}, usage.Errorf("--concurrency must be at least 1")
 	}
 	var ask func(file string) ([]byte, error)
 	if term.IsTerminal(int(os.Stdin.Fd())) {

@@ -11,6 +11,7 @@ import (
 
 	"pidb/lab"
 	"pidb/output"
+	"pidb/usage"
 )
 
 func labDirFlag() cli.Flag {
@@ -39,35 +40,35 @@ func labCommand() *cli.Command {
 				},
 				Action: func(c *cli.Context) error {
 					if c.Args().Present() {
-						return usagef("unexpected argument %q", c.Args().First())
+						return usage.Errorf("unexpected argument %q", c.Args().First())
 					}
 					l := lab.New(c.String("dir"), c.App.ErrWriter)
 					var names []string
 					if h := strings.TrimSpace(c.String("hosts")); h != "" {
 						boards, err := lab.ParseHosts(h)
 						if err != nil {
-							return usageError{err}
+							return usage.Wrap(err)
 						}
 						for _, b := range boards {
 							names = append(names, b.Name)
 						}
 					}
 					if err := l.SetThermal(c.String("cooling"), c.String("without-vcgencmd"), c.Float64("thermal-speed")); err != nil {
-						return usageError{err}
+						return usage.Wrap(err)
 					}
 					if err := l.SetCPU(c.String("cpu")); err != nil {
-						return usageError{err}
+						return usage.Wrap(err)
 					}
 					if err := l.SetStorage(c.String("storage")); err != nil {
-						return usageError{err}
+						return usage.Wrap(err)
 					}
 					if err := l.SetLatency(c.String("latency")); err != nil {
-						return usageError{err}
+						return usage.Wrap(err)
 					}
 					up := l.Up
 					if from := c.String("from"); from != "" {
 						if len(names) == 0 {
-							return usagef("--from needs --hosts: the hosts to boot from snapshot %s", from)
+							return usage.Errorf("--from needs --hosts: the hosts to boot from snapshot %s", from)
 						}
 						up = func(ctx context.Context, names []string) (string, error) { return l.UpFrom(ctx, names, from) }
 					}
@@ -95,7 +96,7 @@ func labCommand() *cli.Command {
 					switch {
 					case c.Bool("list"):
 						if c.Args().Present() {
-							return usagef("unexpected argument %q", c.Args().First())
+							return usage.Errorf("unexpected argument %q", c.Args().First())
 						}
 						snaps, err := l.Snapshots()
 						if err != nil {
@@ -111,7 +112,7 @@ func labCommand() *cli.Command {
 						return table(c, []string{"SNAPSHOT", "OF HOST", "MODEL", "TAKEN"}, rows)
 					case c.String("remove") != "":
 						if c.Args().Present() {
-							return usagef("unexpected argument %q", c.Args().First())
+							return usage.Errorf("unexpected argument %q", c.Args().First())
 						}
 						if err := l.RemoveSnapshot(c.String("remove")); err != nil {
 							return fmt.Errorf("lab snapshot: %w", err)
@@ -119,7 +120,7 @@ func labCommand() *cli.Command {
 						return nil
 					}
 					if c.NArg() < 1 || c.NArg() > 2 {
-						return usagef("name the host to snapshot: pidb lab snapshot HOST [NAME]")
+						return usage.Errorf("name the host to snapshot: pidb lab snapshot HOST [NAME]")
 					}
 					host, name := c.Args().Get(0), c.Args().Get(1)
 					if name == "" {
@@ -159,13 +160,13 @@ func labCommand() *cli.Command {
 				},
 				Action: func(c *cli.Context) error {
 					if c.Args().Present() {
-						return usagef("unexpected argument %q", c.Args().First())
+						return usage.Errorf("unexpected argument %q", c.Args().First())
 					}
 					l := lab.New(c.String("dir"), c.App.ErrWriter)
 					if h := strings.TrimSpace(c.String("hosts")); h != "" {
 						boards, err := lab.ParseHosts(h)
 						if err != nil {
-							return usageError{err}
+							return usage.Wrap(err)
 						}
 						var names []string
 						for _, b := range boards {

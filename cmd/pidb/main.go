@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/progress"
+	"pidb/usage"
 )
 
 func main() {
@@ -33,16 +33,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(err, stderr)
 }
 
-// usageError marks bad flags or arguments: exit code 2.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
 // exitCode prints err and maps it to the exit codes of DESIGN.md. The
 // error is every failed host's, with what the host said (a command's
 // stderr): sanitized, so that a host cannot send the terminal escapes.
@@ -51,9 +41,7 @@ func exitCode(err error, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "pidb:", progress.Sanitize(err.Error()))
-	var u usageError
-	var ju job.UsageError
-	if errors.As(err, &u) || errors.As(err, &ju) || inventory.IsInputError(err) {
+	if usage.Is(err) {
 		return 2
 	}
 	return 1
@@ -170,13 +158,13 @@ func groupAction(c *cli.Context) error {
 		if c.Command != nil && c.Command.FullName() != "" && c.Command.FullName() != c.App.Name {
 			name += " " + c.Command.FullName()
 		}
-		return usagef("unknown command %q (see %s --help)", c.Args().First(), name)
+		return usage.Errorf("unknown command %q (see %s --help)", c.Args().First(), name)
 	}
 	return cli.ShowSubcommandHelp(c)
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return usageError{err}
+	return usage.Wrap(err)
 }
 
 func setUsageErrors(cmds []*cli.Command) {
@@ -248,11 +236,11 @@ func jsonFlag() cli.Flag {
 // loadHosts reads the inventory named by -i and selects the --limit hosts.
 func loadHosts(c *cli.Context) (*inventory.Inventory, []inventory.Host, error) {
 	if c.Args().Present() {
-		return nil, nil, usagef("unexpected argument %q: %s takes no arguments, and pidb reads no flag after one (put -i FILE and the other flags before it)", c.Args().First(), c.Command.HelpName)
+		return nil, nil, usage.Errorf("unexpected argument %q: %s takes no arguments, and pidb reads no flag after one (put -i FILE and the other flags before it)", c.Args().First(), c.Command.HelpName)
 	}
 	path := c.String("inventory")
 	if path == "" {
-		return nil, nil, usagef("no inventory: give -i FILE (or set PIDB_INVENTORY)")
+		return nil, nil, usage.Errorf("no inventory: give -i FILE (or set PIDB_INVENTORY)")
 	}
 	inv, err := job.LoadInventory(path)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"pidb/job"
 	"pidb/output"
 	"pidb/progress"
+	"pidb/usage"
 )
 
 // provisionCommand is `pidb provision`; run does the work (nil:
@@ -48,7 +49,7 @@ func stepsOf(c *cli.Context, steps job.Steps) (action.ProvisionOptions, error) {
 	o := action.ProvisionOptions{Fleet: f, ProvisionOptions: job.ProvisionOptions{Steps: steps, Preset: c.String("preset"), Now: c.Bool("now"), DryRun: c.Bool("dry-run")}}
 	if steps == job.AllSteps {
 		if o.AptLockWait = c.Duration("apt-lock-timeout"); o.AptLockWait <= 0 {
-			return o, usagef("--apt-lock-timeout %s: want more than 0", o.AptLockWait)
+			return o, usage.Errorf("--apt-lock-timeout %s: want more than 0", o.AptLockWait)
 		}
 	}
 	return o, nil

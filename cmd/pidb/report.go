@@ -10,6 +10,7 @@ import (
 	"pidb/action"
 	"pidb/output"
 	"pidb/report"
+	"pidb/usage"
 )
 
 const resultsDir = "pidb-results"
@@ -27,10 +28,10 @@ func runsCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
-				return usagef("want one results folder, have %d arguments", c.NArg())
+				return usage.Errorf("want one results folder, have %d arguments", c.NArg())
 			}
 			if c.Int("last") < 0 {
-				return usagef("--last %d: want 0 (all) or more", c.Int("last"))
+				return usage.Errorf("--last %d: want 0 (all) or more", c.Int("last"))
 			}
 			dir := resultsDir
 			if c.Args().Present() {
@@ -99,11 +100,11 @@ func compareCommand() *cli.Command {
 
 func runReport(c *cli.Context, compare bool) error {
 	if compare && c.NArg() < 2 {
-		return usagef("--compare wants two runs or more (a run's folder, its run.json or its id), have %d", c.NArg())
+		return usage.Errorf("--compare wants two runs or more (a run's folder, its run.json or its id), have %d", c.NArg())
 	}
 	runs, source, err := report.Gather(c.Args().Slice(), c.String("dir"))
 	if err != nil {
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	in := report.Input{Runs: runs, Source: source, Version: version(), Now: time.Now()}
 	if compare {

@@ -10,6 +10,7 @@ import (
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/output"
+	"pidb/usage"
 )
 
 // tuneRun does the work of tune's subcommands; a nil one is the
@@ -114,23 +115,23 @@ func tuneCommand(run tuneRun) *cli.Command {
 // each --set name=value.
 func tuneShowOptions(c *cli.Context) (action.TuneShowOptions, error) {
 	if c.Args().Present() {
-		return action.TuneShowOptions{}, usagef("unexpected argument %q (flags go before arguments)", c.Args().First())
+		return action.TuneShowOptions{}, usage.Errorf("unexpected argument %q (flags go before arguments)", c.Args().First())
 	}
 	for _, f := range []string{"engine", "mem", "cpus"} {
 		if !c.IsSet(f) {
-			return action.TuneShowOptions{}, usagef("tune show needs --%s", f)
+			return action.TuneShowOptions{}, usage.Errorf("tune show needs --%s", f)
 		}
 	}
 	mem, err := inventory.ParseSize(c.String("mem"))
 	if err != nil {
-		return action.TuneShowOptions{}, usagef("--mem: %v", err)
+		return action.TuneShowOptions{}, usage.Errorf("--mem: %v", err)
 	}
 	o := action.TuneShowOptions{Engine: c.String("engine"), Version: c.String("version"), RAMBytes: mem, CPUs: c.Int("cpus"), Storage: c.String("storage"),
 		MaxConnections: c.Int("max-connections"), Preset: c.String("preset"), Set: map[string]string{}}
 	for _, kv := range c.StringSlice("set") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return o, usagef("--set %q: want name=value", kv)
+			return o, usage.Errorf("--set %q: want name=value", kv)
 		}
 		o.Set[strings.TrimSpace(k)] = v
 	}
@@ -142,12 +143,12 @@ func runTuneShow(c *cli.Context, o action.TuneShowOptions) error {
 	format := c.String("format")
 	if c.Bool("json") {
 		if c.IsSet("format") && format != "json" {
-			return usagef("--json and --format %s: give one", format)
+			return usage.Errorf("--json and --format %s: give one", format)
 		}
 		format = "json"
 	}
 	if format != "conf" && format != "json" {
-		return usagef("--format %q: want conf or json", c.String("format"))
+		return usage.Errorf("--format %q: want conf or json", c.String("format"))
 	}
 	t, err := action.TuneShow(o)
 	if err != nil {
