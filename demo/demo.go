@@ -100,21 +100,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	// speed sets the three hosts' CPU speed (lab up --cpu NAME=...)
 	speed := func(s string) error {
-		var spec []string
+		l.CPU = map[string]string{}
 		for _, n := range fleetNames {
-			spec = append(spec, n+"="+s)
-		}
-		if err := l.SetCPU(strings.Join(spec, ",")); err != nil {
-			return err
+			l.CPU[n] = s
 		}
 		_, err := l.Up(ctx, fleetNames)
 		return err
 	}
 
 	st.step("the lab: three simulated Pis, the first write-up's desk (a Pi 4B 4 GB, a Pi 3B and a Pi Zero W, with fans), simulated time %gx, at this machine's full speed while pidb installs (a Zero W at its board's speed would take as long as a Zero W)", o.ThermalSpeed)
-	if err := l.SetThermal("fan", "", o.ThermalSpeed); err != nil {
-		return res, err
-	}
+	l.Cooling, l.ThermalSpeed = map[string]string{lab.AllHosts: "fan"}, o.ThermalSpeed
 	if err := speed(lab.CPUFull); err != nil {
 		return res, fmt.Errorf("lab up: %w", err)
 	}
@@ -129,15 +124,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}()
 	} else if wasUp {
 		defer func() {
-			spec := make([]string, 0, len(speeds))
-			for n, s := range speeds {
-				spec = append(spec, n+"="+s)
-			}
-			if err := l.SetCPU(strings.Join(spec, ",")); err == nil {
-				_, err = l.Up(context.WithoutCancel(ctx), fleetNames)
-				if err != nil {
-					st.note("the hosts' CPU speeds as they were: " + err.Error())
-				}
+			l.CPU = speeds
+			if _, err := l.Up(context.WithoutCancel(ctx), fleetNames); err != nil {
+				st.note("the hosts' CPU speeds as they were: " + err.Error())
 			}
 		}()
 	}
@@ -205,9 +194,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		st.note(fmt.Sprintf("%s: %s, %.1f TPS", v.Host, v.Verdict, v.TPS))
 	}
 	cooled := func(cooling string) error {
-		if err := l.SetThermal(pi4+"="+cooling, "", o.ThermalSpeed); err != nil {
-			return err
-		}
+		l.Cooling = map[string]string{pi4: cooling}
 		if _, err := l.Up(ctx, []string{pi4}); err != nil {
 			return fmt.Errorf("lab up: %w", err)
 		}
@@ -225,9 +212,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	at := "at its board's speed"
 	if pi4Need+clientCores > float64(have) {
 		at = fmt.Sprintf("at this machine's full speed (at board speed a Pi 4 needs %.1f cores and the client about %.1f, more than this machine's %d: there its throttled quota would be about what it gets anyway)", pi4Need, clientCores, have)
-		if err := l.SetCPU(pi4 + "=" + lab.CPUFull); err != nil {
-			return res, err
-		}
+		l.CPU = map[string]string{pi4: lab.CPUFull}
 	}
 
 	st.step("the first write-up's finding: the Pi 4 goes into a case without a fan, and is validated alone, %s", at)

@@ -308,20 +308,3 @@ func TestSelect(t *testing.T) {
 		t.Errorf("Select(\",\") gave no error")
 	}
 }
-
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]uint64{
-		"512MB": 512 << 20, "512MiB": 512 << 20, "512M": 512 << 20, "1GB": 1 << 30, "1G": 1 << 30,
-		"64kB": 64 << 10, "8kb": 8 << 10, "1048576": 1048576, "2TB": 2 << 40, "100B": 100,
-	} {
-		got, err := ParseSize(in)
-		if err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "MB", "-1MB", "1.5GB", "12XB", "99999999999TB"} {
-		if _, err := ParseSize(in); err == nil {
-			t.Errorf("ParseSize(%q): no error", in)
-		}
-	}
-}

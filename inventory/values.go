@@ -2,51 +2,14 @@ package inventory
 
 import (
 	"fmt"
-	"math"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
-)
 
-// sizeUnits are binary, as PostgreSQL and MySQL read them: MB = MiB = 2^20.
-var sizeUnits = map[string]uint64{
-	"b": 1,
-	"k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
-	"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
-	"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
-	"t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
-}
+	"pidb/units"
+)
 
 // durationUnits are the units PostgreSQL accepts in time settings.
 var durationUnits = map[string]bool{"us": true, "ms": true, "s": true, "min": true, "h": true, "d": true}
-
-var numberWithUnit = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*$`)
-
-// ParseSize reads a size such as "512MB", "1G", "64kB" or "1048576" (bytes).
-// Units are binary: MB, MiB and M all mean 2^20 bytes.
-func ParseSize(s string) (uint64, error) {
-	t := strings.TrimSpace(s)
-	if n, err := strconv.ParseUint(t, 10, 64); err == nil {
-		return n, nil
-	}
-	m := numberWithUnit.FindStringSubmatch(t)
-	if m == nil {
-		return 0, fmt.Errorf("bad size %q: want a whole number and a unit, like \"512MB\" or \"1GB\"", s)
-	}
-	mult, ok := sizeUnits[strings.ToLower(m[2])]
-	if !ok {
-		return 0, fmt.Errorf("bad size %q: unknown unit %q (use B, kB, MB, GB or TB; binary: 1MB = 1024kB)", s, m[2])
-	}
-	n, err := strconv.ParseUint(m[1], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("bad size %q: want a whole number of %s", s, m[2])
-	}
-	if n > math.MaxUint64/mult {
-		return 0, fmt.Errorf("bad size %q: too large", s)
-	}
-	return n * mult, nil
-}
 
 // ParseDuration reads a duration as Go writes it ("90s", "5m", "1h30m").
 // Zero and negative durations are errors: every duration in the inventory is
@@ -68,16 +31,13 @@ func ParseDuration(s string) (time.Duration, error) {
 func checkSettingValue(v any) error {
 	switch x := v.(type) {
 	case string:
-		m := numberWithUnit.FindStringSubmatch(x)
-		if m == nil {
+		_, unit, ok := units.NumberWithUnit(x)
+		if !ok || durationUnits[unit] {
 			return nil
 		}
-		if durationUnits[m[2]] {
-			return nil
-		}
-		_, err := ParseSize(x)
+		_, err := units.ParseSize(x)
 		if err != nil && strings.Contains(err.Error(), "unknown unit") {
-			return fmt.Errorf("bad size %q: unknown unit %q (sizes: B, kB, MB, GB, TB; times: ms, s, min, h, d)", x, m[2])
+			return fmt.Errorf("bad size %q: unknown unit %q (sizes: B, kB, MB, GB, TB; times: ms, s, min, h, d)", x, unit)
 		}
 		return err
 	case int64, float64, bool:

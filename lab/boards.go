@@ -114,8 +114,8 @@ var boards = []Board{
 	},
 }
 
-// maxNumbered is how many numbered hosts one board can have.
-const maxNumbered = 14
+// MaxNumbered is how many numbered hosts one board can have.
+const MaxNumbered = 14
 
 // Boards returns every board the lab can simulate, each as its single host
 // (named as its kind).
@@ -150,7 +150,7 @@ func BoardNamed(name string) (Board, bool) {
 		return Board{}, false
 	}
 	n, err := strconv.Atoi(name[i+1:])
-	if err != nil || n < 1 || n > maxNumbered || name[i+1:] != strconv.Itoa(n) {
+	if err != nil || n < 1 || n > MaxNumbered || name[i+1:] != strconv.Itoa(n) {
 		return Board{}, false
 	}
 	for place, b := range all {
@@ -166,48 +166,8 @@ func BoardNamed(name string) (Board, bool) {
 	return Board{}, false
 }
 
-// ParseHosts reads `lab up --hosts`: board names, each alone ("pi4") or with
-// a count ("pi5=3" boots pi5-1, pi5-2 and pi5-3), or numbered hosts by name
-// ("pi5-2"). The boards come back in the order given, each once.
-func ParseHosts(spec string) ([]Board, error) {
-	var out []Board
-	seen := map[string]bool{}
-	add := func(b Board) {
-		if !seen[b.Name] {
-			seen[b.Name] = true
-			out = append(out, b)
-		}
-	}
-	for _, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		name, count, counted := strings.Cut(part, "=")
-		b, ok := BoardNamed(name)
-		if !ok || (counted && b.Kind != b.Name) {
-			return nil, fmt.Errorf("--hosts: no lab board %q (the lab has %s; NAME=N boots N of one, numbered)", name, strings.Join(kinds(), ", "))
-		}
-		if !counted {
-			add(b)
-			continue
-		}
-		n, err := strconv.Atoi(count)
-		if err != nil || n < 1 || n > maxNumbered {
-			return nil, fmt.Errorf("--hosts %s: want a count from 1 to %d", part, maxNumbered)
-		}
-		for i := 1; i <= n; i++ {
-			nb, _ := BoardNamed(fmt.Sprintf("%s-%d", name, i))
-			add(nb)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--hosts: no boards named")
-	}
-	return out, nil
-}
-
-func kinds() []string {
+// Kinds are the lab's boards' names (pi4, pi3, zero...), in order.
+func Kinds() []string {
 	var out []string
 	for _, b := range boards {
 		out = append(out, b.Kind)

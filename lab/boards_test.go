@@ -74,32 +74,6 @@ func parseUint(t *testing.T, s string) uint64 {
 	return n
 }
 
-func TestParseHosts(t *testing.T) {
-	got, err := ParseHosts("zero, pi5=3,pi4,pi5-2,cm4=1")
-	var names []string
-	for _, b := range got {
-		names = append(names, b.Name)
-	}
-	if err != nil || strings.Join(names, " ") != "zero pi5-1 pi5-2 pi5-3 pi4 cm4-1" {
-		t.Errorf("ParseHosts = %v, %v", names, err)
-	}
-	for spec, msg := range map[string]string{
-		"pi6":       `no lab board "pi6"`,
-		"pi5=0":     "want a count from 1 to 14",
-		"pi5=15":    "want a count from 1 to 14",
-		"pi5=x":     "want a count from 1 to 14",
-		"pi5-2=3":   `no lab board "pi5-2"`,
-		"pi5-0":     `no lab board "pi5-0"`,
-		"pi5-03":    `no lab board "pi5-03"`,
-		" , ":       "no boards named",
-		"pi4-2gb-x": `no lab board "pi4-2gb-x"`,
-	} {
-		if _, err := ParseHosts(spec); err == nil || !strings.Contains(err.Error(), msg) {
-			t.Errorf("ParseHosts(%q) error = %v, want %q", spec, err, msg)
-		}
-	}
-}
-
 // TestBoards checks every board against facts' own reading of its revision
 // code (a separate decoder), and that no two hosts the lab can boot share
 // an address or a serial.
@@ -131,7 +105,7 @@ func TestBoards(t *testing.T) {
 			t.Errorf("%s: heat %+v", kind.Name, h)
 		}
 		hosts := []Board{kind}
-		for n := 1; n <= maxNumbered; n++ {
+		for n := 1; n <= MaxNumbered; n++ {
 			b, ok := BoardNamed(kind.Name + "-" + strconv.Itoa(n))
 			if !ok || b.Kind != kind.Name || b.Revision != kind.Revision {
 				t.Fatalf("%s-%d: %+v %v", kind.Name, n, b, ok)

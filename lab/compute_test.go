@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
-	"strings"
 	"testing"
 )
 
@@ -76,30 +75,6 @@ Tot:               3   2482     80
 	}
 }
 
-// TestSetCPU reads --cpu as --cooling is read.
-func TestSetCPU(t *testing.T) {
-	l := New(t.TempDir(), nil)
-	if err := l.SetCPU("board"); err != nil || l.CPU[allHosts] != CPUBoard {
-		t.Errorf("board: %v %v", l.CPU, err)
-	}
-	if err := l.SetCPU("pi4=full, zero=board"); err != nil || l.CPU["pi4"] != CPUFull || l.CPU["zero"] != CPUBoard || len(l.CPU) != 2 {
-		t.Errorf("per host: %v %v", l.CPU, err)
-	}
-	if err := l.SetCPU(""); err != nil || len(l.CPU) != 0 {
-		t.Errorf("none: %v %v", l.CPU, err)
-	}
-	for spec, want := range map[string]string{
-		"fast":       `--cpu "fast": want board or full, for all hosts or as NAME=board`,
-		"pi9=board":  `--cpu: no lab host "pi9"`,
-		"pi4=turbo":  `--cpu "pi4=turbo": want board or full`,
-		"board,pi4=": `--cpu "pi4=": want board or full`,
-	} {
-		if err := l.SetCPU(spec); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v; want %q", spec, err, want)
-		}
-	}
-}
-
 // TestForgetThermal: a removed host's cooling and CPU speed leave the
 // simulation's config, so a host booted later under its name starts at
 // the defaults; the other hosts' stay.
@@ -139,10 +114,10 @@ func TestSetSpeeds(t *testing.T) {
 		t.Errorf("a new lab: %v, want board speed and nothing written", cfg)
 	}
 	cfg = map[string]string{"pi3": CPUBoard, "zero": CPUBoard}
-	if setSpeeds(cfg, map[string]string{allHosts: CPUFull}, []Board{pi4, zero}) {
+	if setSpeeds(cfg, map[string]string{AllHosts: CPUFull}, []Board{pi4, zero}) {
 		t.Errorf("full for all: a host at board speed")
 	}
-	want := map[string]string{allHosts: CPUFull, "pi3": CPUBoard}
+	want := map[string]string{AllHosts: CPUFull, "pi3": CPUBoard}
 	if !maps.Equal(cfg, want) {
 		t.Errorf("full for all, pi4 and zero up: %v, want %v", cfg, want)
 	}
@@ -150,7 +125,7 @@ func TestSetSpeeds(t *testing.T) {
 	if c.speed("pi4-3") != CPUFull || c.speed("pi3") != CPUBoard {
 		t.Errorf("a host booted later: %s, pi3 (not up then): %s", c.speed("pi4-3"), c.speed("pi3"))
 	}
-	if !setSpeeds(cfg, map[string]string{"zero": CPUBoard}, []Board{zero, pi3}) || cfg["zero"] != CPUBoard || cfg[allHosts] != CPUFull {
+	if !setSpeeds(cfg, map[string]string{"zero": CPUBoard}, []Board{zero, pi3}) || cfg["zero"] != CPUBoard || cfg[AllHosts] != CPUFull {
 		t.Errorf("zero=board: %v", cfg)
 	}
 	if c.quota(pi4) != -1 || c.quota(zero) <= 0 {

@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -61,19 +62,19 @@ type Lab struct {
 	NoVcgencmd       map[string]bool
 	ThermalSpeed     float64
 	SimulatorCommand []string
-	// CPU is each host's CPU speed for Up, CPUBoard or CPUFull (SetCPU);
+	// CPU is each host's CPU speed for Up, CPUBoard or CPUFull;
 	// its "*" entry becomes the lab's speed, for the hosts Up boots or
 	// finds and the hosts booted later. A host it does not name keeps the
 	// speed it had; a new lab's is CPUBoard.
 	CPU map[string]string
 	// Latency is the round trip the lab's link adds between this machine
-	// and each host, for Up, as a duration ("20ms"; SetLatency), kept as
+	// and each host, for Up, as a duration ("20ms", at most MaxLatency), kept as
 	// CPU is; LinkCommand runs the link in its own process (`pidb lab
 	// link`).
 	Latency     map[string]string
 	LinkCommand []string
-	// Drives are the drives Up plugs into hosts besides their cards
-	// (SetStorage): host name -> "usb-ssd" or "nvme".
+	// Drives are the drives Up plugs into hosts besides their cards: host
+	// name -> "usb-ssd" or "nvme".
 	Drives map[string]string
 
 	logMu sync.Mutex // hosts boot at once, and each logs
@@ -87,7 +88,14 @@ func New(dir string, log io.Writer) *Lab {
 	if log == nil {
 		log = io.Discard
 	}
-	return &Lab{Dir: dir, Fleet: DefaultFleet(), Log: log}
+	l := &Lab{Dir: dir, Fleet: DefaultFleet(), Log: log}
+	// the simulator and the link run as `pidb lab simulate` and `pidb lab
+	// link`; a Go test binary cannot
+	if exe, err := os.Executable(); err == nil && !testing.Testing() {
+		l.SimulatorCommand = []string{exe, "lab", "simulate", "--dir", l.Dir}
+		l.LinkCommand = []string{exe, "lab", "link", "--dir", l.Dir}
+	}
+	return l
 }
 
 func (l *Lab) logf(format string, args ...any) {
@@ -277,7 +285,7 @@ func (l *Lab) up(ctx context.Context, names []string, from string) (string, erro
 		for _, n := range names {
 			b, ok := BoardNamed(n)
 			if !ok {
-				return "", fmt.Errorf("no lab board %q (the lab has %s)", n, strings.Join(kinds(), ", "))
+				return "", fmt.Errorf("no lab board %q (the lab has %s)", n, strings.Join(Kinds(), ", "))
 			}
 			boards = append(boards, b)
 		}

@@ -52,30 +52,10 @@ const (
 	linkIdleLimit = 10
 )
 
-// SetLatency sets, from `lab up --latency`, the round trip the lab's link
-// adds between this machine and the hosts the next Up boots or finds: a
-// duration for all of them ("20ms"; kept in the lab for the hosts booted
-// later), or NAME=20ms,NAME=0. Empty leaves each host's as it was (none
-// in a new lab). Its errors are the flag's mistakes.
-func (l *Lab) SetLatency(spec string) error {
-	m, err := perHostWith("--latency", spec, "a round trip like 20ms (0: none)", "20ms", func(v string) (string, bool) {
-		d, err := time.ParseDuration(v)
-		if v == "0" {
-			d, err = 0, nil
-		}
-		if err != nil || d < 0 || d > MaxLatency {
-			return "", false
-		}
-		return d.String(), true
-	})
-	l.Latency = m
-	return err
-}
-
 // latency is the round trip the link adds to the host in cfg: its own,
 // else the lab's, else none.
 func (cfg ThermalConfig) latency(name string) time.Duration {
-	d, err := time.ParseDuration(cmp.Or(cfg.Latency[name], cfg.Latency[allHosts], "0s"))
+	d, err := time.ParseDuration(cmp.Or(cfg.Latency[name], cfg.Latency[AllHosts], "0s"))
 	if err != nil {
 		return 0
 	}

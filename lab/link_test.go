@@ -5,34 +5,18 @@ import (
 	"crypto/rand"
 	"io"
 	"net"
-	"strings"
 	"testing"
 	"time"
 )
 
-// TestSetLatency reads --latency as --cpu is read: a round trip for all
-// or per host, 0 for none, and a clear error for anything else.
-func TestSetLatency(t *testing.T) {
-	l := New(t.TempDir(), nil)
-	if err := l.SetLatency("20ms"); err != nil || l.Latency[allHosts] != "20ms" || len(l.Latency) != 1 {
-		t.Errorf("20ms: %v %v", l.Latency, err)
-	}
-	if err := l.SetLatency("pi4=1.5ms, zero=0"); err != nil || l.Latency["pi4"] != "1.5ms" || l.Latency["zero"] != "0s" || len(l.Latency) != 2 {
-		t.Errorf("pi4=1.5ms, zero=0: %v %v", l.Latency, err)
-	}
-	for spec, want := range map[string]string{
-		"20":       `--latency "20": want a round trip like 20ms (0: none)`,
-		"-5ms":     `--latency "-5ms"`,
-		"3s":       `--latency "3s"`,
-		"pi9=20ms": `--latency: no lab host "pi9"`,
-	} {
-		if err := l.SetLatency(spec); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", spec, err, want)
-		}
-	}
-	cfg := ThermalConfig{Latency: map[string]string{allHosts: "20ms", "pi3": "0s"}}
+// TestLatencyOfAHost: a host's own round trip, else the lab's, else none.
+func TestLatencyOfAHost(t *testing.T) {
+	cfg := ThermalConfig{Latency: map[string]string{AllHosts: "20ms", "pi3": "0s"}}
 	if cfg.latency("pi4-2") != 20*time.Millisecond || cfg.latency("pi3") != 0 {
 		t.Errorf("a host without its own: %v; pi3 at 0: %v", cfg.latency("pi4-2"), cfg.latency("pi3"))
+	}
+	if none := (ThermalConfig{}); none.latency("pi4") != 0 {
+		t.Errorf("a new lab: %v", none.latency("pi4"))
 	}
 }
 

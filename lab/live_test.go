@@ -383,9 +383,7 @@ func TestBoardSpeedIsAQuota(t *testing.T) {
 		}
 		return strings.TrimSpace(string(data))
 	}
-	if err := l.SetCPU(h.Name + "=board"); err != nil {
-		t.Fatal(err)
-	}
+	l.CPU = map[string]string{h.Name: lab.CPUBoard}
 	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
 		t.Fatal(err)
 	}
@@ -411,9 +409,7 @@ func TestBoardSpeedIsAQuota(t *testing.T) {
 	if used := after - before; used > time.Duration(share*float64(window)*1.1)+100*time.Millisecond {
 		t.Errorf("four loops used %v of CPU in %v at a quota of %.2f cores", used, window, share)
 	}
-	if err := l.SetCPU(h.Name + "=full"); err != nil {
-		t.Fatal(err)
-	}
+	l.CPU = map[string]string{h.Name: lab.CPUFull}
 	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
 		t.Fatal(err)
 	}
@@ -467,9 +463,7 @@ func TestCardIsThrottled(t *testing.T) {
 	if got := rules(group); got != "" {
 		t.Errorf("at full speed the card has limits: %s", got)
 	}
-	if err := l.SetCPU(h.Name + "=board"); err != nil {
-		t.Fatal(err)
-	}
+	l.CPU = map[string]string{h.Name: lab.CPUBoard}
 	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
 		t.Fatal(err)
 	}
@@ -495,18 +489,14 @@ dd if=$f of=/dev/null bs=4k count=3000 iflag=direct 2>/dev/null; c=$(date +%s%N)
 	if iops := 3000 / (float64(readNs) / 1e9); iops > 1500*1.2 {
 		t.Errorf("4 KB direct reads on an A1 card: %.0f a second, over its 1,500", iops)
 	}
-	if err := l.SetCPU(h.Name + "=full"); err != nil {
-		t.Fatal(err)
-	}
+	l.CPU = map[string]string{h.Name: lab.CPUFull}
 	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
 		t.Fatal(err)
 	}
 	if got := rules(group) + rules("/sys/fs/cgroup/blkio"); got != "" {
 		t.Errorf("back at full speed the card has limits: %s", got)
 	}
-	if err := l.SetCPU(h.Name + "=board"); err != nil { // for the removal to lift
-		t.Fatal(err)
-	}
+	l.CPU = map[string]string{h.Name: lab.CPUBoard} // for the removal to lift
 	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
 		t.Fatal(err)
 	}
@@ -534,9 +524,7 @@ func TestDriveBesideTheCard(t *testing.T) {
 	h.User = "root"
 	l := labtest.Lab(t)
 	ctx := context.Background()
-	if err := l.SetStorage(h.Name + "=usb-ssd"); err != nil {
-		t.Fatal(err)
-	}
+	l.Drives = map[string]string{h.Name: "usb-ssd"}
 	l.CPU = map[string]string{h.Name: lab.CPUBoard}
 	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
 		t.Fatal(err)
@@ -562,9 +550,11 @@ func TestDriveBesideTheCard(t *testing.T) {
 			t.Errorf("lab status: %+v, want board speed and an A2 card with a USB SSD", st)
 		}
 	}
-	if err := l.SetStorage(h.Name + "=nvme"); err == nil {
-		t.Errorf("a Pi 4 took an NVMe drive")
+	l.Drives = map[string]string{h.Name: "nvme"}
+	if _, err := l.Up(ctx, []string{h.Name}); err == nil || !strings.Contains(err.Error(), "no PCIe") {
+		t.Errorf("a Pi 4 took an NVMe drive: %v", err)
 	}
+	l.Drives = nil
 	labtest.Reboot(t, h)
 	if got := labtest.MustSSH(t, h, "test -b /dev/sda && mount /dev/sda /mnt/ssd && cat /mnt/ssd/f"); got != "data\n" {
 		t.Errorf("after a reboot the drive reads %q", got)
@@ -596,9 +586,7 @@ func TestLinkHoldsTheRoundTrip(t *testing.T) {
 	l.LinkCommand = []string{labtest.Pidb(t), "lab", "link", "--dir", l.Dir}
 	ctx := context.Background()
 	const rtt = 100 * time.Millisecond
-	if err := l.SetLatency(h.Name + "=" + rtt.String()); err != nil {
-		t.Fatal(err)
-	}
+	l.Latency = map[string]string{h.Name: rtt.String()}
 	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
 		t.Fatal(err)
 	}
@@ -627,9 +615,7 @@ func TestLinkHoldsTheRoundTrip(t *testing.T) {
 			t.Errorf("lab status: %+v, want a latency of %v", st, rtt)
 		}
 	}
-	if err := l.SetLatency(h.Name + "=0"); err != nil {
-		t.Fatal(err)
-	}
+	l.Latency = map[string]string{h.Name: "0s"}
 	if _, err := l.Up(ctx, []string{h.Name}); err != nil {
 		t.Fatal(err)
 	}

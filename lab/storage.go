@@ -311,33 +311,6 @@ func (l *Lab) setStorage(b Board, cfg ThermalConfig) error {
 	return nil
 }
 
-// SetStorage sets, from `lab up --storage`, the drive each named host has
-// besides its card: NAME=usb-ssd (a Pi 4 or Pi 5) or NAME=nvme (a Pi 5).
-// Its errors are the flag's mistakes, each naming the host.
-func (l *Lab) SetStorage(spec string) error {
-	l.Drives = map[string]string{}
-	if strings.TrimSpace(spec) == "" {
-		return nil
-	}
-	for _, part := range strings.Split(spec, ",") {
-		name, kind, ok := strings.Cut(strings.TrimSpace(part), "=")
-		b, known := BoardNamed(name)
-		switch {
-		case !ok:
-			return fmt.Errorf("--storage %q: want NAME=usb-ssd or NAME=nvme", part)
-		case !known:
-			return fmt.Errorf("--storage: no lab host %q (the lab's boards: %s, and their numbered hosts)", name, strings.Join(kinds(), ", "))
-		case kind != "usb-ssd" && kind != "nvme":
-			return fmt.Errorf("--storage %q: a host's card is always there; the drive beside it is usb-ssd or nvme", part)
-		}
-		if _, err := StorageFor(b, kind); err != nil {
-			return fmt.Errorf("--storage: %w", err)
-		}
-		l.Drives[name] = kind
-	}
-	return nil
-}
-
 // driveSize is the size of a host's drive image, sparse.
 const driveSize = "64G"
 

@@ -65,30 +65,6 @@ func TestStorageKinds(t *testing.T) {
 	}
 }
 
-// TestSetStorage reads --storage: a drive beside a host's card, where its
-// board has the bus for it, and each mistake named.
-func TestSetStorage(t *testing.T) {
-	l := New(t.TempDir(), nil)
-	if err := l.SetStorage("pi4=usb-ssd, pi5-2=nvme"); err != nil || len(l.Drives) != 2 || l.Drives["pi4"] != "usb-ssd" || l.Drives["pi5-2"] != "nvme" {
-		t.Errorf("%v %v", l.Drives, err)
-	}
-	if err := l.SetStorage(""); err != nil || len(l.Drives) != 0 {
-		t.Errorf("none: %v %v", l.Drives, err)
-	}
-	for spec, want := range map[string]string{
-		"usb-ssd":     `--storage "usb-ssd": want NAME=usb-ssd or NAME=nvme`,
-		"pi9=usb-ssd": `--storage: no lab host "pi9"`,
-		"pi4=sd-a2":   `--storage "pi4=sd-a2": a host's card is always there`,
-		"pi3=usb-ssd": `--storage: pi3: a Raspberry Pi 3 Model B Rev 1.2 has no USB 3`,
-		"pi4-3=nvme":  `--storage: pi4-3: a Raspberry Pi 4 Model B Rev 1.4 has no PCIe`,
-		"pi5=nvme,":   `--storage "": want NAME=usb-ssd or NAME=nvme`,
-	} {
-		if err := l.SetStorage(spec); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v; want %q", spec, err, want)
-		}
-	}
-}
-
 // TestSlowerDisk: a drive faster than this machine's disk is named, with
 // both figures; one the disk keeps up with is not.
 func TestSlowerDisk(t *testing.T) {

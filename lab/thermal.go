@@ -132,7 +132,7 @@ func (l *Lab) thermalConfigPath() string { return filepath.Join(l.Dir, thermalCo
 // writeThermalConfig writes the simulator's configuration: the speed, and
 // the boards' cooling; other hosts keep theirs.
 func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
-	cfg, _ := l.readThermalConfig()
+	cfg, ok := l.readThermalConfig()
 	setPerHost(cfg.Latency, l.Latency, boards)
 	if setSpeeds(cfg.CPU, l.CPU, boards) {
 		mips, err := l.MachineCoreMIPS(ctx)
@@ -142,12 +142,15 @@ func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
 		cfg.CoreMIPS = mips
 	}
 	if l.ThermalSpeed > 0 { // else the speed the lab was brought up with
+		if l.ThermalSpeed != 1 && (l.ThermalSpeed != cfg.Speed || !ok) {
+			l.logf("simulated time runs %gx faster than real time: heat builds up in 1/%g of the time it takes on a Pi", l.ThermalSpeed, l.ThermalSpeed)
+		}
 		cfg.Speed = l.ThermalSpeed
 	}
 	for _, b := range boards {
 		c := l.Cooling[b.Name]
 		if c == "" {
-			c = l.Cooling[allHosts]
+			c = l.Cooling[AllHosts]
 		}
 		if c == "" {
 			c = "fan"
@@ -187,8 +190,8 @@ func setSpeeds(cfg, asked map[string]string, boards []Board) (board bool) {
 // the config's map: a value for all becomes the lab's, for these hosts
 // (whose own go) and the hosts booted later; a host named gets its own.
 func setPerHost(cfg, asked map[string]string, boards []Board) {
-	if all := asked[allHosts]; all != "" {
-		cfg[allHosts] = all
+	if all := asked[AllHosts]; all != "" {
+		cfg[AllHosts] = all
 		for _, b := range boards {
 			delete(cfg, b.Name)
 		}
@@ -248,7 +251,7 @@ func (l *Lab) saveThermalConfig(cfg ThermalConfig) error {
 // speed is the host's CPU speed: its own, else the lab's, else board
 // speed, which is the default.
 func (cfg ThermalConfig) speed(name string) string {
-	return cmp.Or(cfg.CPU[name], cfg.CPU[allHosts], CPUBoard)
+	return cmp.Or(cfg.CPU[name], cfg.CPU[AllHosts], CPUBoard)
 }
 
 // quota is the host's CPU quota at its full clock for its speed in cfg:

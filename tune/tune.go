@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"pidb/internal/version"
-	"pidb/inventory"
+	"pidb/units"
 )
 
 // Input is what the tuner scales on.
@@ -164,7 +164,7 @@ func Recommend(in Input, preset string, overrides map[string]string) (Settings, 
 			msg := fmt.Sprintf("unknown %s %s setting", flavorName(in.Flavor), in.Version)
 			if other := otherFlavors(in.Flavor, name); other != "" {
 				msg = fmt.Sprintf("%s has no %s (it is a %s setting)", flavorName(in.Flavor)+" "+in.Version, name, other)
-			} else if sug := inventory.Closest(name, Names(in.Flavor, in.Version)); sug != "" {
+			} else if sug := units.Closest(name, Names(in.Flavor, in.Version)); sug != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", sug)
 			}
 			return nil, &OverrideError{Name: k, Value: raw, Msg: msg}
@@ -232,7 +232,7 @@ func Check(family, name, raw string) error {
 	msg := fmt.Sprintf("pidb does not set %s on %s", key, what)
 	if other := otherFamily(family, key); other != "" {
 		msg = fmt.Sprintf("%s has no %s (it is a %s setting)", what, key, other)
-	} else if sug := inventory.Closest(key, known); sug != "" {
+	} else if sug := units.Closest(key, known); sug != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", sug)
 	} else {
 		msg += ": it sets only the settings of its catalogue (pidb tune show lists them); commands, libraries, includes and paths are never set from an inventory"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"pidb/inventory"
+	"pidb/units"
 )
 
 // Kind is the type of a setting's value.
@@ -110,7 +110,7 @@ func (p Param) parse(s string) (Value, error) {
 	s = strings.TrimSpace(s)
 	switch p.Kind {
 	case Bytes:
-		n, err := inventory.ParseSize(s)
+		n, err := units.ParseSize(s)
 		if err != nil {
 			return Value{}, err
 		}

@@ -45,25 +45,13 @@ func labCommand() *cli.Command {
 					l := lab.New(c.String("dir"), c.App.ErrWriter)
 					var names []string
 					if h := strings.TrimSpace(c.String("hosts")); h != "" {
-						boards, err := lab.ParseHosts(h)
-						if err != nil {
-							return usage.Wrap(err)
-						}
-						for _, b := range boards {
-							names = append(names, b.Name)
+						var err error
+						if names, err = labHostsFlag(h); err != nil {
+							return err
 						}
 					}
-					if err := l.SetThermal(c.String("cooling"), c.String("without-vcgencmd"), c.Float64("thermal-speed")); err != nil {
-						return usage.Wrap(err)
-					}
-					if err := l.SetCPU(c.String("cpu")); err != nil {
-						return usage.Wrap(err)
-					}
-					if err := l.SetStorage(c.String("storage")); err != nil {
-						return usage.Wrap(err)
-					}
-					if err := l.SetLatency(c.String("latency")); err != nil {
-						return usage.Wrap(err)
+					if err := labUpFlags(c, l); err != nil {
+						return err
 					}
 					up := l.Up
 					if from := c.String("from"); from != "" {
@@ -164,13 +152,9 @@ func labCommand() *cli.Command {
 					}
 					l := lab.New(c.String("dir"), c.App.ErrWriter)
 					if h := strings.TrimSpace(c.String("hosts")); h != "" {
-						boards, err := lab.ParseHosts(h)
+						names, err := labHostsFlag(h)
 						if err != nil {
-							return usage.Wrap(err)
-						}
-						var names []string
-						for _, b := range boards {
-							names = append(names, b.Name)
+							return err
 						}
 						if err := l.Remove(c.Context, names); err != nil {
 							return fmt.Errorf("lab down: %w", err)

@@ -7,9 +7,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
-	"pidb/inventory"
 	"pidb/job"
 	"pidb/output"
+	"pidb/units"
 	"pidb/usage"
 )
 
@@ -122,7 +122,7 @@ func tuneShowOptions(c *cli.Context) (action.TuneShowOptions, error) {
 			return action.TuneShowOptions{}, usage.Errorf("tune show needs --%s", f)
 		}
 	}
-	mem, err := inventory.ParseSize(c.String("mem"))
+	mem, err := units.ParseSize(c.String("mem"))
 	if err != nil {
 		return action.TuneShowOptions{}, usage.Errorf("--mem: %v", err)
 	}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"io"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"pidb/lab"
+	"pidb/usage"
+)
+
+// TestLabHostsFlag reads --hosts: boards alone or counted, numbered hosts
+// by name, each once in the order given; each mistake is exit 2.
+func TestLabHostsFlag(t *testing.T) {
+	got, err := labHostsFlag("zero, pi5=3,pi4,pi5-2,cm4=1")
+	if err != nil || strings.Join(got, " ") != "zero pi5-1 pi5-2 pi5-3 pi4 cm4-1" {
+		t.Errorf("hosts %v, %v", got, err)
+	}
+	for spec, msg := range map[string]string{
+		"pi6":       `no lab board "pi6"`,
+		"pi5=0":     "want a count from 1 to 14",
+		"pi5=15":    "want a count from 1 to 14",
+		"pi5=x":     "want a count from 1 to 14",
+		"pi5-2=3":   `no lab board "pi5-2"`,
+		"pi5-0":     `no lab board "pi5-0"`,
+		"pi5-03":    `no lab board "pi5-03"`,
+		" , ":       "no boards named",
+		"pi4-2gb-x": `no lab board "pi4-2gb-x"`,
+	} {
+		if _, err := labHostsFlag(spec); err == nil || !strings.Contains(err.Error(), msg) || !usage.Is(err) {
+			t.Errorf("--hosts %q: %v, want a usage error with %q", spec, err, msg)
+		}
+	}
+}
+
+// labUpFlagsOf runs `lab up`'s flags into a lab, without bringing it up.
+func labUpFlagsOf(t *testing.T, args ...string) (*lab.Lab, error) {
+	t.Helper()
+	var up *cli.Command
+	for _, c := range labCommand().Subcommands {
+		if c.Name == "up" {
+			up = c
+		}
+	}
+	l := lab.New(t.TempDir(), nil)
+	var got error
+	cmd := &cli.Command{Name: "up", Flags: up.Flags, Action: func(c *cli.Context) error { got = labUpFlags(c, l); return nil }}
+	app := &cli.App{Name: "pidb", Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{cmd}, ExitErrHandler: func(*cli.Context, error) {}}
+	if err := app.RunContext(context.Background(), append([]string{"pidb", "up"}, args...)); err != nil {
+		t.Fatal(err)
+	}
+	return l, got
+}
+
+// TestLabUpFlags: each per-host flag for all hosts (the "*" key) or per
+// host, --storage a drive where the board has the bus for it, the hosts
+// without vcgencmd and simulated time; each mistake named, exit 2.
+func TestLabUpFlags(t *testing.T) {
+	l, err := labUpFlagsOf(t, "--cooling", "pi4=case, zero=fan", "--cpu", "board", "--latency", "pi4=1.5ms, zero=0", "--storage", "pi4=usb-ssd, pi5-2=nvme",
+		"--without-vcgencmd", "pi3", "--thermal-speed", "20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, c := range map[string]struct{ got, want map[string]string }{
+		"cooling": {l.Cooling, map[string]string{"pi4": "case", "zero": "fan"}},
+		"cpu":     {l.CPU, map[string]string{"*": "board"}},
+		"latency": {l.Latency, map[string]string{"pi4": "1.5ms", "zero": "0s"}},
+		"drives":  {l.Drives, map[string]string{"pi4": "usb-ssd", "pi5-2": "nvme"}},
+	} {
+		if !maps.Equal(c.got, c.want) {
+			t.Errorf("%s: %v, want %v", what, c.got, c.want)
+		}
+	}
+	if !l.NoVcgencmd["pi3"] || len(l.NoVcgencmd) != 1 || l.ThermalSpeed != 20 {
+		t.Errorf("without vcgencmd %v, thermal speed %g", l.NoVcgencmd, l.ThermalSpeed)
+	}
+	if l, err := labUpFlagsOf(t); err != nil || len(l.Cooling)+len(l.CPU)+len(l.Latency)+len(l.Drives) != 0 || l.ThermalSpeed != 1 {
+		t.Errorf("no flags: %+v %v; want each host as it was, real time", l, err)
+	}
+	for args, want := range map[string]string{
+		"--cpu fast":                 `--cpu "fast": want board or full, for all hosts or as NAME=board`,
+		"--cpu pi9=board":            `--cpu: no lab host "pi9"`,
+		"--cpu pi4=turbo":            `--cpu "pi4=turbo": want board or full`,
+		"--cpu board,pi4=":           `--cpu "pi4=": want board or full`,
+		"--cooling pi4=ice":          `--cooling "pi4=ice": want case or fan, for all hosts or as NAME=case`,
+		"--latency 20":               `--latency "20": want a round trip like 20ms (0: none)`,
+		"--latency -5ms":             `--latency "-5ms"`,
+		"--latency 3s":               `--latency "3s"`,
+		"--latency pi9=20ms":         `--latency: no lab host "pi9"`,
+		"--storage usb-ssd":          `--storage "usb-ssd": want NAME=usb-ssd or NAME=nvme`,
+		"--storage pi9=usb-ssd":      `--storage: no lab host "pi9"`,
+		"--storage pi4=sd-a2":        `--storage "pi4=sd-a2": a host's card is always there`,
+		"--storage pi3=usb-ssd":      `--storage: pi3: a Raspberry Pi 3 Model B Rev 1.2 has no USB 3`,
+		"--storage pi4-3=nvme":       `--storage: pi4-3: a Raspberry Pi 4 Model B Rev 1.4 has no PCIe`,
+		"--storage pi5=nvme,":        `--storage "": want NAME=usb-ssd or NAME=nvme`,
+		"--without-vcgencmd pi3,pi9": `--without-vcgencmd: no lab host "pi9"`,
+		"--thermal-speed 0":          `--thermal-speed 0: want more than 0, at most 1000`,
+		"--thermal-speed 1001":       `--thermal-speed 1001: want more than 0, at most 1000`,
+	} {
+		if _, err := labUpFlagsOf(t, strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) || !usage.Is(err) {
+			t.Errorf("%s: %v; want a usage error with %q", args, err, want)
+		}
+	}
+}
