@@ -23,13 +23,13 @@ import (
 // Params are a workload's own parameters; zero values take the Spec's
 // defaults (see Spec.Resolve).
 type Params struct {
-	Scale     int    // tpcb: pgbench's scale; quiz: users
-	Tables    int    // oltp-read-only: sbtest tables
-	TableSize int    // oltp-read-only: rows per table
-	Protocol  string // simple or prepared
-	Mix       string // tpcc: the transactions' weights ("" before Resolve: the standard's)
-	Reload    bool   // load the data even when what is there matches
-	NoFK      bool   // tpcc: load without the foreign keys (sysbench-tpcc's --use_fk=0)
+	Scale     int      // tpcb: pgbench's scale; quiz: users
+	Tables    int      // oltp-read-only: sbtest tables
+	TableSize int      // oltp-read-only: rows per table
+	Protocol  string   // simple or prepared
+	Mix       tpcc.Mix // tpcc: the transactions' weights (zero before Resolve: the standard's)
+	Reload    bool     // load the data even when what is there matches
+	NoFK      bool     // tpcc: load without the foreign keys (sysbench-tpcc's --use_fk=0)
 	Log       func(string)
 }
 
@@ -52,10 +52,9 @@ type Spec struct {
 	// Means says what each of its parameters is, by inventory key (scale,
 	// tables, table_size), for the help.
 	Means map[string]string
-	// Mix, for a workload with a mix of transactions (tpcc), reads one
-	// and gives it in its plain form ("" is the default mix); nil: it
-	// has none.
-	Mix func(string) (string, error)
+	// HasMix says it runs a mix of transactions (tpcc), weighted by
+	// Params.Mix.
+	HasMix bool
 	// Figures are the workload's own figures from a run's summary (tpcc:
 	// tpmC), for Summary.Extra; nil: none.
 	Figures func(results.Summary) map[string]float64
@@ -88,10 +87,7 @@ func All() []Spec {
 			}},
 		{Name: tpcc.Name, Engines: []string{"postgres", "mysql"}, Protocols: []string{"simple"},
 			Defaults: Params{Scale: tpcc.DefaultScale, Tables: tpcc.DefaultTables}, Means: map[string]string{"scale": "warehouses per table copy", "tables": "copies of the nine tables, as sysbench-tpcc's --tables"},
-			Mix: func(s string) (string, error) {
-				m, err := tpcc.ParseMix(s)
-				return m.String(), err
-			},
+			HasMix:  true,
 			Figures: tpcc.Figures, Ops: tpcc.Types[:], ForeignKeys: true,
 			Check: func(ctx context.Context, db sqldb.DB, p Params) ([]results.Check, error) {
 				return newTPCC(db, p).Check(ctx)
@@ -100,11 +96,14 @@ func All() []Spec {
 	}
 }
 
-// newTPCC is tpcc's workload for resolved parameters (their mix is valid).
+// newTPCC is tpcc's workload for resolved parameters.
 func newTPCC(db sqldb.DB, p Params) *tpcc.Workload {
-	m, _ := tpcc.ParseMix(p.Mix)
-	return &tpcc.Workload{DB: db, Scale: p.Scale, Tables: p.Tables, Mix: m, Reload: p.Reload, NoFK: p.NoFK, Log: p.Log}
+	return &tpcc.Workload{DB: db, Scale: p.Scale, Tables: p.Tables, Mix: p.Mix, Reload: p.Reload, NoFK: p.NoFK, Log: p.Log}
 }
+
+// ParseMix reads a mix of transactions as --mix and [bench] mix give it:
+// five weights joined by colons ("10:10:1:1:1"); "" is the standard's.
+func ParseMix(s string) (tpcc.Mix, error) { return tpcc.ParseMix(s) }
 
 // Names are the workloads' names.
 func Names() []string {
@@ -156,13 +155,10 @@ func (s Spec) Resolve(p Params) (Params, error) {
 		p.Protocol = s.Protocols[0]
 	}
 	switch {
-	case s.Mix != nil:
-		var err error
-		if p.Mix, err = s.Mix(p.Mix); err != nil {
-			return p, err
-		}
-	case p.Mix != "":
-		return p, fmt.Errorf("--mix is for %s; %s runs one kind of transaction", NamesWhere(func(s Spec) bool { return s.Mix != nil }), s.Name)
+	case s.HasMix && p.Mix == (tpcc.Mix{}):
+		p.Mix = tpcc.StandardMix
+	case !s.HasMix && p.Mix != (tpcc.Mix{}):
+		return p, fmt.Errorf("--mix is for %s; %s runs one kind of transaction", NamesWhere(func(s Spec) bool { return s.HasMix }), s.Name)
 	}
 	if p.NoFK && !s.ForeignKeys {
 		return p, fmt.Errorf("--use-fk=false is for %s; %s has no foreign keys", NamesWhere(func(s Spec) bool { return s.ForeignKeys }), s.Name)

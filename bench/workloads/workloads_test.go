@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"pidb/bench/sqldb"
+	tpccpkg "pidb/bench/workloads/tpcc"
 )
 
 func TestRegistry(t *testing.T) {
@@ -39,14 +40,14 @@ func TestResolveParams(t *testing.T) {
 		t.Errorf("oltp with the simple protocol")
 	}
 	tpcc, _ := Get("tpcc")
-	if p, err := tpcc.Resolve(Params{}); err != nil || p.Scale != 1 || p.Tables != 1 || p.Mix != "45:43:4:4:4" || p.Protocol != "simple" {
+	if p, err := tpcc.Resolve(Params{}); err != nil || p.Scale != 1 || p.Tables != 1 || p.Mix != (tpccpkg.Mix{45, 43, 4, 4, 4}) || p.Protocol != "simple" {
 		t.Errorf("tpcc: %+v %v", p, err)
 	}
-	if p, err := tpcc.Resolve(Params{Mix: "10:10:1:1:1"}); err != nil || p.Mix != "10:10:1:1:1" {
+	if p, err := tpcc.Resolve(Params{Mix: tpccpkg.Mix{10, 10, 1, 1, 1}}); err != nil || p.Mix != (tpccpkg.Mix{10, 10, 1, 1, 1}) {
 		t.Errorf("tpcc with sysbench-tpcc's mix: %+v %v", p, err)
 	}
 	tpcb, _ := Get("tpcb")
-	if _, err := tpcb.Resolve(Params{Mix: "10:10:1:1:1"}); err == nil {
+	if _, err := tpcb.Resolve(Params{Mix: tpccpkg.Mix{10, 10, 1, 1, 1}}); err == nil {
 		t.Errorf("tpcb with a mix")
 	}
 	if _, err := tpcb.Resolve(Params{NoFK: true}); err == nil || !strings.Contains(err.Error(), "--use-fk=false is for tpcc") {

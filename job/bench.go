@@ -1,0 +1,156 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"pidb/facts"
+	"pidb/inventory"
+	"pidb/progress"
+	"pidb/results"
+)
+
+// BenchResult is one host as `pidb bench --json` prints it.
+type BenchResult struct {
+	Host         string           `json:"host"`
+	Workload     string           `json:"workload"`
+	Engine       string           `json:"engine"`
+	Clients      int              `json:"clients"`
+	TLS          bool             `json:"tls"` // the clients logged in with TLS
+	DurationS    float64          `json:"duration_s"`
+	Queries      int              `json:"queries_per_client,omitempty"` // a fixed amount of work: duration_s is the time it took
+	Transactions int64            `json:"transactions"`
+	TPS          float64          `json:"tps"`
+	QPS          float64          `json:"qps"`
+	LatencyMs    results.Latency  `json:"latency_ms"`
+	P95Ms        float64          `json:"p95_ms"`
+	Errors       map[string]int64 `json:"errors"`
+	DownS        float64          `json:"down_s,omitempty"` // the server gone or not answering: left out of TPS
+	Retries      int64            `json:"retries"`          // deadlocks and serialization failures tried again
+	RolledBack   int64            `json:"rolled_back"`      // of the transactions, those rolled back by design (tpcc: New-Orders of an unused item, 1%)
+	TpmC         float64          `json:"tpmc,omitempty"`   // tpcc: New-Orders per minute
+	Ops          []Op             `json:"ops,omitempty"`    // per operation (tpcc: per transaction type)
+	Checks       []results.Check  `json:"checks,omitempty"` // --check: the data's consistency after the run
+	RunDir       string           `json:"run_dir"`
+	Error        string           `json:"error,omitempty"`
+}
+
+// Op is one operation's (a transaction type's) share of a run, as bench
+// prints it.
+type Op struct {
+	Name   string  `json:"name"`
+	Count  int64   `json:"count"`
+	Rate   float64 `json:"per_s"`
+	P50Ms  float64 `json:"p50_ms"`
+	P95Ms  float64 `json:"p95_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	Errors int64   `json:"errors"` // the errors that ended a transaction of this type
+}
+
+// ops are a summary's operations, in the order names gives (others after,
+// by name), with their errors: those whose kind begins with the name and
+// ": ".
+func ops(sum results.Summary, names []string) []Op {
+	var keys []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if _, ok := sum.Ops[n]; ok {
+			keys, seen[n] = append(keys, n), true
+		}
+	}
+	var rest []string
+	for k := range sum.Ops {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	up := sum.MeasuredS - sum.DownS
+	var out []Op
+	for _, k := range append(keys, rest...) {
+		l := sum.Ops[k]
+		o := Op{Name: k, Count: l.Count, P50Ms: l.P50, P95Ms: l.P95, P99Ms: l.P99}
+		if up > 0 {
+			o.Rate = float64(l.Count) / up
+		}
+		for kind, n := range sum.Errors {
+			if strings.HasPrefix(kind, k+": ") {
+				o.Errors += n
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// failedChecks says which checks failed, or "" when none did.
+func failedChecks(cs []results.Check) string {
+	var bad []string
+	for _, c := range cs {
+		if !c.Pass {
+			bad = append(bad, fmt.Sprintf("condition %d (%s) on warehouse %d of table copy %d: %s", c.Condition, c.Name, c.Warehouse, c.Table, c.Detail))
+		}
+	}
+	return strings.Join(bad, "; ")
+}
+
+// Bench runs the plan's workload on one host and saves the run.
+func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, r progress.Reporter) (BenchResult, error) {
+	r.Step("gathering facts")
+	f, err := facts.Collect(ctx, c.User, h)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	m, err := e.Measure(ctx, h, c, f, p, results.KindBench, r)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	dir, err := save(e.Out, m.Run)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	sum := m.Run.Summary
+	if q := p.Bench.Queries; q > 0 {
+		// the write-up's own words for a fixed amount of work (load.py)
+		r.Step(fmt.Sprintf("completed in %.2f seconds, QPS = %.2f", sum.MeasuredS, sum.QPS))
+	} else if tpmc, ok := sum.Extra["tpmc"]; ok {
+		r.Step(fmt.Sprintf("%.1f tpmC, %.1f TPS, %.1f QPS, p95 %.2f ms, %d retried", tpmc, sum.TPS, sum.QPS, sum.Latency.P95, sum.Retries))
+	} else {
+		r.Step(fmt.Sprintf("%.1f TPS, %.1f QPS, p95 %.2f ms", sum.TPS, sum.QPS, sum.Latency.P95))
+	}
+	res := BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, TLS: m.Run.Workload.TLS, DurationS: sum.MeasuredS,
+		Queries: p.Bench.Queries, Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir,
+		Retries: sum.Retries, RolledBack: sum.RolledBack, TpmC: sum.Extra["tpmc"], Checks: m.Run.Checks}
+	if len(p.Spec.Ops) > 0 {
+		res.Ops = ops(sum, p.Spec.Ops)
+	}
+	if len(sum.Outages) > 0 {
+		return res, fmt.Errorf("%s: %s; the numbers leave that time out, and the run is saved in %s", h.Name, outages(sum.Outages), dir)
+	}
+	if bad := failedChecks(m.Run.Checks); bad != "" {
+		return res, fmt.Errorf("%s: the data is not consistent after the run: %s; the run is saved in %s", h.Name, bad, dir)
+	}
+	if want := int64(p.Bench.Queries) * int64(p.Bench.Clients); want > 0 && sum.Transactions < want {
+		return res, fmt.Errorf("%s: the clients had run %d of their %d queries when --duration %s ran out; the run is saved in %s", h.Name, sum.Transactions, want, p.Bench.Duration, dir)
+	}
+	return res, nil
+}
+
+// outages says when and for how long the clients lost the server in a run.
+func outages(os []results.Outage) string {
+	var parts []string
+	for _, o := range os {
+		parts = append(parts, o.String())
+	}
+	return strings.Join(parts, "; and ")
+}
+
+func save(out string, r results.Run) (string, error) {
+	dir, err := results.Save(out, r)
+	if err != nil {
+		return "", fmt.Errorf("save the run: %w", err)
+	}
+	return dir, nil
+}

@@ -1,0 +1,86 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Run runs cmd (as root through sudo -n on an AsRoot view).
+func (c *Client) Run(ctx context.Context, cmd string) (Result, error) {
+	return c.RunInput(ctx, cmd, nil)
+}
+
+// RunInput runs cmd with stdin as its standard input: the way to hand a
+// command a secret, which then appears in no command line.
+func (c *Client) RunInput(ctx context.Context, cmd string, stdin []byte) (Result, error) {
+	full := cmd
+	if c.sudo() {
+		full = SudoCommand(cmd)
+	}
+	var in io.Reader
+	if stdin != nil {
+		in = bytes.NewReader(stdin)
+	}
+	return c.run(ctx, cmd, full, in)
+}
+
+func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader) (Result, error) {
+	if c.cfg.Trace != nil {
+		c.cfg.Trace(cmd)
+	}
+	sess, err := c.conn.ssh.NewSession()
+	if err != nil {
+		return Result{}, c.lost(err, "")
+	}
+	defer sess.Close()
+	var out, errb bytes.Buffer
+	sess.Stdout, sess.Stderr, sess.Stdin = &out, &errb, stdin
+	done := make(chan error, 1)
+	go func() { done <- sess.Run(full) }()
+	select {
+	case <-ctx.Done():
+		_ = sess.Signal(ssh.SIGKILL)
+		sess.Close()
+		// the output is only ours once Run has returned
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			return Result{}, fmt.Errorf("%s: %s: %w", c.cfg.Name, shorten(cmd, 120), ctx.Err())
+		}
+		return Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}, fmt.Errorf("%s: %s: %w", c.cfg.Name, shorten(cmd, 120), ctx.Err())
+	case err = <-done:
+	}
+	res := Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}
+	if err == nil {
+		return res, nil
+	}
+	var exit *ssh.ExitError
+	if errors.As(err, &exit) {
+		ee := &ExitError{Host: c.cfg.Name, Cmd: cmd, Code: exit.ExitStatus(), Stderr: res.Stderr}
+		if c.sudo() && bytes.Contains(res.Stderr, []byte("sudo: a password is required")) {
+			return res, &SudoPasswordError{Host: c.cfg.Name, User: c.cfg.User, Err: ee}
+		}
+		return res, ee
+	}
+	return res, c.lost(err, cmd)
+}
+
+func (c *Client) lost(err error, cmd string) error {
+	var missing *ssh.ExitMissingError
+	switch why := c.conn.lostWhy(); {
+	case why != "":
+		err = errors.New(why)
+	case errors.As(err, &missing) && cmd != "":
+		// sshd ended the session: a reboot or shutdown stops it so
+		err = fmt.Errorf("the host ended the session while %q ran: it rebooted or shut down, or its sshd was stopped", shorten(cmd, 80))
+	}
+	return &ConnError{Host: c.cfg.Name, Address: net.JoinHostPort(c.cfg.Address, strconv.Itoa(c.cfg.Port)), Op: "connection lost to", Err: err}
+}
