@@ -376,6 +376,20 @@ func Family(flavor string) string {
 	return "mysql"
 }
 
+// FlavorOn is the flavour of an engine family that a distribution ships
+// (its /etc/os-release ID): PostgreSQL for "postgres"; for "mysql", MySQL
+// on Ubuntu and MariaDB on Debian and Raspberry Pi OS, which ship it
+// instead.
+func FlavorOn(family, osID string) string {
+	switch {
+	case family == "postgres":
+		return "postgres"
+	case osID == "ubuntu":
+		return "mysql"
+	}
+	return "mariadb"
+}
+
 // Port is the TCP port of an engine ("postgres", or the MySQL family by
 // any of its names): the servers' defaults, which provisioning keeps.
 func Port(engine string) int {

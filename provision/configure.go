@@ -49,10 +49,7 @@ func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 	if t.Facts.Engine.Flavor == "" {
 		// a dry run before the install: the distribution's default version
 		f := t.Facts
-		f.Engine.Flavor = map[bool]string{true: "postgres", false: "mariadb"}[t.Host.Engine == "postgres"]
-		if t.Host.Engine != "postgres" && f.OS.ID == "ubuntu" {
-			f.Engine.Flavor = "mysql"
-		}
+		f.Engine.Flavor = engine.FlavorOn(t.Host.Engine, f.OS.ID)
 		f.Engine.Version = tune.DefaultVersions[f.Engine.Flavor]
 		tmp := *t
 		tmp.Facts = f

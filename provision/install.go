@@ -18,13 +18,13 @@ func (installStep) Name() string { return "install" }
 
 // want returns the package and service for the host's engine family.
 func (installStep) want(t *Target) (pkg, service, flavor string) {
-	if t.Host.Engine == "postgres" {
-		return "postgresql", "postgresql", "postgres"
+	switch flavor = engine.FlavorOn(t.Host.Engine, t.Facts.OS.ID); flavor {
+	case "postgres":
+		return "postgresql", "postgresql", flavor
+	case "mysql":
+		return "mysql-server", "mysql", flavor
 	}
-	if t.Facts.OS.ID == "ubuntu" {
-		return "mysql-server", "mysql", "mysql"
-	}
-	return "mariadb-server", "mariadb", "mariadb"
+	return "mariadb-server", "mariadb", flavor
 }
 
 // finishDpkg is what completes an install that was cut off (a reboot or a

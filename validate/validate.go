@@ -80,124 +80,101 @@ const riseC = 10
 // over which the numbers may be the controller's.
 const busyShare = 0.85
 
-// Judge returns the verdict and its reasons.
-func Judge(in Input) results.Verdict {
-	if in.MaxTempC <= 0 {
-		in.MaxTempC = DefaultMaxTempC
-	}
-	v := results.Verdict{Reasons: []results.Reason{}}
-	add := func(fail bool, code, format string, args ...any) {
-		v.Reasons = append(v.Reasons, results.Reason{Code: code, Message: fmt.Sprintf(format, args...), Fail: fail})
-	}
-	if !in.ServiceActive {
-		add(true, ServiceDown, "the database server is not running")
-	}
-	for _, o := range in.Outages {
-		if o.Gone() {
-			add(true, ServerGone, "%s: the TPS leaves that time out; a server that dies under load needs its logs read (journalctl -u the database's unit)", o)
-		} else {
-			add(true, NoAnswer, "%s: the TPS leaves that time out; look at the host's link (cable, Wi-Fi, switch) and its power", o)
-		}
-	}
-	if len(in.Mismatches) > 0 {
-		add(true, SettingsMismatch, "live settings differ from the tuner's: %s", strings.Join(in.Mismatches, "; "))
-	}
-	if in.DesktopOn {
-		add(false, DesktopOn, "the host boots to the desktop, which takes memory and CPU from the database (pidb provision turns it off)")
-	}
-	if in.MinTPS > 0 && in.TPS < in.MinTPS {
-		add(true, MinTPS, "%.1f TPS is below the inventory's min_tps of %g", in.TPS, in.MinTPS)
-	}
-
-	// thermal
-	fl := Throttling(in.Readings, in.RunStart, in.RunEnd)
-	during, appeared, haveFlags := fl.During, fl.Appeared, fl.Known
-	underVoltage := false
-	maxC := math.Inf(-1)
-	for _, r := range in.Readings {
-		if !math.IsNaN(r.TempC) && r.TempC > maxC {
-			maxC = r.TempC
-		}
-		if r.ThrottledKnown && r.UnderVoltageKnown && r.Throttled&(thermal.UnderVoltage|thermal.UnderVoltageSinceBoot) != 0 {
-			underVoltage = true
-		}
-	}
-	if underVoltage {
-		add(true, UnderVoltage, "under-voltage: the power supply cannot hold 5 V under load (get_throttled %s)", fl.Last)
-	}
-	if fl.ArmThrottled() {
-		v.Throttled = true
-		add(true, Throttled, "the firmware throttled the Arm cores during the run (get_throttled %s): the numbers are the cooling's, not the board's", (during | appeared))
-	}
-	if during&thermal.SoftTempLimit != 0 || appeared&thermal.SoftTempLimitSinceBoot != 0 {
-		add(true, SoftTempLimit, "the soft temperature limit capped the clock during the run")
-	}
-	if !math.IsInf(maxC, -1) {
-		m := maxC
-		v.MaxTempC = &m
-		switch {
-		case maxC >= in.MaxTempC:
-			add(true, MaxTemp, "the CPU reached %.1f C, at or above the limit of %g C: it needs better cooling (a fan, or a case that draws the heat away)", maxC, in.MaxTempC)
-		case maxC >= in.MaxTempC-nearMargin:
-			add(false, NearLimit, "the CPU reached %.1f C, within %d C of the limit of %g C", maxC, nearMargin, in.MaxTempC)
-		}
-	}
-
-	// a sag is the heat's only with the heat's evidence on that host: the
-	// firmware slowed the cores (a throttling flag, or an Arm clock that
-	// fell during the run), or the temperature climbed. A busy controller
-	// or a slow card makes the same shape with the Pi cool and at full
-	// speed: that sag is unstable_throughput, not thermal_sag.
+// evidence is what the rules read from the input beyond its fields,
+// worked out once: the flags, the temperatures and the clock.
+type evidence struct {
+	flags        Flags
+	underVoltage bool    // at any reading
+	maxC         float64 // the highest reading; -Inf: none
 	// the run's readings: the Arm clock's range, and the temperature's
 	// first value and range
-	var topHz, lowHz int64
-	clockKnown := false
-	startC, lowC, hotC, tempKnown := math.NaN(), math.Inf(1), math.Inf(-1), false
+	clockKnown, tempKnown bool
+	topHz, lowHz          int64
+	startC, lowC, hotC    float64
+	q1, q4                float64 // the TPS of the run's first and last quarters
+}
+
+// gather works out the evidence.
+func gather(in Input) evidence {
+	ev := evidence{flags: Throttling(in.Readings, in.RunStart, in.RunEnd), maxC: math.Inf(-1),
+		startC: math.NaN(), lowC: math.Inf(1), hotC: math.Inf(-1)}
 	for _, r := range in.Readings {
+		if !math.IsNaN(r.TempC) && r.TempC > ev.maxC {
+			ev.maxC = r.TempC
+		}
+		if r.ThrottledKnown && r.UnderVoltageKnown && r.Throttled&(thermal.UnderVoltage|thermal.UnderVoltageSinceBoot) != 0 {
+			ev.underVoltage = true
+		}
 		if r.At.Before(in.RunStart) || r.At.After(in.RunEnd) {
 			continue
 		}
 		if r.ArmHz > 0 {
-			if !clockKnown || r.ArmHz > topHz {
-				topHz = r.ArmHz
+			if !ev.clockKnown || r.ArmHz > ev.topHz {
+				ev.topHz = r.ArmHz
 			}
-			if !clockKnown || r.ArmHz < lowHz {
-				lowHz = r.ArmHz
+			if !ev.clockKnown || r.ArmHz < ev.lowHz {
+				ev.lowHz = r.ArmHz
 			}
-			clockKnown = true
+			ev.clockKnown = true
 		}
 		if !math.IsNaN(r.TempC) {
-			if !tempKnown {
-				startC, tempKnown = r.TempC, true
+			if !ev.tempKnown {
+				ev.startC, ev.tempKnown = r.TempC, true
 			}
-			lowC, hotC = math.Min(lowC, r.TempC), math.Max(hotC, r.TempC)
+			ev.lowC, ev.hotC = math.Min(ev.lowC, r.TempC), math.Max(ev.hotC, r.TempC)
 		}
 	}
-	slowed := v.Throttled || during&thermal.SoftTempLimit != 0 || appeared&thermal.SoftTempLimitSinceBoot != 0 ||
-		(clockKnown && float64(lowHz) < 0.95*float64(topHz))
-	// or the temperature climbed during the run: the heat's mark where
-	// the host tells neither its firmware's flags nor its clock; where
-	// they are known and say full speed, a climb (every Pi warms under
-	// load, with a fan too) did not slow it
-	rose := tempKnown && hotC-startC >= riseC && !clockKnown && !haveFlags
+	ev.q1, ev.q4 = Quarters(in.Series)
+	return ev
+}
 
-	v.TPSFirstQuarter, v.TPSLastQuarter = Quarters(in.Series)
-	if v.TPSFirstQuarter > 0 && v.TPSLastQuarter < sagRatio*v.TPSFirstQuarter {
-		fell := fmt.Sprintf("throughput fell from %.1f TPS in the first quarter of the run to %.1f in the last (%.0f%% less)",
-			v.TPSFirstQuarter, v.TPSLastQuarter, 100*(1-v.TPSLastQuarter/v.TPSFirstQuarter))
-		if slowed || rose {
-			add(false, ThermalSag, "%s: the shape of a Pi that heats up, and this one %s", fell, heatEvidence(slowed, rose, startC, hotC))
-		} else {
-			add(false, UnstableTPS, "%s, but not from the heat: %s; look at what else was busy (this machine, the network, the Pi's storage)",
-				fell, calm(tempKnown, lowC, hotC, clockKnown, topHz, haveFlags))
-		}
+// softLimited reports whether the soft temperature limit capped the clock
+// during the run.
+func (ev evidence) softLimited() bool {
+	return ev.flags.During&thermal.SoftTempLimit != 0 || ev.flags.Appeared&thermal.SoftTempLimitSinceBoot != 0
+}
+
+// rule is one of the verdict's rules: the reasons it finds, in order.
+type rule struct {
+	name  string
+	check func(in Input, ev evidence) []results.Reason
+}
+
+// rules are the verdict's rules, in the order their reasons are given.
+func rules() []rule {
+	return []rule{
+		{"service", serviceRule},
+		{"outages", outagesRule},
+		{"settings", settingsRule},
+		{"desktop", desktopRule},
+		{"min_tps", minTPSRule},
+		{"under_voltage", underVoltageRule},
+		{"throttled", throttledRule},
+		{"soft_temp_limit", softLimitRule},
+		{"temperature", temperatureRule},
+		{"sag", sagRule},
+		{"controller", controllerRule},
 	}
+}
 
-	if c := in.Client; c.Cores > 0 && c.WallS > 0 && c.CPUS/(float64(c.Cores)*c.WallS) >= busyShare {
-		add(false, ControllerBusy, "pidb used %.0f%% of this machine's %d cores while the workload ran (%.1f s of CPU in %.1f s): the numbers may be this machine's limit, not the Pi's; run fewer hosts at once, or from a machine with more cores",
-			100*c.CPUS/(float64(c.Cores)*c.WallS), c.Cores, c.CPUS, c.WallS)
+func reason(fail bool, code, format string, args ...any) []results.Reason {
+	return []results.Reason{{Code: code, Message: fmt.Sprintf(format, args...), Fail: fail}}
+}
+
+// Judge returns the verdict and its reasons: every rule's, in order.
+func Judge(in Input) results.Verdict {
+	if in.MaxTempC <= 0 {
+		in.MaxTempC = DefaultMaxTempC
 	}
-
+	ev := gather(in)
+	v := results.Verdict{Reasons: []results.Reason{}, Throttled: ev.flags.ArmThrottled(), TPSFirstQuarter: ev.q1, TPSLastQuarter: ev.q4}
+	if !math.IsInf(ev.maxC, -1) {
+		m := ev.maxC
+		v.MaxTempC = &m
+	}
+	for _, r := range rules() {
+		v.Reasons = append(v.Reasons, r.check(in, ev)...)
+	}
 	v.Verdict = Pass
 	for _, r := range v.Reasons {
 		if r.Fail {
@@ -207,6 +184,125 @@ func Judge(in Input) results.Verdict {
 		v.Verdict = Warn
 	}
 	return v
+}
+
+// serviceRule: the server is not running (FAIL).
+func serviceRule(in Input, _ evidence) []results.Reason {
+	if in.ServiceActive {
+		return nil
+	}
+	return reason(true, ServiceDown, "the database server is not running")
+}
+
+// outagesRule: each time the server was gone, or did not answer, during
+// the run (FAIL).
+func outagesRule(in Input, _ evidence) []results.Reason {
+	var out []results.Reason
+	for _, o := range in.Outages {
+		if o.Gone() {
+			out = append(out, reason(true, ServerGone, "%s: the TPS leaves that time out; a server that dies under load needs its logs read (journalctl -u the database's unit)", o)...)
+		} else {
+			out = append(out, reason(true, NoAnswer, "%s: the TPS leaves that time out; look at the host's link (cable, Wi-Fi, switch) and its power", o)...)
+		}
+	}
+	return out
+}
+
+// settingsRule: live settings that differ from the tuner's (FAIL).
+func settingsRule(in Input, _ evidence) []results.Reason {
+	if len(in.Mismatches) == 0 {
+		return nil
+	}
+	return reason(true, SettingsMismatch, "live settings differ from the tuner's: %s", strings.Join(in.Mismatches, "; "))
+}
+
+// desktopRule: the host boots to the desktop (WARN).
+func desktopRule(in Input, _ evidence) []results.Reason {
+	if !in.DesktopOn {
+		return nil
+	}
+	return reason(false, DesktopOn, "the host boots to the desktop, which takes memory and CPU from the database (pidb provision turns it off)")
+}
+
+// minTPSRule: the run's TPS below the inventory's floor (FAIL).
+func minTPSRule(in Input, _ evidence) []results.Reason {
+	if in.MinTPS <= 0 || in.TPS >= in.MinTPS {
+		return nil
+	}
+	return reason(true, MinTPS, "%.1f TPS is below the inventory's min_tps of %g", in.TPS, in.MinTPS)
+}
+
+// underVoltageRule: the supply could not hold 5 V, at any reading (FAIL).
+func underVoltageRule(_ Input, ev evidence) []results.Reason {
+	if !ev.underVoltage {
+		return nil
+	}
+	return reason(true, UnderVoltage, "under-voltage: the power supply cannot hold 5 V under load (get_throttled %s)", ev.flags.Last)
+}
+
+// throttledRule: the firmware throttled or capped the Arm cores during
+// the run (FAIL).
+func throttledRule(_ Input, ev evidence) []results.Reason {
+	if !ev.flags.ArmThrottled() {
+		return nil
+	}
+	return reason(true, Throttled, "the firmware throttled the Arm cores during the run (get_throttled %s): the numbers are the cooling's, not the board's", ev.flags.During|ev.flags.Appeared)
+}
+
+// softLimitRule: the soft temperature limit capped the clock during the
+// run (FAIL).
+func softLimitRule(_ Input, ev evidence) []results.Reason {
+	if !ev.softLimited() {
+		return nil
+	}
+	return reason(true, SoftTempLimit, "the soft temperature limit capped the clock during the run")
+}
+
+// temperatureRule: the hottest reading at the limit (FAIL) or within
+// nearMargin of it (WARN).
+func temperatureRule(in Input, ev evidence) []results.Reason {
+	switch {
+	case math.IsInf(ev.maxC, -1):
+		return nil
+	case ev.maxC >= in.MaxTempC:
+		return reason(true, MaxTemp, "the CPU reached %.1f C, at or above the limit of %g C: it needs better cooling (a fan, or a case that draws the heat away)", ev.maxC, in.MaxTempC)
+	case ev.maxC >= in.MaxTempC-nearMargin:
+		return reason(false, NearLimit, "the CPU reached %.1f C, within %d C of the limit of %g C", ev.maxC, nearMargin, in.MaxTempC)
+	}
+	return nil
+}
+
+// sagRule: the last quarter's TPS below sagRatio of the first's (WARN),
+// the heat's (thermal_sag) only with the heat's evidence on that host:
+// the firmware slowed the cores (a throttling flag, or an Arm clock that
+// fell during the run), or, where the host tells neither its flags nor its
+// clock, the temperature climbed. A busy controller or a slow card makes
+// the same shape with the Pi cool and at full speed: that sag is
+// unstable_throughput. Where the flags or the clock are known and say full
+// speed, a climb (every Pi warms under load, with a fan too) did not slow it.
+func sagRule(_ Input, ev evidence) []results.Reason {
+	if ev.q1 <= 0 || ev.q4 >= sagRatio*ev.q1 {
+		return nil
+	}
+	slowed := ev.flags.ArmThrottled() || ev.softLimited() || (ev.clockKnown && float64(ev.lowHz) < 0.95*float64(ev.topHz))
+	rose := ev.tempKnown && ev.hotC-ev.startC >= riseC && !ev.clockKnown && !ev.flags.Known
+	fell := fmt.Sprintf("throughput fell from %.1f TPS in the first quarter of the run to %.1f in the last (%.0f%% less)", ev.q1, ev.q4, 100*(1-ev.q4/ev.q1))
+	if slowed || rose {
+		return reason(false, ThermalSag, "%s: the shape of a Pi that heats up, and this one %s", fell, heatEvidence(slowed, rose, ev.startC, ev.hotC))
+	}
+	return reason(false, UnstableTPS, "%s, but not from the heat: %s; look at what else was busy (this machine, the network, the Pi's storage)",
+		fell, calm(ev.tempKnown, ev.lowC, ev.hotC, ev.clockKnown, ev.topHz, ev.flags.Known))
+}
+
+// controllerRule: pidb's own process used busyShare of this machine's
+// cores while the workload ran (WARN): the numbers may be the machine's.
+func controllerRule(in Input, _ evidence) []results.Reason {
+	c := in.Client
+	if c.Cores <= 0 || c.WallS <= 0 || c.CPUS/(float64(c.Cores)*c.WallS) < busyShare {
+		return nil
+	}
+	return reason(false, ControllerBusy, "pidb used %.0f%% of this machine's %d cores while the workload ran (%.1f s of CPU in %.1f s): the numbers may be this machine's limit, not the Pi's; run fewer hosts at once, or from a machine with more cores",
+		100*c.CPUS/(float64(c.Cores)*c.WallS), c.Cores, c.CPUS, c.WallS)
 }
 
 // heatEvidence says what showed the heat, for a thermal_sag.
