@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/facts"
 	"pidb/inventory"
 	"pidb/remote"
@@ -49,13 +50,13 @@ func Of(f facts.Facts) (Engine, error) { return New(f.Engine.Flavor, f.Engine.Ve
 func New(flavor, ver string) (Engine, error) {
 	e := Engine{Flavor: flavor, Version: ver}
 	switch e.Flavor {
-	case "postgres", "mariadb", "mysql":
+	case dbms.Postgres, "mariadb", "mysql":
 		if err := facts.CheckVersion(flavor, ver); err != nil {
 			return e, err
 		}
 	}
 	switch e.Flavor {
-	case "postgres":
+	case dbms.Postgres:
 		e.Major = strings.SplitN(e.Version, ".", 2)[0]
 		e.TuneAs = e.Major
 		e.Service = "postgresql@" + e.Major + "-main"
@@ -78,7 +79,7 @@ func New(flavor, ver string) (Engine, error) {
 // starting it; it fails on a bad value or an unknown setting.
 func (e Engine) CheckCmd() string {
 	switch e.Flavor {
-	case "postgres":
+	case dbms.Postgres:
 		return "cd /tmp && runuser -u postgres -- " +
 			remote.Command("/usr/lib/postgresql/"+e.Major+"/bin/postgres", "-C", "data_directory", "-D", "/etc/postgresql/"+e.Major+"/main") + " >/dev/null"
 	case "mysql":
@@ -98,7 +99,7 @@ func (e Engine) RestartCmd() string {
 // ReadyCmd succeeds once the server accepts connections.
 func (e Engine) ReadyCmd() string {
 	switch e.Flavor {
-	case "postgres":
+	case dbms.Postgres:
 		return "pg_isready -q"
 	case "mysql":
 		return "mysqladmin ping --silent"
@@ -114,7 +115,7 @@ func (e Engine) ReadyCmd() string {
 // writes back. Without it, a run after a load measures the load's
 // writeback too: on an SD card, tens of seconds of it.
 func (e Engine) Settle() string {
-	if e.Flavor == "postgres" {
+	if e.Flavor == dbms.Postgres {
 		return e.Client("CHECKPOINT") + " && sync"
 	}
 	return "sync"
@@ -125,7 +126,7 @@ func (e Engine) Settle() string {
 // @@datadir): a query whose rows pidb reads goes through Query and Rows.
 func (e Engine) Client(sql string) string {
 	switch e.Flavor {
-	case "postgres":
+	case dbms.Postgres:
 		return "cd /tmp && runuser -u postgres -- psql -AtqX -F '|' -c " + remote.Quote(sql)
 	case "mysql":
 		return "mysql -NB -e " + remote.Quote(sql)
@@ -147,7 +148,7 @@ func (e Engine) Client(sql string) string {
 // queries that read a nullable column coalesce it.
 func (e Engine) Query(sql string) string {
 	switch e.Flavor {
-	case "postgres":
+	case dbms.Postgres:
 		return "cd /tmp && runuser -u postgres -- psql -X -A -t -q -z -0 -c " + remote.Quote(sql)
 	case "mysql":
 		return "mysql --batch --skip-column-names --default-character-set=utf8mb4 -e " + remote.Quote(sql)
@@ -169,7 +170,7 @@ func (e Engine) Rows(out string, cols int) ([][]string, error) {
 		return nil, nil
 	}
 	var rows [][]string
-	if e.Flavor == "postgres" {
+	if e.Flavor == dbms.Postgres {
 		if !strings.HasSuffix(out, "\x00") {
 			return nil, fmt.Errorf("psql's output does not end its last row with a NUL byte (%d bytes)", len(out))
 		}
@@ -237,7 +238,7 @@ func unescapeBatch(v string) (string, error) {
 // ReadBackSQL asks for the live values of the settings, for Query: its
 // rows (Rows) hold every value whole, whatever it holds.
 func (e Engine) ReadBackSQL(s tune.Settings) string {
-	if e.Flavor == "postgres" {
+	if e.Flavor == dbms.Postgres {
 		var names []string
 		for _, x := range s {
 			names = append(names, "'"+x.Name+"'")
@@ -264,7 +265,7 @@ type Mismatch struct {
 // per setting. No output at all reports no setting.
 func (e Engine) CompareLive(s tune.Settings, out string) ([]Mismatch, error) {
 	live := map[string][2]string{} // name -> value, unit
-	if e.Flavor == "postgres" {
+	if e.Flavor == dbms.Postgres {
 		asked := map[string]bool{}
 		for _, x := range s {
 			asked[x.Name] = true
@@ -367,33 +368,14 @@ func majorMinor(v string) string {
 	return strings.Join(parts[:min(2, len(parts))], ".")
 }
 
-// Family is the engine family of a flavour, as the inventory names it:
-// "postgres", or "mysql" for MySQL and MariaDB.
-func Family(flavor string) string {
-	if flavor == "postgres" {
-		return "postgres"
-	}
-	return "mysql"
-}
-
-// FlavorOn is the flavour of an engine family that a distribution ships
-// (its /etc/os-release ID): PostgreSQL for "postgres"; for "mysql", MySQL
-// on Ubuntu and MariaDB on Debian and Raspberry Pi OS, which ship it
-// instead.
-func FlavorOn(family, osID string) string {
-	switch {
-	case family == "postgres":
-		return "postgres"
-	case osID == "ubuntu":
-		return "mysql"
-	}
-	return "mariadb"
-}
+// PostgresUser is the system account Debian's PostgreSQL runs as, which
+// owns its files.
+const PostgresUser = "postgres"
 
 // Port is the TCP port of an engine ("postgres", or the MySQL family by
 // any of its names): the servers' defaults, which provisioning keeps.
 func Port(engine string) int {
-	if engine == "postgres" {
+	if engine == dbms.Postgres {
 		return 5432
 	}
 	return 3306

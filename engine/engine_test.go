@@ -240,15 +240,3 @@ func TestSettle(t *testing.T) {
 		}
 	}
 }
-
-// TestFlavorOn: the server a distribution ships for each family.
-func TestFlavorOn(t *testing.T) {
-	for _, c := range []struct{ family, os, want string }{
-		{"postgres", "debian", "postgres"}, {"postgres", "ubuntu", "postgres"}, {"postgres", "raspbian", "postgres"},
-		{"mysql", "debian", "mariadb"}, {"mysql", "raspbian", "mariadb"}, {"mysql", "ubuntu", "mysql"},
-	} {
-		if got := FlavorOn(c.family, c.os); got != c.want {
-			t.Errorf("FlavorOn(%s, %s) = %s, want %s", c.family, c.os, got, c.want)
-		}
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/internal/version"
 	"pidb/inventory"
 	"pidb/remote"
@@ -158,7 +159,7 @@ func (f Facts) Check() error {
 // ("15.8", "10.11.6"), and PostgreSQL's major one to three digits.
 func CheckVersion(flavor, v string) error {
 	major, _, _ := strings.Cut(v, ".")
-	if !version.Valid(v) || (flavor == "postgres" && len(major) > 3) {
+	if !version.Valid(v) || (flavor == dbms.Postgres && len(major) > 3) {
 		return fmt.Errorf("%s version %q is not a version (one to four dotted numbers, like 15.8; a PostgreSQL major of at most three digits): pidb puts it in paths and root's commands, so it goes no further", flavor, v)
 	}
 	return nil
@@ -206,7 +207,7 @@ func Parse(out string) Facts {
 		Desktop:    DesktopEnabled(firstLine(s["dm"])),
 		Thermal:    strings.TrimSpace(s["thermal"]) != "",
 		Vcgencmd:   strings.TrimSpace(s["vcgencmd"]) != "",
-		Engine:     ParseEngine(s["postgres"], s["clusters"], s["mysql"], s["active"]),
+		Engine:     ParseEngine(s[dbms.Postgres], s["clusters"], s["mysql"], s["active"]),
 		Simulated:  simulated(firstLine(s["simulated"])),
 	}
 	if f.Model == "" {
@@ -382,7 +383,7 @@ func ParseEngine(pgVersions, clusters, myVersion, active string) EngineState {
 		// postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)
 		if f := strings.Fields(line); len(f) >= 3 && f[1] == "(PostgreSQL)" {
 			if pg.Version == "" || version.Less(pg.Version, f[2]) {
-				pg = EngineState{Flavor: "postgres", Version: f[2]}
+				pg = EngineState{Flavor: dbms.Postgres, Version: f[2]}
 			}
 		}
 	}

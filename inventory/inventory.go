@@ -21,6 +21,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"pidb/dbms"
 	"pidb/usage"
 )
 
@@ -394,7 +395,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 		h.IdentityFile = p.resolvePath(f)
 	}
 	h.KnownHosts = p.resolvePath(getString("known_hosts", "~/.ssh/known_hosts"))
-	h.Engine = normalizeEngine(getString("engine", "postgres"))
+	h.Engine = normalizeEngine(getString("engine", dbms.Postgres))
 	h.Preset = getString("preset", "balanced")
 	h.Storage = getString("storage", "")
 	if v, ok := get("max_connections"); ok {

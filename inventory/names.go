@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+
+	"pidb/dbms"
 )
 
 // Pidb is the name of pidb's own account and benchmark database on every
@@ -35,7 +37,7 @@ const Pidb = "pidb"
 // dots and dashes already keep them out of an inventory's names); public is MariaDB's role of every user (10.11 and later); none names no
 // role in SET ROLE.
 var reserved = map[string]map[string]string{
-	"postgres": {
+	dbms.Postgres: {
 		"postgres":     "is PostgreSQL's superuser and its maintenance database",
 		"template0":    "is a template database of PostgreSQL",
 		"template1":    "is the template database every new database is copied from",
@@ -67,7 +69,7 @@ func reservedName(engine, name string) string {
 	if name == Pidb {
 		return "is pidb's own account and benchmark database"
 	}
-	if engine == "postgres" && strings.HasPrefix(name, "pg_") {
+	if engine == dbms.Postgres && strings.HasPrefix(name, "pg_") {
 		return "starts with pg_, which PostgreSQL reserves for its system roles"
 	}
 	return reserved[engine][name]

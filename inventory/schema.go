@@ -5,11 +5,13 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+
+	"pidb/dbms"
 )
 
 // Engines are the engine families an inventory may name. "mariadb" is read as
 // "mysql": the family, whose flavour comes from the host's facts.
-var Engines = []string{"postgres", "mysql"}
+var Engines = []string{dbms.Postgres, "mysql"}
 
 // StorageKinds are the storage kinds an inventory may set to override detection.
 var StorageKinds = []string{"sd", "usb", "nvme"}
@@ -173,8 +175,8 @@ func engineName(v any) error {
 
 func normalizeEngine(s string) string {
 	switch strings.ToLower(s) {
-	case "postgres", "postgresql":
-		return "postgres"
+	case dbms.Postgres, "postgresql":
+		return dbms.Postgres
 	case "mysql", "mariadb":
 		return "mysql"
 	}

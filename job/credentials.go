@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/internal/atomicfile"
@@ -65,8 +66,8 @@ func CredentialsVerified(inv *inventory.Inventory, h inventory.Host, database st
 	if pw == "" {
 		return "", fmt.Errorf("%s: no password for %s yet: run pidb provision first", h.Name, user)
 	}
-	scheme := map[string]string{"postgres": "postgres", "mysql": "mysql"}[h.Engine]
-	u := url.URL{Scheme: scheme, User: url.UserPassword(user, pw), Host: net.JoinHostPort(h.Address, strconv.Itoa(engine.Port(h.Engine))), Path: "/" + db}
+	// the URL's scheme is the family's name: postgres://, mysql://
+	u := url.URL{Scheme: h.Engine, User: url.UserPassword(user, pw), Host: net.JoinHostPort(h.Address, strconv.Itoa(engine.Port(h.Engine))), Path: "/" + db}
 	u.RawQuery = tlsQuery(h.Engine, h.NetworkTLS(), v)
 	return u.String(), nil
 }
@@ -80,9 +81,9 @@ func tlsQuery(family string, networkTLS bool, v Verify) string {
 		if !networkTLS {
 			return ""
 		}
-		return map[string]string{"postgres": "sslmode=require", "mysql": "ssl-mode=REQUIRED"}[family]
+		return map[string]string{dbms.Postgres: "sslmode=require", "mysql": "ssl-mode=REQUIRED"}[family]
 	}
-	if family == "postgres" {
+	if family == dbms.Postgres {
 		return "sslmode=" + verifyMode(family, v.Full) + "&sslrootcert=" + queryEscape(v.File)
 	}
 	return "ssl-mode=" + verifyMode(family, v.Full) + "&ssl-ca=" + queryEscape(v.File)
@@ -93,9 +94,9 @@ func tlsQuery(family string, networkTLS bool, v Verify) string {
 // or without it.
 func verifyMode(family string, full bool) string {
 	switch {
-	case family == "postgres" && full:
+	case family == dbms.Postgres && full:
 		return "verify-full"
-	case family == "postgres":
+	case family == dbms.Postgres:
 		return "verify-ca"
 	case full:
 		return "VERIFY_IDENTITY"

@@ -12,6 +12,7 @@ import (
 
 	"pidb/bench"
 	"pidb/bench/sqldb"
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/inventory"
@@ -56,7 +57,7 @@ func (e Env) prepare(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	}
 	if en, err := engine.Of(f); err == nil {
 		what := "sync"
-		if en.Flavor == "postgres" {
+		if en.Flavor == dbms.Postgres {
 			what = "CHECKPOINT, then sync"
 		}
 		r.Step("writing the data out before the measured run (" + what + ")")

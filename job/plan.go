@@ -6,6 +6,7 @@ import (
 
 	"pidb/bench/workloads"
 	"pidb/config"
+	"pidb/dbms"
 	"pidb/inventory"
 	"pidb/usage"
 )
@@ -109,7 +110,7 @@ func badBench(b config.Bench) string {
 }
 
 func engineNames(families []string) string {
-	names := map[string]string{"postgres": "PostgreSQL", "mysql": "MySQL/MariaDB"}
+	names := map[string]string{dbms.Postgres: "PostgreSQL", "mysql": "MySQL/MariaDB"}
 	out := ""
 	for i, f := range families {
 		if i > 0 {

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/inventory"
@@ -67,7 +68,7 @@ func serverCert(ctx context.Context, root remote.Runner, f facts.Facts) ([]byte,
 // cannot be read is named in the error as the server's what.
 func serverTLSFile(ctx context.Context, root remote.Runner, e engine.Engine, pg, my, what string) (string, []byte, error) {
 	file, dir := "SHOW "+pg, "SHOW data_directory"
-	if e.Flavor != "postgres" {
+	if e.Flavor != dbms.Postgres {
 		file, dir = "SELECT @@"+my, "SELECT @@datadir"
 	}
 	read := func(sql string) (string, error) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"pidb/dbms"
 )
 
 // Board is one simulated Raspberry Pi: what its /proc files say, how much
@@ -51,7 +53,7 @@ var boards = []Board{
 	{
 		Kind: "pi4", Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "c03114", Serial: "10000000d4c3b2a1",
 		RAMBytes: 4 << 30, MemTotalKB: 3884376, CPUs: 4, Core: "cortex-a72", Desktop: true,
-		Engine: "postgres", Octet: 40, IdleTempMC: 45277,
+		Engine: dbms.Postgres, Octet: 40, IdleTempMC: 45277,
 		Heat:    Heat{MaxMHz: 1500, CaseIdleC: 50, CaseFull: 95, FanIdleC: 36, FanFull: 56},
 		Compute: Compute{AllMIPS: 5750, CoreMIPS: 1661},
 	},
@@ -65,7 +67,7 @@ var boards = []Board{
 	{
 		Kind: "zero", Model: "Raspberry Pi Zero W Rev 1.1", Revision: "9000c1", Serial: "00000000a1b2c3d4",
 		RAMBytes: 512 << 20, MemTotalKB: 443452, CPUs: 1, OneCore: true, Core: "arm1176",
-		Engine: "postgres", Octet: 10, IdleTempMC: 37932,
+		Engine: dbms.Postgres, Octet: 10, IdleTempMC: 37932,
 		Heat:    Heat{MaxMHz: 1000, CaseIdleC: 40, CaseFull: 62, FanIdleC: 33, FanFull: 47},
 		Compute: Compute{AllMIPS: 460, CoreMIPS: 460},
 	},
@@ -73,7 +75,7 @@ var boards = []Board{
 		// without its active cooler a Pi 5 under load passes 80 C sooner than a Pi 4
 		Kind: "pi5", Model: "Raspberry Pi 5 Model B Rev 1.0", Revision: "d04170", Serial: "e4a1b2c3d4e5f607",
 		RAMBytes: 8 << 30, MemTotalKB: 8245856, CPUs: 4, Core: "cortex-a76", PageSize: 16384, Desktop: true,
-		Engine: "postgres", Octet: 50, IdleTempMC: 41150,
+		Engine: dbms.Postgres, Octet: 50, IdleTempMC: 41150,
 		Heat:    Heat{MaxMHz: 2400, CaseIdleC: 55, CaseFull: 100, FanIdleC: 38, FanFull: 60},
 		Compute: Compute{AllMIPS: 10950, CoreMIPS: 3160},
 	},
@@ -94,14 +96,14 @@ var boards = []Board{
 	{
 		Kind: "pi3plus", Model: "Raspberry Pi 3 Model B Plus Rev 1.3", Revision: "a020d3", Serial: "00000000c4b3a291",
 		RAMBytes: 1 << 30, MemTotalKB: 948292, CPUs: 4, Core: "cortex-a53",
-		Engine: "postgres", Octet: 35, IdleTempMC: 47236,
+		Engine: dbms.Postgres, Octet: 35, IdleTempMC: 47236,
 		Heat:    Heat{MaxMHz: 1400, CaseIdleC: 50, CaseFull: 82, FanIdleC: 38, FanFull: 56, SoftLimitC: 60, SoftMHz: 1200},
 		Compute: Compute{AllMIPS: 3240, CoreMIPS: 914},
 	},
 	{
 		Kind: "zero2", Model: "Raspberry Pi Zero 2 W Rev 1.0", Revision: "902120", Serial: "00000000d5c4b3a2",
 		RAMBytes: 512 << 20, MemTotalKB: 427796, CPUs: 4, Core: "cortex-a53",
-		Engine: "postgres", Octet: 20, IdleTempMC: 39551,
+		Engine: dbms.Postgres, Octet: 20, IdleTempMC: 39551,
 		Heat:    Heat{MaxMHz: 1000, CaseIdleC: 45, CaseFull: 72, FanIdleC: 35, FanFull: 52},
 		Compute: Compute{AllMIPS: 3030, CoreMIPS: 838},
 	},

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/remote"
 )
@@ -30,7 +31,7 @@ const (
 // MySQL it must sort after Ubuntu's mysqld.cnf, which binds to 127.0.0.1.
 func accessPath(e engine.Engine) string {
 	switch e.Flavor {
-	case "postgres":
+	case dbms.Postgres:
 		return "/etc/postgresql/" + e.Major + "/main/conf.d/91-pidb-access.conf"
 	case "mysql":
 		return "/etc/mysql/mysql.conf.d/zz-pidb-access.cnf"
@@ -60,7 +61,7 @@ func accessFiles(ctx context.Context, t *Target, e engine.Engine) ([]fileChange,
 			conf += ", with TLS"
 		}
 		conf += ".\n"
-		if e.Flavor == "postgres" {
+		if e.Flavor == dbms.Postgres {
 			conf += "listen_addresses = '*'\n"
 		} else {
 			conf += "[mysqld]\nbind-address = 0.0.0.0\n"
@@ -68,7 +69,7 @@ func accessFiles(ctx context.Context, t *Target, e engine.Engine) ([]fileChange,
 		conf += tlsConf(e, st, needsTLS(t))
 	}
 	files := []fileChange{{accessPath(e), conf}}
-	if e.Flavor == "postgres" {
+	if e.Flavor == dbms.Postgres {
 		have, err := t.Root.ReadFile(ctx, hbaPath(e))
 		if err != nil {
 			return nil, st, err
@@ -212,11 +213,11 @@ func (accessStep) Apply(ctx context.Context, t *Target) error {
 func accessLive(ctx context.Context, t *Target, e engine.Engine) error {
 	want := "localhost"
 	sql := "SHOW listen_addresses"
-	if e.Flavor != "postgres" {
+	if e.Flavor != dbms.Postgres {
 		want, sql = "127.0.0.1", "SELECT @@bind_address"
 	}
 	if len(t.Host.AllowFrom) > 0 {
-		want = map[bool]string{true: "*", false: "0.0.0.0"}[e.Flavor == "postgres"]
+		want = map[bool]string{true: "*", false: "0.0.0.0"}[e.Flavor == dbms.Postgres]
 	}
 	out, err := t.run(ctx, e.Client(sql))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/secrets"
 )
@@ -203,7 +204,7 @@ func existing(ctx context.Context, t *Target, e engine.Engine) (serverState, err
 	bad := func(what string, r []string) (serverState, error) {
 		return serverState{}, fmt.Errorf("read the accounts and databases: %s in a row of kind %q", what, r[0])
 	}
-	if e.Flavor == "postgres" {
+	if e.Flavor == dbms.Postgres {
 		rows, err := query(ctx, t, e, pgListing, 4)
 		if err != nil {
 			return serverState{}, err
@@ -358,7 +359,7 @@ func plan(ctx context.Context, t *Target, e engine.Engine, sec secrets.Host) ([]
 		return nil, err
 	}
 	hosts, err := mysqlHosts(t.Host.AllowFrom)
-	if e.Flavor != "postgres" && err != nil {
+	if e.Flavor != dbms.Postgres && err != nil {
 		return nil, err
 	}
 	var todo []string
@@ -387,7 +388,7 @@ func plan(ctx context.Context, t *Target, e engine.Engine, sec secrets.Host) ([]
 			}
 			todo = append(todo, "take over "+a.user+" ("+why+")")
 		}
-		if e.Flavor == "postgres" {
+		if e.Flavor == dbms.Postgres {
 			if s, ok := st.accounts[login{user: a.user}]; !ok {
 				todo = append(todo, "user "+a.user)
 			} else if pw != "" && stale(s.hash, pw) {
@@ -486,7 +487,7 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 		return fmt.Errorf("keep the passwords: %w", err)
 	}
 	var sql string
-	if e.Flavor == "postgres" {
+	if e.Flavor == dbms.Postgres {
 		sql = postgresAccountsSQL(t, sec, st, fresh, own)
 	} else {
 		hosts, err := mysqlHosts(t.Host.AllowFrom)
@@ -496,7 +497,7 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 		sql = mysqlAccountsSQL(t, sec, st, hosts, fresh, own)
 	}
 	cmd := "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -"
-	if e.Flavor != "postgres" {
+	if e.Flavor != dbms.Postgres {
 		// utf8mb4, so that mysqlString's escapes mean what they say
 		cmd = strings.Fields(e.Client(""))[0] + " --batch --default-character-set=utf8mb4"
 	}

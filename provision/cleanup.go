@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"pidb/dbms"
 	"pidb/engine"
 )
 
@@ -28,7 +29,7 @@ func DropBenchDatabase(ctx context.Context, t *Target) (bool, error) {
 		return false, err
 	}
 	sql := "DROP DATABASE " + engine.BenchDatabase + " WITH (FORCE)" // ends the sessions in it, as pgbench's clients may have left some
-	if e.Flavor != "postgres" {
+	if e.Flavor != dbms.Postgres {
 		sql = "DROP DATABASE `" + engine.BenchDatabase + "`"
 	}
 	if _, err := t.run(ctx, e.Client(sql)); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/remote"
 	"pidb/tune"
@@ -49,7 +50,7 @@ func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 	if t.Facts.Engine.Flavor == "" {
 		// a dry run before the install: the distribution's default version
 		f := t.Facts
-		f.Engine.Flavor = engine.FlavorOn(t.Host.Engine, f.OS.ID)
+		f.Engine.Flavor = dbms.FlavorOn(t.Host.Engine, f.OS.ID)
 		f.Engine.Version = tune.DefaultVersions[f.Engine.Flavor]
 		tmp := *t
 		tmp.Facts = f
@@ -202,7 +203,7 @@ func notLive(ctx context.Context, t *Target, e engine.Engine, s tune.Settings) (
 		return "", err
 	}
 	what := engine.Sentences(bad)
-	if e.Flavor == "postgres" {
+	if e.Flavor == dbms.Postgres {
 		out, err := t.run(ctx, e.Client("SELECT name FROM pg_settings WHERE pending_restart ORDER BY name"))
 		if err != nil {
 			return "", err

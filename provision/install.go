@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"pidb/dbms"
 	"pidb/engine"
 )
 
@@ -18,8 +19,8 @@ func (installStep) Name() string { return "install" }
 
 // want returns the package and service for the host's engine family.
 func (installStep) want(t *Target) (pkg, service, flavor string) {
-	switch flavor = engine.FlavorOn(t.Host.Engine, t.Facts.OS.ID); flavor {
-	case "postgres":
+	switch flavor = dbms.FlavorOn(t.Host.Engine, t.Facts.OS.ID); flavor {
+	case dbms.Postgres:
 		return "postgresql", "postgresql", flavor
 	case "mysql":
 		return "mysql-server", "mysql", flavor
@@ -35,7 +36,7 @@ const finishDpkg = "DEBIAN_FRONTEND=noninteractive dpkg --configure -a"
 func (s installStep) Check(ctx context.Context, t *Target) (Change, error) {
 	pkg, service, _ := s.want(t)
 	have := t.Facts.Engine.Flavor
-	if have != "" && (have == "postgres") != (t.Host.Engine == "postgres") {
+	if have != "" && (have == dbms.Postgres) != (t.Host.Engine == dbms.Postgres) {
 		return Change{}, fmt.Errorf("the host already has %s %s, and the inventory asks for %s: pidb does not replace a database engine (remove it yourself, or change the host's engine)",
 			have, t.Facts.Engine.Version, t.Host.Engine)
 	}

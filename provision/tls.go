@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/remote"
 )
@@ -30,8 +31,8 @@ func needsTLS(t *Target) bool { return t.Host.NetworkTLS() }
 // both servers require of a key they read).
 func tlsFiles(e engine.Engine) (cert, key, owner string) {
 	dir, owner := "/etc/mysql/", "mysql"
-	if e.Flavor == "postgres" {
-		dir, owner = "/etc/postgresql/"+e.Major+"/main/", "postgres"
+	if e.Flavor == dbms.Postgres {
+		dir, owner = "/etc/postgresql/"+e.Major+"/main/", engine.PostgresUser
 	}
 	return dir + "pidb-server.crt", dir + "pidb-server.key", owner
 }
@@ -61,7 +62,7 @@ func tlsOf(ctx context.Context, t *Target, e engine.Engine) (tlsState, error) {
 // serverTLSOn asks the running server whether it accepts TLS.
 func serverTLSOn(ctx context.Context, t *Target, e engine.Engine) (bool, error) {
 	sql, want := "SHOW ssl", "on"
-	if e.Flavor != "postgres" {
+	if e.Flavor != dbms.Postgres {
 		sql, want = "SELECT @@have_ssl", "YES"
 	}
 	out, err := t.run(ctx, e.Client(sql))
@@ -80,7 +81,7 @@ func tlsConf(e engine.Engine, st tlsState, need bool) string {
 		return ""
 	}
 	cert, key, _ := tlsFiles(e)
-	if e.Flavor == "postgres" {
+	if e.Flavor == dbms.Postgres {
 		return "ssl = on\nssl_cert_file = '" + cert + "'\nssl_key_file = '" + key + "'\n"
 	}
 	return "ssl_cert = " + cert + "\nssl_key = " + key + "\n"

@@ -1,6 +1,9 @@
 package tune
 
-import "pidb/internal/version"
+import (
+	"pidb/dbms"
+	"pidb/internal/version"
+)
 
 // Param is a server setting pidb knows: its type, the range the server
 // accepts, and which flavours and versions have it.
@@ -35,7 +38,7 @@ func (p Param) has(flavor, v string) bool {
 }
 
 var (
-	pg      = []string{"postgres"}
+	pg      = []string{dbms.Postgres}
 	mysqls  = []string{"mysql", "mariadb"}
 	mysql   = []string{"mysql"}
 	mariadb = []string{"mariadb"}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/internal/version"
 )
 
@@ -190,7 +191,7 @@ func MemoryBudget(flavor string, s Settings) uint64 {
 		}
 		return def
 	}
-	if flavor == "postgres" {
+	if flavor == dbms.Postgres {
 		conns := get("max_connections", 100)
 		return get("shared_buffers", 128*mb) + get("wal_buffers", 4*mb) + get("maintenance_work_mem", 64*mb) +
 			conns*(get("work_mem", 4*mb)+2*mb) // each backend: its work_mem and about 2MB of its own

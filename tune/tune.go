@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/internal/version"
 	"pidb/units"
 )
@@ -27,7 +28,7 @@ type Input struct {
 
 // DefaultVersions are the versions Debian 12 and Raspberry Pi OS (bookworm)
 // ship, and Ubuntu 24.04 for MySQL.
-var DefaultVersions = map[string]string{"postgres": "15", "mariadb": "10.11", "mysql": "8.0.39"}
+var DefaultVersions = map[string]string{dbms.Postgres: "15", "mariadb": "10.11", "mysql": "8.0.39"}
 
 // Setting is one line of the drop-in.
 type Setting struct {
@@ -67,9 +68,9 @@ var Presets = []Preset{
 // Normalize checks the input and fills in defaults.
 func Normalize(in Input) (Input, error) {
 	switch in.Flavor {
-	case "postgres", "mysql", "mariadb":
+	case dbms.Postgres, "mysql", "mariadb":
 	case "postgresql":
-		in.Flavor = "postgres"
+		in.Flavor = dbms.Postgres
 	default:
 		return in, fmt.Errorf("unknown engine %q: want postgres, mysql or mariadb", in.Flavor)
 	}
@@ -81,7 +82,7 @@ func Normalize(in Input) (Input, error) {
 	}
 	major := strings.SplitN(in.Version, ".", 2)[0]
 	switch {
-	case in.Flavor == "postgres" && (version.Less(major, "11") || version.Less("17", major)):
+	case in.Flavor == dbms.Postgres && (version.Less(major, "11") || version.Less("17", major)):
 		return in, fmt.Errorf("PostgreSQL %s is not supported: pidb tunes 11 to 17", in.Version)
 	case in.Flavor == "mysql" && (version.Less(in.Version, "8.0") || !version.Less(in.Version, "9")):
 		return in, fmt.Errorf("MySQL %s is not supported: pidb tunes 8.0 and 8.4", in.Version)
@@ -147,7 +148,7 @@ func Recommend(in Input, preset string, overrides map[string]string) (Settings, 
 				"the connections planned for are %d (the host's max_connections in the inventory, or --max-connections): give the number once", in.MaxConnections)}
 		}
 	}
-	if in.Flavor == "postgres" {
+	if in.Flavor == dbms.Postgres {
 		s = postgres(in, preset)
 	} else {
 		s = mysqlFamily(in, preset)
@@ -204,7 +205,7 @@ func Recommend(in Input, preset string, overrides map[string]string) (Settings, 
 // version, the memory budget) waits for Recommend. Its error is an
 // *OverrideError.
 func Check(family, name, raw string) error {
-	flavors := []string{"postgres"}
+	flavors := []string{dbms.Postgres}
 	if family == "mysql" || family == "mariadb" {
 		flavors = []string{"mysql", "mariadb"}
 	}
@@ -228,7 +229,7 @@ func Check(family, name, raw string) error {
 	if firstErr != nil {
 		return firstErr
 	}
-	what := map[bool]string{true: "PostgreSQL", false: "MySQL or MariaDB"}[family == "postgres"]
+	what := map[bool]string{true: "PostgreSQL", false: "MySQL or MariaDB"}[family == dbms.Postgres]
 	msg := fmt.Sprintf("pidb does not set %s on %s", key, what)
 	if other := otherFamily(family, key); other != "" {
 		msg = fmt.Sprintf("%s has no %s (it is a %s setting)", what, key, other)
@@ -246,11 +247,11 @@ func otherFamily(family, name string) string {
 		if p.Name != name {
 			continue
 		}
-		pgHas := slices.Contains(p.Flavors, "postgres")
-		if family == "postgres" && !pgHas {
+		pgHas := slices.Contains(p.Flavors, dbms.Postgres)
+		if family == dbms.Postgres && !pgHas {
 			return "MySQL/MariaDB"
 		}
-		if family != "postgres" && pgHas {
+		if family != dbms.Postgres && pgHas {
 			return "PostgreSQL"
 		}
 	}
@@ -262,7 +263,7 @@ func otherFamily(family, name string) string {
 // skip-log-bin = true read as log_bin = off.
 func overrideName(flavor, name, raw string) (string, string) {
 	key := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(name), "-", "_"))
-	if flavor != "postgres" && key == "skip_log_bin" {
+	if flavor != dbms.Postgres && key == "skip_log_bin" {
 		return "log_bin", negate(raw)
 	}
 	return key, raw
@@ -289,13 +290,13 @@ func PresetNames() []string {
 }
 
 func flavorName(f string) string {
-	return map[string]string{"postgres": "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB"}[f]
+	return map[string]string{dbms.Postgres: "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB"}[f]
 }
 
 // otherFlavors names the flavours that do have name, for a clearer error.
 func otherFlavors(flavor, name string) string {
 	var has []string
-	for _, f := range []string{"postgres", "mysql", "mariadb"} {
+	for _, f := range []string{dbms.Postgres, "mysql", "mariadb"} {
 		if f == flavor {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"pidb/dbms"
 	"pidb/units"
 )
 
@@ -114,7 +115,7 @@ func (p Param) parse(s string) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		if slices.Equal(p.Flavors, []string{"postgres"}) {
+		if slices.Equal(p.Flavors, []string{dbms.Postgres}) {
 			// PostgreSQL reads a bare number in the setting's own unit
 			// (8kB blocks for shared_buffers, kB for work_mem), and has
 			// no unit below kB: pidb does not guess at either
@@ -126,7 +127,7 @@ func (p Param) parse(s string) (Value, error) {
 			}
 		}
 		if n < p.MinBytes || (p.MaxBytes > 0 && n > p.MaxBytes) {
-			return Value{}, fmt.Errorf("%s is out of range %s-%s", s, Size(p.MinBytes).Render("postgres"), Size(p.MaxBytes).Render("postgres"))
+			return Value{}, fmt.Errorf("%s is out of range %s-%s", s, Size(p.MinBytes).Render(dbms.Postgres), Size(p.MaxBytes).Render(dbms.Postgres))
 		}
 		return Size(n), nil
 	case Int:

@@ -25,6 +25,7 @@ import (
 
 	"pidb/bench/wire/mywire"
 	"pidb/bench/wire/pgwire"
+	"pidb/dbms"
 )
 
 // DB is where a workload connects (every workload takes one): pidb's
@@ -62,7 +63,7 @@ func New(t Target) (DB, error) {
 		t.Timeout = 10 * time.Second
 	}
 	addr := net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
-	if t.Engine == "postgres" {
+	if t.Engine == dbms.Postgres {
 		cfg, err := pgx.ParseConfig(map[bool]string{true: "sslmode=require", false: "sslmode=disable"}[t.TLS])
 		if err != nil {
 			return DB{}, err
@@ -114,7 +115,7 @@ func (d DB) Engine() string {
 		return d.Dialect
 	}
 	if d.Postgres != nil {
-		return "postgres"
+		return dbms.Postgres
 	}
 	return "mysql"
 }
@@ -157,7 +158,7 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 // Rebind turns the ? placeholders of q into the engine's own ($1, $2... on
 // PostgreSQL). The workloads' statements have no ? inside strings.
 func (d DB) Rebind(q string) string {
-	if d.Engine() != "postgres" {
+	if d.Engine() != dbms.Postgres {
 		return q
 	}
 	var b strings.Builder
@@ -175,7 +176,7 @@ func (d DB) Rebind(q string) string {
 
 // Quote quotes an identifier (`user` on MySQL, "user" on PostgreSQL).
 func (d DB) Quote(name string) string {
-	if d.Engine() == "postgres" {
+	if d.Engine() == dbms.Postgres {
 		return `"` + name + `"`
 	}
 	return "`" + name + "`"
@@ -183,7 +184,7 @@ func (d DB) Quote(name string) string {
 
 // TableOptions is what goes after a CREATE TABLE's columns.
 func (d DB) TableOptions() string {
-	if d.Engine() == "postgres" {
+	if d.Engine() == dbms.Postgres {
 		return ""
 	}
 	return " ENGINE=InnoDB"
@@ -214,7 +215,7 @@ func BadPassword(err error) bool {
 // variables named (none: nothing is read).
 func (d DB) Settings(ctx context.Context, mysqlNames []string) ([][2]string, error) {
 	q := "SELECT name, current_setting(name) FROM pg_settings WHERE source = 'configuration file' ORDER BY name"
-	if d.Engine() != "postgres" {
+	if d.Engine() != dbms.Postgres {
 		if len(mysqlNames) == 0 {
 			return nil, nil
 		}

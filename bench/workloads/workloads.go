@@ -17,6 +17,7 @@ import (
 	"pidb/bench/workloads/quiz"
 	"pidb/bench/workloads/tpcb"
 	"pidb/bench/workloads/tpcc"
+	"pidb/dbms"
 	"pidb/results"
 )
 
@@ -73,19 +74,19 @@ type Spec struct {
 // All are the workloads, in the order the help lists them.
 func All() []Spec {
 	return []Spec{
-		{Name: tpcb.Name, Engines: []string{"postgres"}, DefaultOn: []string{"postgres"}, Protocols: []string{"simple", "prepared"},
+		{Name: tpcb.Name, Engines: []string{dbms.Postgres}, DefaultOn: []string{dbms.Postgres}, Protocols: []string{"simple", "prepared"},
 			Defaults: Params{Scale: tpcb.DefaultScale}, Means: map[string]string{"scale": "pgbench's scale"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &tpcb.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Reload: p.Reload, Log: p.Log}
 			}},
-		{Name: oltp.Name, Engines: []string{"postgres", "mysql"}, DefaultOn: []string{"mysql"}, Protocols: []string{"prepared"},
+		{Name: oltp.Name, Engines: []string{dbms.Postgres, "mysql"}, DefaultOn: []string{"mysql"}, Protocols: []string{"prepared"},
 			Defaults: Params{Tables: oltp.DefaultTables, TableSize: oltp.DefaultTableSize}, Means: map[string]string{"tables": "sbtest tables", "table_size": "rows per table"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &oltp.Workload{DB: db, Tables: p.Tables, TableSize: p.TableSize, Reload: p.Reload, Log: p.Log}
 			}},
-		{Name: quiz.Name, Engines: []string{"postgres", "mysql"}, Protocols: []string{"simple", "prepared"}, Revision: quiz.Revision, FixedWork: true,
+		{Name: quiz.Name, Engines: []string{dbms.Postgres, "mysql"}, Protocols: []string{"simple", "prepared"}, Revision: quiz.Revision, FixedWork: true,
 			Defaults: Params{Scale: quiz.DefaultScale}, Means: map[string]string{"scale": "users"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &quiz.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Reload: p.Reload, Log: p.Log}
 			}},
-		{Name: tpcc.Name, Engines: []string{"postgres", "mysql"}, Protocols: []string{"simple"},
+		{Name: tpcc.Name, Engines: []string{dbms.Postgres, "mysql"}, Protocols: []string{"simple"},
 			Defaults: Params{Scale: tpcc.DefaultScale, Tables: tpcc.DefaultTables}, Means: map[string]string{"scale": "warehouses per table copy", "tables": "copies of the nine tables, as sysbench-tpcc's --tables"},
 			HasMix:  true,
 			Figures: tpcc.Figures, Ops: tpcc.Types[:], ForeignKeys: true,

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"pidb/bench/sqldb"
+	"pidb/dbms"
 )
 
 // Workload is oltp_read_only.
@@ -58,7 +59,7 @@ func (w *Workload) open() (*sql.DB, error) { return w.DB.Open() }
 
 // createTable is sysbench's table on each engine.
 func (w *Workload) createTable(name string) string {
-	if w.DB.Engine() == "postgres" {
+	if w.DB.Engine() == dbms.Postgres {
 		return "CREATE TABLE " + name + " (id SERIAL NOT NULL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))"
 	}
 	return "CREATE TABLE " + name + " (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))" + w.DB.TableOptions()

@@ -33,6 +33,7 @@ import (
 	"pidb/bench/wire/mywire"
 	"pidb/bench/wire/netx"
 	"pidb/bench/wire/pgwire"
+	"pidb/dbms"
 )
 
 // Workload is the quiz benchmark.
@@ -181,7 +182,7 @@ var (
 
 // create is the table's CREATE TABLE on the database's engine.
 func (w *Workload) create(t table) string {
-	if w.DB.Engine() == "postgres" {
+	if w.DB.Engine() == dbms.Postgres {
 		return "CREATE TABLE " + w.DB.Quote(t.name) + " (" + t.pg + ")"
 	}
 	return "CREATE TABLE " + w.DB.Quote(t.name) + " (" + t.mysql + ")" + w.DB.TableOptions()
@@ -274,14 +275,14 @@ func Statements(engine, protocol string) [4][2]string {
 	var out [4][2]string
 	for i, q := range queries {
 		tbl := q.table
-		if engine == "postgres" && tbl == "user" {
+		if engine == dbms.Postgres && tbl == "user" {
 			tbl = `"user"`
 		}
 		head := "SELECT " + q.column + " FROM " + tbl + " WHERE " + q.key + " = "
 		switch {
 		case protocol == "simple":
 			out[i] = [2]string{head, ";"}
-		case engine == "postgres":
+		case engine == dbms.Postgres:
 			out[i] = [2]string{head + "$1", ""}
 		default:
 			out[i] = [2]string{head + "?", ""}

@@ -33,6 +33,7 @@ import (
 
 	"pidb/bench"
 	"pidb/bench/sqldb"
+	"pidb/dbms"
 	"pidb/results"
 )
 
@@ -162,7 +163,7 @@ func (w *Workload) log(s string) {
 	}
 }
 
-func (w *Workload) postgres() bool { return w.DB.Engine() == "postgres" }
+func (w *Workload) postgres() bool { return w.DB.Engine() == dbms.Postgres }
 
 // ErrorKind names a server error by number or SQLSTATE, after the
 // transaction it ended ("payment: mysql 1213"); a lost connection

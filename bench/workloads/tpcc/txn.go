@@ -14,6 +14,7 @@ import (
 	"pidb/bench/wire/netx"
 	"pidb/bench/wire/pgwire"
 	"pidb/bench/wire/rows"
+	"pidb/dbms"
 )
 
 // conn is a client's connection: one statement per round trip, in the
@@ -50,7 +51,7 @@ func (c *lean) rows() *rows.Set       { return &c.rs }
 
 // dial connects a client with the lean wire client of db's engine.
 func dial(ctx context.Context, db sqldb.DB) (conn, error) {
-	if db.Engine() == "postgres" {
+	if db.Engine() == dbms.Postgres {
 		c, err := pgwire.Connect(ctx, &db.Postgres.Config, nil)
 		if err != nil {
 			return nil, err
