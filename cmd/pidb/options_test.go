@@ -202,3 +202,22 @@ func TestTuneShowFlagsToOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestReportFlagsToOptions: report's runs and files; compare is report
+// --compare.
+func TestReportFlagsToOptions(t *testing.T) {
+	var got action.ReportOptions
+	capture := func(_ *cli.Context, o action.ReportOptions) error { got = o; return nil }
+	if code, errOut := runWith(t, reportCommand(capture), "report", "-o", "fleet.html", "--png", "charts", "--dir", "runs", "a", "b"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got.Output != "fleet.html" || got.PNGDir != "charts" || got.Dir != "runs" || strings.Join(got.Runs, ",") != "a,b" || got.Compare || got.Version == "" {
+		t.Errorf("report's options: %+v", got)
+	}
+	if code, _ := runWith(t, reportCommand(capture), "report", "--compare", "a", "b"); code != 0 || !got.Compare || got.Output != "report.html" || got.Dir != "pidb-results" {
+		t.Errorf("report --compare: exit %d, %+v", code, got)
+	}
+	if code, _ := runWith(t, compareCommand(capture), "compare", "x", "y", "z"); code != 0 || !got.Compare || strings.Join(got.Runs, ",") != "x,y,z" {
+		t.Errorf("compare: exit %d, %+v", code, got)
+	}
+}

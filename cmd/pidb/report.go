@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -75,7 +73,12 @@ func reportFlags() []cli.Flag {
 	}
 }
 
-func reportCommand() *cli.Command {
+// reportCommand is `pidb report`; run does the work (nil: runReport), a
+// seam for the tests of its options.
+func reportCommand(run func(*cli.Context, action.ReportOptions) error) *cli.Command {
+	if run == nil {
+		run = runReport
+	}
 	return &cli.Command{
 		Name:  "report",
 		Usage: "one self-contained HTML page of saved runs: the fleet table, charts of throughput, temperature, clock and latency, the settings",
@@ -83,57 +86,49 @@ func reportCommand() *cli.Command {
 			"   pidb report --compare [-o report.html] RUN_A RUN_B [RUN ...]   (RUN: a run's folder, its run.json, or its id)",
 		Flags: append(reportFlags(), &cli.BoolFlag{Name: "compare", Usage: "compare the runs named, the first as the base: on the page and as a table on stdout"}),
 		Action: func(c *cli.Context) error {
-			return runReport(c, c.Bool("compare"))
+			return run(c, reportOptions(c, c.Bool("compare")))
 		},
 	}
 }
 
-func compareCommand() *cli.Command {
+// compareCommand is `pidb compare`, report --compare; run does the work
+// (nil: runReport).
+func compareCommand(run func(*cli.Context, action.ReportOptions) error) *cli.Command {
+	if run == nil {
+		run = runReport
+	}
 	return &cli.Command{
 		Name:      "compare",
 		Usage:     "compare saved runs, the first as the base (pidb report --compare)",
 		UsageText: "pidb compare [-o report.html] [--png DIR] RUN_A RUN_B [RUN ...]",
 		Flags:     reportFlags(),
-		Action:    func(c *cli.Context) error { return runReport(c, true) },
+		Action:    func(c *cli.Context) error { return run(c, reportOptions(c, true)) },
 	}
 }
 
-func runReport(c *cli.Context, compare bool) error {
-	if compare && c.NArg() < 2 {
-		return usage.Errorf("--compare wants two runs or more (a run's folder, its run.json or its id), have %d", c.NArg())
-	}
-	runs, source, err := report.Gather(c.Args().Slice(), c.String("dir"))
-	if err != nil {
-		return usage.Wrap(err)
-	}
-	in := report.Input{Runs: runs, Source: source, Version: version(), Now: time.Now()}
-	if compare {
-		in.Compare = runs
-	}
-	rep, err := report.Build(in)
+// reportOptions reads report's flags and its runs.
+func reportOptions(c *cli.Context, compare bool) action.ReportOptions {
+	return action.ReportOptions{Runs: c.Args().Slice(), Dir: c.String("dir"), Compare: compare, Output: c.String("output"), PNGDir: c.String("png"), Version: version()}
+}
+
+// runReport writes the page, and prints the comparison and where the page is.
+func runReport(c *cli.Context, o action.ReportOptions) error {
+	r, err := action.Report(o)
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteFile(c.String("output")); err != nil {
-		return err
+	if o.PNGDir != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%d charts written to %s\n", len(r.PNGs), o.PNGDir)
 	}
-	if dir := c.String("png"); dir != "" {
-		files, err := rep.WritePNGs(dir)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.App.ErrWriter, "%d charts written to %s\n", len(files), dir)
-	}
-	if rep.Comparison != nil {
-		for _, s := range rep.Comparison.Cautions {
+	if r.Comparison != nil {
+		for _, s := range r.Comparison.Cautions {
 			fmt.Fprintln(c.App.Writer, s)
 		}
-		header, rows := rep.Comparison.Table()
+		header, rows := r.Comparison.Table()
 		if err := table(c, header, rows); err != nil {
 			return err
 		}
 	}
-	abs, _ := filepath.Abs(c.String("output"))
-	fmt.Fprintln(c.App.Writer, abs)
+	fmt.Fprintln(c.App.Writer, r.Page)
 	return nil
 }
