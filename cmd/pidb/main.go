@@ -117,7 +117,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			benchCommand(benchRun{}),
 			thermalCommand(nil),
 			validateCommand(nil),
-			runsCommand(),
+			runsCommand(nil),
 			reportCommand(nil),
 			compareCommand(nil),
 			tuneCommand(tuneRun{}),

@@ -221,3 +221,26 @@ func TestReportFlagsToOptions(t *testing.T) {
 		t.Errorf("compare: exit %d, %+v", code, got)
 	}
 }
+
+// TestRunsFlagsToOptions: the results folder (the default, or the one
+// argument) and the filter; two folders, or --last below 0, are exit 2.
+func TestRunsFlagsToOptions(t *testing.T) {
+	var got action.RunsOptions
+	ran := 0
+	capture := func(_ *cli.Context, o action.RunsOptions) error { got, ran = o, ran+1; return nil }
+	if code, errOut := runWith(t, runsCommand(capture), "runs", "--host", "pi4", "--workload", "tpcc", "--last", "3", "old-results"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got.Dir != "old-results" || got.Filter.Host != "pi4" || got.Filter.Workload != "tpcc" || got.Filter.Last != 3 {
+		t.Errorf("runs' options: %+v", got)
+	}
+	if code, _ := runWith(t, runsCommand(capture), "runs"); code != 0 || got.Dir != "pidb-results" || got.Filter.Host != "" || got.Filter.Last != 0 {
+		t.Errorf("runs by default: exit %d, %+v", code, got)
+	}
+	for args, want := range map[string]string{"runs a b": "want one results folder, have 2 arguments", "runs --last -1": "--last -1: want 0 (all) or more"} {
+		ran = 0
+		if code, errOut := runWith(t, runsCommand(capture), strings.Fields(args)...); code != 2 || ran != 0 || !strings.Contains(errOut, want) {
+			t.Errorf("%s: exit %d, ran %d, %q; want exit 2 with %q", args, code, ran, errOut, want)
+		}
+	}
+}

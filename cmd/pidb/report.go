@@ -13,7 +13,12 @@ import (
 
 const resultsDir = "pidb-results"
 
-func runsCommand() *cli.Command {
+// runsCommand is `pidb runs`; run does the work (nil: runRuns), a seam
+// for the tests of its options.
+func runsCommand(run func(*cli.Context, action.RunsOptions) error) *cli.Command {
+	if run == nil {
+		run = runRuns
+	}
 	return &cli.Command{
 		Name:      "runs",
 		Usage:     "list the saved bench and validate runs, newest first",
@@ -35,34 +40,39 @@ func runsCommand() *cli.Command {
 			if c.Args().Present() {
 				dir = c.Args().First()
 			}
-			rows, err := action.Runs(action.RunsOptions{Dir: dir, Filter: report.Filter{Host: c.String("host"), Workload: c.String("workload"), Last: c.Int("last")}})
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				if rows == nil {
-					rows = []report.Row{}
-				}
-				return output.JSON(c.App.Writer, rows)
-			}
-			cells := make([][]string, 0, len(rows))
-			for _, r := range rows {
-				cells = append(cells, r.Cells())
-			}
-			if err := table(c, report.RowHeader, cells); err != nil {
-				return err
-			}
-			for _, r := range rows {
-				if r.Error != "" {
-					fmt.Fprintf(c.App.ErrWriter, "%s: cannot be read: %s\n", r.Dir, r.Error)
-				}
-			}
-			if len(rows) == 0 {
-				fmt.Fprintf(c.App.ErrWriter, "no runs in %s\n", dir)
-			}
-			return nil
+			return run(c, action.RunsOptions{Dir: dir, Filter: report.Filter{Host: c.String("host"), Workload: c.String("workload"), Last: c.Int("last")}})
 		},
 	}
+}
+
+// runRuns lists the runs: a table, or JSON; what cannot be read, on stderr.
+func runRuns(c *cli.Context, o action.RunsOptions) error {
+	rows, err := action.Runs(o)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		if rows == nil {
+			rows = []report.Row{}
+		}
+		return output.JSON(c.App.Writer, rows)
+	}
+	cells := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		cells = append(cells, r.Cells())
+	}
+	if err := table(c, report.RowHeader, cells); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Error != "" {
+			fmt.Fprintf(c.App.ErrWriter, "%s: cannot be read: %s\n", r.Dir, r.Error)
+		}
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "no runs in %s\n", o.Dir)
+	}
+	return nil
 }
 
 func reportFlags() []cli.Flag {
