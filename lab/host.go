@@ -533,7 +533,7 @@ func (l *Lab) Down(ctx context.Context) error {
 		_ = os.WriteFile("/proc/sys/net/ipv4/ip_forward", append(data, '\n'), 0o644)
 		_ = os.Remove(filepath.Join(l.Dir, "ip_forward.orig"))
 	}
-	for _, f := range []string{l.InventoryPath(), l.KnownHostsPath(), filepath.Join(l.Dir, "nft.rules")} {
+	for _, f := range []string{l.InventoryPath(), l.KnownHostsPath(), filepath.Join(l.Dir, "nft.rules"), filepath.Join(l.Dir, "link.nft")} {
 		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)
 		}

@@ -10,10 +10,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -123,26 +121,15 @@ func (l *Lab) startLink() error {
 	if len(l.LinkCommand) == 0 {
 		return errors.New("--latency: this program cannot start the lab's link (pidb lab link)")
 	}
-	logf, err := os.OpenFile(filepath.Join(l.Dir, linkLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	cmd := &exec.Cmd{Path: l.LinkCommand[0], Args: append([]string{linkProcess}, l.LinkCommand[1:]...), Stdout: logf, Stderr: logf,
-		SysProcAttr: detached()}
-	if err := cmd.Start(); err != nil {
+	if err := l.startProcess(linkProcess, l.LinkCommand, linkLogFile, linkPIDFile); err != nil {
 		return fmt.Errorf("start the lab's link: %w", err)
 	}
-	_ = os.WriteFile(filepath.Join(l.Dir, linkPIDFile), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
-	return cmd.Process.Release()
+	return nil
 }
 
 // stopLink kills the relay; its table goes with the lab's others.
 func (l *Lab) stopLink() {
-	for _, pid := range processesMatching(linkProcess + " ") {
-		_ = kill(pid)
-	}
-	_ = os.Remove(filepath.Join(l.Dir, linkPIDFile))
+	l.stopProcess(linkProcess, linkPIDFile)
 	_ = os.Remove(filepath.Join(l.Dir, linkAppliedFile))
 }
 
@@ -187,7 +174,7 @@ func (l *Lab) Link(ctx context.Context) error {
 		delays = now
 		mu.Unlock()
 		if changed {
-			if err := writeLinkRule(ctx, port, slices.Collect(maps.Keys(now))); err != nil {
+			if err := l.writeLinkRule(ctx, port, slices.Collect(maps.Keys(now))); err != nil {
 				return err
 			}
 			if err := writeAtomic(filepath.Join(l.Dir, linkAppliedFile), appliedText(now)); err != nil {
@@ -209,7 +196,7 @@ func (l *Lab) Link(ctx context.Context) error {
 
 // writeLinkRule replaces the link's nft table: this machine's TCP
 // connections to addrs, but the relay's own, go to the relay's port.
-func writeLinkRule(ctx context.Context, port int, addrs []netip.Addr) error {
+func (l *Lab) writeLinkRule(ctx context.Context, port int, addrs []netip.Addr) error {
 	slices.SortFunc(addrs, netip.Addr.Compare)
 	_, _ = run(ctx, "nft", "delete", "table", "ip", linkTable)
 	if len(addrs) == 0 {
@@ -221,17 +208,7 @@ func writeLinkRule(ctx context.Context, port int, addrs []netip.Addr) error {
 	}
 	rules := fmt.Sprintf("table ip %s {\n\tchain output {\n\t\ttype nat hook output priority -100; policy accept;\n\t\tmeta mark %#x return\n\t\tip daddr { %s } meta l4proto tcp redirect to :%d\n\t}\n}\n",
 		linkTable, linkMark, strings.Join(set, ", "), port)
-	f, err := os.CreateTemp("", linkTable+"-*.nft")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.WriteString(rules); err != nil {
-		f.Close()
-		return err
-	}
-	f.Close()
-	if _, err := run(ctx, "nft", "-f", f.Name()); err != nil {
+	if err := loadNft(ctx, filepath.Join(l.Dir, "link.nft"), rules); err != nil {
 		return fmt.Errorf("the link's rule: %w", err)
 	}
 	return nil

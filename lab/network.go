@@ -107,11 +107,16 @@ func (l *Lab) ensureNetwork(ctx context.Context) error {
 	}
 	_, _ = run(ctx, "nft", "delete", "table", "ip", nftName)
 	rules := fmt.Sprintf("table ip %s {\n\tchain postrouting {\n\t\ttype nat hook postrouting priority srcnat; policy accept;\n\t\tip saddr %s oifname %q masquerade\n\t}\n}\n", nftName, Subnet, dev)
-	rulesFile := filepath.Join(l.Dir, "nft.rules")
-	if err := os.WriteFile(rulesFile, []byte(rules), 0o644); err != nil {
+	return loadNft(ctx, filepath.Join(l.Dir, "nft.rules"), rules)
+}
+
+// loadNft writes an nft ruleset to file, where a person can read what the
+// lab loaded, and loads it.
+func loadNft(ctx context.Context, file, rules string) error {
+	if err := writeFile(file, rules, 0o644); err != nil {
 		return err
 	}
-	_, err = run(ctx, "nft", "-f", rulesFile)
+	_, err := run(ctx, "nft", "-f", file)
 	return err
 }
 
@@ -202,11 +207,7 @@ func (l *Lab) Cut(ctx context.Context, name string) (mend func() error, err erro
 	addr := Address(b)
 	rules := fmt.Sprintf("table ip %s {\n\tchain in {\n\t\ttype filter hook input priority -10; policy accept;\n\t\tip saddr %s drop\n\t}\n"+
 		"\tchain out {\n\t\ttype filter hook output priority -10; policy accept;\n\t\tip daddr %s drop\n\t}\n}\n", cutTable(b), addr, addr)
-	f := filepath.Join(l.hostDir(name), "cut.nft")
-	if err := os.WriteFile(f, []byte(rules), 0o644); err != nil {
-		return nil, err
-	}
-	if _, err := run(ctx, "nft", "-f", f); err != nil {
+	if err := loadNft(ctx, filepath.Join(l.hostDir(name), "cut.nft"), rules); err != nil {
 		return nil, fmt.Errorf("%s: cut: %w", name, err)
 	}
 	return func() error { return deleteCut(context.Background(), b) }, nil

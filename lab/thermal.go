@@ -305,26 +305,39 @@ func (l *Lab) ensureSimulator() error {
 		l.logf("no thermal simulator: this program cannot start one (temperatures stay as they are)")
 		return nil
 	}
-	logf, err := os.OpenFile(filepath.Join(l.Dir, simulatorLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err := l.startProcess(simulatorProcess, l.SimulatorCommand, simulatorLogFile, simulatorPIDFile); err != nil {
+		return fmt.Errorf("start the thermal simulator: %w", err)
+	}
+	return nil
+}
+
+// stopSimulator kills the thermal simulator.
+func (l *Lab) stopSimulator() { l.stopProcess(simulatorProcess, simulatorPIDFile) }
+
+// startProcess starts one of the lab's own processes (the simulator, the
+// link): command, named name (what processesMatching finds it by), in a
+// session of its own, its output appended to logFile and its pid in
+// pidFile, both in the lab's folder.
+func (l *Lab) startProcess(name string, command []string, logFile, pidFile string) error {
+	logf, err := os.OpenFile(filepath.Join(l.Dir, logFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	cmd := &exec.Cmd{Path: l.SimulatorCommand[0], Args: append([]string{simulatorProcess}, l.SimulatorCommand[1:]...), Stdout: logf, Stderr: logf,
-		SysProcAttr: detached()}
+	cmd := &exec.Cmd{Path: command[0], Args: append([]string{name}, command[1:]...), Stdout: logf, Stderr: logf, SysProcAttr: detached()}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start the thermal simulator: %w", err)
+		return err
 	}
-	_ = os.WriteFile(filepath.Join(l.Dir, simulatorPIDFile), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(l.Dir, pidFile), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
 	return cmd.Process.Release()
 }
 
-// stopSimulator kills the thermal simulator.
-func (l *Lab) stopSimulator() {
-	for _, pid := range processesMatching(simulatorProcess + " ") {
+// stopProcess kills the lab's processes named name and removes pidFile.
+func (l *Lab) stopProcess(name, pidFile string) {
+	for _, pid := range processesMatching(name + " ") {
 		_ = kill(pid)
 	}
-	_ = os.Remove(filepath.Join(l.Dir, simulatorPIDFile))
+	_ = os.Remove(filepath.Join(l.Dir, pidFile))
 }
 
 // modelState is what one step of the model leaves a host with.
