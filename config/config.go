@@ -8,6 +8,7 @@ package config
 import (
 	"fmt"
 	"runtime"
+	"sort"
 	"time"
 
 	"pidb/inventory"
@@ -25,9 +26,9 @@ type Bench struct {
 	Tables    int           // 0: the workload's default
 	TableSize int           // 0: the workload's default
 	Protocol  string        // "": the workload's default
-	Via       string        // auto (direct when allow_from lets the controller in), direct, ssh
-	TLS       string        // auto (on when the host's network logins need it and the run is direct), on, off
-	Threads   int           // threads the clients share (pgbench -j); 0: one per client
+	Via       Via
+	TLS       TLSMode
+	Threads   int // threads the clients share (pgbench -j); 0: one per client
 	// Queries, when more than zero, is a fixed amount of work (quiz):
 	// each client runs that many queries, as load.py's QUERIES, and
 	// Duration is then the most the run may take.
@@ -40,7 +41,7 @@ type Bench struct {
 
 // DefaultBench is [bench] when the inventory says nothing.
 func DefaultBench() Bench {
-	return Bench{Clients: 8, Duration: 5 * time.Minute, Warmup: 10 * time.Second, Interval: time.Second, Via: "auto", TLS: "auto", Threads: runtime.NumCPU(), UseFK: true}
+	return Bench{Clients: 8, Duration: 5 * time.Minute, Warmup: 10 * time.Second, Interval: time.Second, Via: ViaAuto, TLS: TLSAuto, Threads: runtime.NumCPU(), UseFK: true}
 }
 
 // Thermal is how temperature is read beside a workload (and by `pidb thermal`).
@@ -84,162 +85,124 @@ type Values map[string]any
 // its [host.bench] over it (inventory.Host.Bench), then the flags.
 func BenchFor(h inventory.Host, flags Values) (Bench, error) {
 	b := DefaultBench()
-	return b, apply(h.Bench, flags, b.set)
+	return b, (&targets{bench: &b}).apply(BenchSection, h.Bench, flags)
 }
 
 // ThermalFor is the inventory's [thermal] over the defaults, then the flags.
 func ThermalFor(inv *inventory.Inventory, k Kind, flags Values) (Thermal, error) {
 	t := DefaultThermal(k)
-	return t, apply(inv.Thermal, flags, t.set)
+	return t, (&targets{thermal: &t}).apply(ThermalSection, inv.Thermal, flags)
 }
 
 // ValidateFor is the inventory's [validate] over the defaults, then the flags.
 func ValidateFor(inv *inventory.Inventory, flags Values) (Validate, error) {
 	var v Validate
-	return v, apply(inv.Validate, flags, v.set)
+	return v, (&targets{validate: &v}).apply(ValidateSection, inv.Validate, flags)
 }
 
-// apply sets a section's values, then the flags'.
-func apply(sec inventory.Section, flags Values, set func(string, any) error) error {
+// apply sets a section's values, then the flags', in the order of their
+// keys: the first error is the same each time.
+func (t *targets) apply(section Section, sec inventory.Section, flags Values) error {
 	for _, k := range sec.Keys() {
-		if err := set(k, sec[k].Raw); err != nil {
+		if err := t.set(section, k, sec[k].Raw); err != nil {
 			return err
 		}
 	}
-	for k, v := range flags {
-		if err := set(k, v); err != nil {
+	keys := make([]string, 0, len(flags))
+	for k := range flags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := t.set(section, k, flags[k]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (b *Bench) set(key string, v any) (err error) {
-	switch key {
-	case "workload":
-		b.Workload, err = asString(key, v)
-	case "protocol":
-		b.Protocol, err = asString(key, v)
-	case "mix":
-		b.Mix, err = asString(key, v)
-	case "reload", "check", "use_fk":
-		x, ok := v.(bool)
-		if !ok {
-			return fmt.Errorf("%s: want true or false, not %v", key, v)
+// set sets the key named key of section in t, from the inventory's value
+// or a flag's, checked against the key's rule.
+func (t *targets) set(section Section, key string, v any) error {
+	for _, k := range Keys() {
+		if k.Section != section || k.Name != key {
+			continue
 		}
-		switch key {
-		case "reload":
-			b.Reload = x
-		case "check":
-			b.Check = x
-		default:
-			b.UseFK = x
+		if err := k.Check(v); err != nil {
+			return fmt.Errorf("%s: %w", k.name(), err)
 		}
-	case "via":
-		b.Via, err = asString(key, v)
-	case "tls":
-		b.TLS, err = asString(key, v)
-	case "clients":
-		b.Clients, err = asInt(key, v)
-	case "scale":
-		b.Scale, err = asInt(key, v)
-	case "tables":
-		b.Tables, err = asInt(key, v)
-	case "table_size":
-		b.TableSize, err = asInt(key, v)
-	case "threads":
-		b.Threads, err = asInt(key, v)
-	case "queries":
-		b.Queries, err = asInt(key, v)
-	case "duration":
-		b.Duration, err = asDuration(key, v)
-	case "warmup":
-		b.Warmup, err = asDuration(key, v)
-	case "interval":
-		b.Interval, err = asDuration(key, v)
+		return assign(k.field(t), v)
+	}
+	return fmt.Errorf("[%s] has no setting %q", section, key)
+}
+
+// name is how an error names the key: its flag where it has one.
+func (k Key) name() string {
+	if k.Flag != "" {
+		return "--" + k.Flag
+	}
+	return fmt.Sprintf("[%s] %s", k.Section, k.Name)
+}
+
+// assign stores v, checked, in the field p points to.
+func assign(p, v any) (err error) {
+	switch f := p.(type) {
+	case *string:
+		*f, err = asString(v)
+	case *Via:
+		var s string
+		s, err = asString(v)
+		*f = Via(s)
+	case *TLSMode:
+		var s string
+		s, err = asString(v)
+		*f = TLSMode(s)
+	case *bool:
+		*f, err = v.(bool), nil
+	case *int:
+		*f, err = asInt(v)
+	case *float64:
+		*f, err = asFloat(v)
+	case *time.Duration:
+		*f, err = asDuration(v)
 	default:
-		err = fmt.Errorf("[bench] has no setting %q", key)
+		err = fmt.Errorf("no way to set a %T", p)
 	}
 	return err
 }
 
-func (t *Thermal) set(key string, v any) (err error) {
-	switch key {
-	case "interval":
-		t.Interval, err = asDuration(key, v)
-	case "idle_before":
-		t.IdleBefore, err = asDuration(key, v)
-	case "idle_after":
-		t.IdleAfter, err = asDuration(key, v)
-	case "max_temp_c":
-		t.MaxTempC, err = asFloat(key, v)
-	default:
-		err = fmt.Errorf("[thermal] has no setting %q", key)
-	}
-	return err
-}
-
-func (x *Validate) set(key string, v any) (err error) {
-	switch key {
-	case "min_tps":
-		x.MinTPS, err = asFloat(key, v)
-	case "strict":
-		b, ok := v.(bool)
-		if !ok {
-			return fmt.Errorf("%s: want true or false, not %v", key, v)
-		}
-		x.Strict = b
-	default:
-		err = fmt.Errorf("[validate] has no setting %q", key)
-	}
-	return err
-}
-
-func asString(key string, v any) (string, error) {
-	s, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("%s: want a string, not %v", key, v)
-	}
+func asString(v any) (string, error) {
+	s, _ := v.(string)
 	return s, nil
 }
 
-func asInt(key string, v any) (int, error) {
-	switch n := v.(type) {
-	case int:
-		return n, nil
-	case int64:
+func asInt(v any) (int, error) {
+	if n, ok := v.(int64); ok {
 		return int(n), nil
 	}
-	return 0, fmt.Errorf("%s: want a whole number, not %v", key, v)
+	n, _ := v.(int)
+	return n, nil
 }
 
-func asFloat(key string, v any) (float64, error) {
+func asFloat(v any) (float64, error) {
 	switch n := v.(type) {
-	case float64:
-		return n, nil
 	case int64:
 		return float64(n), nil
 	case int:
 		return float64(n), nil
 	}
-	return 0, fmt.Errorf("%s: want a number, not %v", key, v)
+	f, _ := v.(float64)
+	return f, nil
 }
 
 // asDuration reads a flag's time.Duration or the inventory's string ("0"
 // and "0s" are no time, which the inventory allows where it makes sense).
-func asDuration(key string, v any) (time.Duration, error) {
-	switch d := v.(type) {
-	case time.Duration:
+func asDuration(v any) (time.Duration, error) {
+	if d, ok := v.(time.Duration); ok {
 		return d, nil
-	case string:
-		if d == "0" || d == "0s" {
-			return 0, nil
-		}
-		x, err := inventory.ParseDuration(d)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", key, err)
-		}
-		return x, nil
 	}
-	return 0, fmt.Errorf("%s: want a duration, not %v", key, v)
+	if s, _ := v.(string); s != "0" && s != "0s" {
+		return inventory.ParseDuration(s)
+	}
+	return 0, nil
 }

@@ -110,14 +110,6 @@ type Error = usage.Error
 // Option changes how an inventory is checked.
 type Option func(*parser)
 
-// Workloads names the benchmark workloads [bench] and [host.bench] may
-// name (the registry, package bench/workloads, which this package does not
-// import). Without it any name passes here, and the run pipeline refuses
-// an unknown one.
-func Workloads(names ...string) Option {
-	return func(p *parser) { p.workloads = names }
-}
-
 // Presets names the tuner's presets an inventory may name (package tune,
 // which this package does not import). Without it any name passes here,
 // and the tuner refuses an unknown one.
@@ -215,14 +207,14 @@ func Parse(name, dir, src string, opts ...Option) (*Inventory, error) {
 }
 
 type parser struct {
-	file      string
-	dir       string
-	lines     keyLines
-	errs      []*Error
-	warnings  []string // each FILE:LINE: message
-	workloads []string // the workloads [bench] may name; nil: any
-	presets   []string // the presets [defaults] and hosts may name; nil: any
-	settings  func(engine, name, value string) error
+	file     string
+	dir      string
+	lines    keyLines
+	errs     []*Error
+	warnings []string                   // each FILE:LINE: message
+	sections map[string]map[string]Rule // the settings sections' keys; nil: any
+	presets  []string                   // the presets [defaults] and hosts may name; nil: any
+	settings func(engine, name, value string) error
 }
 
 // accessKeys is the schema of the keys [defaults] and a host share.
@@ -237,16 +229,17 @@ func (p *parser) accessKeys() table {
 	return t
 }
 
-// benchKeys is the schema of [bench] and [host.bench].
-func (p *parser) benchKeys() table {
-	t := table{}
-	for k, c := range benchKeys {
-		t[k] = c
+// settingsSection checks a settings section's table against its declared keys
+// (the Sections option), or takes it as it is without a declaration.
+func (p *parser) settingsSection(section string, path []string, m map[string]any) Section {
+	if p.sections == nil {
+		sec := Section{}
+		for k, v := range m {
+			sec[k] = Value{Raw: v, Line: p.lines.line(appendPath(path, k)...)}
+		}
+		return sec
 	}
-	if p.workloads != nil {
-		t["workload"] = oneOf(append([]string{""}, p.workloads...)...)
-	}
-	return t
+	return p.checkTable(path, m, p.sectionKeys(section))
 }
 
 func (p *parser) errorf(path []string, format string, args ...any) {
@@ -297,15 +290,14 @@ func (p *parser) inventory(doc map[string]any) *Inventory {
 	defaults := p.subtable(doc, nil, "defaults", func(path []string, m map[string]any) Section {
 		return p.checkTable(path, m, p.accessKeys())
 	})
-	inv.Bench = p.subtable(doc, nil, "bench", func(path []string, m map[string]any) Section {
-		return p.checkTable(path, m, p.benchKeys())
-	})
-	inv.Thermal = p.subtable(doc, nil, "thermal", func(path []string, m map[string]any) Section {
-		return p.checkTable(path, m, thermalKeys)
-	})
-	inv.Validate = p.subtable(doc, nil, "validate", func(path []string, m map[string]any) Section {
-		return p.checkTable(path, m, validateKeys)
-	})
+	for _, s := range []struct {
+		name string
+		to   *Section
+	}{{"bench", &inv.Bench}, {"thermal", &inv.Thermal}, {"validate", &inv.Validate}} {
+		*s.to = p.subtable(doc, nil, s.name, func(path []string, m map[string]any) Section {
+			return p.settingsSection(s.name, path, m)
+		})
+	}
 
 	raw, ok := doc["host"]
 	if !ok {
@@ -478,7 +470,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 		h.Bench[k] = v
 	}
 	for k, v := range p.subtable(m, path, "bench", func(bp []string, bm map[string]any) Section {
-		return p.checkTable(bp, bm, p.benchKeys())
+		return p.settingsSection("bench", bp, bm)
 	}) {
 		h.Bench[k] = v
 	}

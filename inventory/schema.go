@@ -202,31 +202,6 @@ var (
 		// budget); the same as [host.settings] max_connections
 		"max_connections": intIn(1, 100000),
 	}
-	benchKeys = table{
-		"workload":   isString, // "" picks one by engine; the names: the Workloads option
-		"clients":    intIn(1, 10000),
-		"duration":   isDuration,
-		"warmup":     isZeroOrDuration,
-		"interval":   isDuration,
-		"via":        oneOf("auto", "direct", "ssh"),
-		"scale":      intIn(1, 1000000),
-		"tables":     intIn(1, 1000),
-		"table_size": intIn(1, 1000000000),
-		"protocol":   oneOf("simple", "prepared"),
-		"queries":    intIn(1, 1000000000), // per client, a fixed amount of work (quiz)
-		"mix":        isString,             // tpcc's weights; read by the workload
-		"use_fk":     isBool,               // tpcc: its foreign keys (default true)
-	}
-	thermalKeys = table{
-		"interval":    isDuration,
-		"max_temp_c":  numberIn(30, 110),
-		"idle_before": isZeroOrDuration,
-		"idle_after":  isZeroOrDuration,
-	}
-	validateKeys = table{
-		"min_tps": numberIn(0, 1e9),
-		"strict":  isBool,
-	}
 	databaseKeys = table{
 		"name":  matching(sqlName, "database name", "use lower case letters, digits and _, up to 63"),
 		"owner": matching(sqlUser, "owner", "use lower case letters, digits and _, up to 32"),

@@ -11,7 +11,7 @@ import (
 	"context"
 
 	"pidb/bench/sqldb"
-	"pidb/bench/workloads"
+	"pidb/config"
 	"pidb/inventory"
 	"pidb/remote"
 	"pidb/tune"
@@ -44,8 +44,9 @@ type Env struct {
 }
 
 // LoadInventory reads an inventory with everything pidb can check before
-// it touches a host: the workloads' and presets' names, and each
+// it touches a host: the settings sections' keys (package config), the
+// presets' names, and each
 // [host.settings] against the tuner's catalogue for its engine.
 func LoadInventory(path string) (*inventory.Inventory, error) {
-	return inventory.Load(path, inventory.Workloads(workloads.Names()...), inventory.Presets(tune.PresetNames()...), inventory.Settings(tune.Check))
+	return inventory.Load(path, config.Schema(), inventory.Presets(tune.PresetNames()...), inventory.Settings(tune.Check))
 }

@@ -59,17 +59,13 @@ func TestResolve(t *testing.T) {
 	}{
 		{my, with(func(b *config.Bench) { b.Workload = "tpcb" }), "pi3: workload tpcb needs PostgreSQL; the host's engine is mysql"},
 		{pg, with(func(b *config.Bench) { b.Workload = "tpc-h" }), `pi4: unknown workload "tpc-h"`},
-		{pg, with(func(b *config.Bench) { b.Workload, b.Mix = "tpcc", "45:43:4:4" }), `pi4: --mix "45:43:4:4": want five weights`},
-		{pg, with(func(b *config.Bench) { b.Workload, b.Mix = "tpcc", "0:0:0:0:0" }), `every weight is 0`},
+		{pg, with(func(b *config.Bench) { b.Workload, b.Mix = "tpcc", "45:43:4:4" }), `pi4: --mix: want five weights`},
+		{pg, with(func(b *config.Bench) { b.Workload, b.Mix = "tpcc", "0:0:0:0:0" }), `every weight in "0:0:0:0:0" is 0`},
 		{pg, with(func(b *config.Bench) { b.Workload, b.Mix = "tpcb", "1:1:1:1:1" }), `pi4: --mix is for tpcc; tpcb runs one kind of transaction`},
 		{pg, with(func(b *config.Bench) { b.Workload, b.Check = "tpcb", true }), `pi4: --check is for tpcc`},
 		{pg, with(func(b *config.Bench) { b.Workload, b.Protocol = "tpcc", "prepared" }), `--protocol prepared is not for tpcc`},
 		{my, with(func(b *config.Bench) { b.Protocol = "simple" }), "is not for oltp-read-only"},
 		{pg, with(func(b *config.Bench) { b.Protocol = "fast" }), `--protocol "fast": want simple or prepared`},
-		{pg, with(func(b *config.Bench) { b.Clients = 0 }), "pi4: --clients 0: want 1 or more"},
-		{pg, with(func(b *config.Bench) { b.Duration, b.Warmup = 0, -time.Second }), "pi4: --duration 0s: want more than zero; --warmup -1s: want zero or more"},
-		{pg, with(func(b *config.Bench) { b.Via = "carrier-pigeon" }), `--via "carrier-pigeon"`},
-		{pg, with(func(b *config.Bench) { b.Threads = -1 }), "--threads -1"},
 	} {
 		_, err := Resolve(c.host, c.b, th)
 		if !usage.Is(err) || !strings.Contains(err.Error(), c.want) {
@@ -317,7 +313,7 @@ func TestBenchRefusesMySQLInTheClear(t *testing.T) {
 		}
 		r := newRig(t, string(data), reached)
 		r.host.Engine = "mysql"
-		r.plan.Bench.Via, r.plan.Bench.TLS = c.via, "off"
+		r.plan.Bench.Via, r.plan.Bench.TLS = config.Via(c.via), config.TLSOff
 		_, err = r.env.Bench(context.Background(), r.host, r.conn, r.plan, progress.Lines(func(string) {}))
 		if !c.refused {
 			if !errors.Is(err, reached) {

@@ -12,6 +12,7 @@ import (
 
 	"pidb/bench"
 	"pidb/bench/sqldb"
+	"pidb/config"
 	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
@@ -116,7 +117,7 @@ func (e Env) connect(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	}
 	closeIt := func() {}
 	t := sqldb.Target{Engine: h.Engine, Host: h.Address, Port: engine.Port(h.Engine), User: engine.BenchUser, Password: sec.Pidb, Database: engine.BenchDatabase}
-	if p.Bench.Via == "ssh" {
+	if p.Bench.Via == config.ViaSSH {
 		local, stop, err := c.Forward(net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port)))
 		if err != nil {
 			return sqldb.DB{}, nil, err
@@ -130,7 +131,7 @@ func (e Env) connect(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 		t.Host = lh
 		t.Port, _ = strconv.Atoi(lp)
 	}
-	if p.Bench.TLS == "on" {
+	if p.Bench.TLS == config.TLSOn {
 		t.TLS = true
 		if t.ServerCert, err = serverCert(ctx, c.Root, f); err != nil {
 			closeIt()
@@ -274,7 +275,7 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 		id = kind
 	}
 	wl := results.Workload{Name: p.Spec.Name, Engine: f.Engine.Flavor, Clients: b.Clients, DurationS: b.Duration.Seconds(), WarmupS: b.Warmup.Seconds(),
-		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: b.Via, TLS: b.TLS == "on",
+		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: string(b.Via), TLS: b.TLS == config.TLSOn,
 		Revision: p.Spec.Revision, Queries: b.Queries}
 	if p.Spec.HasMix {
 		wl.Mix = p.Params.Mix.String()

@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"strings"
 
 	"pidb/bench/workloads"
 	"pidb/config"
@@ -21,8 +20,9 @@ type Plan struct {
 	Preset  string // the host's preset, saved with the run
 }
 
-// Resolve checks a host's configuration and makes its plan; what it refuses
-// is a usage error naming the host.
+// Resolve checks a host's configuration against its engine and workload
+// and makes its plan; what it refuses is a usage error naming the host.
+// Each value is in its key's range already (package config).
 func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 	p := Plan{Bench: b, Thermal: t, Preset: h.Preset}
 	var err error
@@ -34,16 +34,6 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 	switch {
 	case !p.Spec.Fits(h.Engine):
 		return p, usagef("%s: workload %s needs %s; the host's engine is %s", h.Name, p.Spec.Name, engineNames(p.Spec.Engines), h.Engine)
-	case b.Threads < 0:
-		return p, usagef("--threads %d: want 0 or more", b.Threads)
-	case t.Interval <= 0 || t.IdleBefore < 0 || t.IdleAfter < 0:
-		return p, usagef("[thermal] interval %s (want more than zero), idle_before %s and idle_after %s (want zero or more)", t.Interval, t.IdleBefore, t.IdleAfter)
-	case b.Clients < 1 || b.Scale < 0 || b.Tables < 0 || b.TableSize < 0 || b.Duration <= 0 || b.Warmup < 0 || b.Interval <= 0:
-		return p, usagef("%s: %s", h.Name, badBench(b))
-	case b.Protocol != "" && b.Protocol != "simple" && b.Protocol != "prepared":
-		return p, usagef("--protocol %q: want simple or prepared", b.Protocol)
-	case b.Queries < 0:
-		return p, usagef("--queries %d: want 1 or more", b.Queries)
 	case b.Check && p.Spec.Check == nil:
 		return p, usagef("%s: --check is for %s, whose data has consistency conditions; %s has none", h.Name, workloads.NamesWhere(func(s workloads.Spec) bool { return s.Check != nil }), p.Spec.Name)
 	case b.Queries > 0 && !p.Spec.FixedWork:
@@ -57,56 +47,27 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 	params := workloads.Params{Scale: b.Scale, Tables: b.Tables, TableSize: b.TableSize, Protocol: b.Protocol, Reload: b.Reload, NoFK: !b.UseFK}
 	if b.Mix != "" {
 		if params.Mix, err = workloads.ParseMix(b.Mix); err != nil {
-			return p, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
+			return p, usage.Wrap(fmt.Errorf("%s: --mix: %w", h.Name, err))
 		}
 	}
 	if p.Params, err = p.Spec.Resolve(params); err != nil {
 		return p, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
 	}
-	switch b.Via {
-	case "auto":
-		p.Bench.Via = "ssh"
+	// the values are config's, checked against its keys' rules
+	if b.Via == config.ViaAuto || b.Via == "" {
+		p.Bench.Via = config.ViaSSH
 		if len(h.AllowFrom) > 0 {
-			p.Bench.Via = "direct"
+			p.Bench.Via = config.ViaDirect
 		}
-	case "direct", "ssh":
-	default:
-		return p, usagef("--via %q: want auto, direct or ssh", b.Via)
 	}
-	switch b.TLS {
-	case "", "auto":
+	if b.TLS == config.TLSAuto || b.TLS == "" {
 		// the SSH forward arrives at localhost, encrypted by SSH already
-		p.Bench.TLS = "off"
-		if p.Bench.Via == "direct" && h.NetworkTLS() {
-			p.Bench.TLS = "on"
+		p.Bench.TLS = config.TLSOff
+		if p.Bench.Via == config.ViaDirect && h.NetworkTLS() {
+			p.Bench.TLS = config.TLSOn
 		}
-	case "on", "off":
-	default:
-		return p, usagef("--tls %q: want auto, on or off", b.TLS)
 	}
 	return p, nil
-}
-
-// badBench names the bench values out of range, with what each wants.
-func badBench(b config.Bench) string {
-	var bad []string
-	for _, c := range []struct {
-		wrong bool
-		what  string
-	}{
-		{b.Clients < 1, fmt.Sprintf("--clients %d: want 1 or more", b.Clients)},
-		{b.Scale < 0, fmt.Sprintf("--scale %d: want 1 or more", b.Scale)},
-		{b.Tables < 0, fmt.Sprintf("--tables %d: want 1 or more", b.Tables)},
-		{b.TableSize < 0, fmt.Sprintf("--table-size %d: want 1 or more", b.TableSize)},
-		{b.Duration <= 0, fmt.Sprintf("--duration %s: want more than zero", b.Duration)},
-		{b.Warmup < 0, fmt.Sprintf("--warmup %s: want zero or more", b.Warmup)},
-		{b.Interval <= 0, fmt.Sprintf("--interval %s: want more than zero", b.Interval)},
-	} {
-		if c.wrong {
-			bad = append(bad, c.what)
-		}
-	}
-	return strings.Join(bad, "; ")
 }
 
 func engineNames(families []string) string {

@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
-	"pidb/bench/workloads"
 	"pidb/config"
 	"pidb/job"
 )
@@ -27,26 +26,13 @@ func benchCommand(run benchRun) *cli.Command {
 	if run.cleanup == nil {
 		run.cleanup = runBenchCleanup
 	}
-	d, t := config.DefaultBench(), config.DefaultThermal(config.ForBench)
 	return &cli.Command{
 		Name:      "bench",
 		Usage:     "run a workload on each Pi from this machine, and save the run",
 		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--queries N] [--mix W:W:W:W:W] [--use-fk=false] [--reload] [--check] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--json]",
-		Flags: append(append(fleetFlags(), workloadFlags()...),
-			&cli.IntFlag{Name: "tables", Usage: workloads.ParamHelp("tables"), DefaultText: "the workload's"},
-			&cli.IntFlag{Name: "table-size", Usage: workloads.ParamHelp("table_size"), DefaultText: "the workload's"},
-			&cli.DurationFlag{Name: "interval", Usage: fmt.Sprintf("one point of the series per `D` (default: the inventory's [bench], else %s)", d.Interval)},
-			&cli.StringFlag{Name: "protocol", Usage: "tpcb and quiz: simple (the value in the statement's text: pgbench's default, and load.py's through MySQLdb) or prepared (pgbench -M prepared); oltp-read-only always prepares, as sysbench does"},
-			&cli.IntFlag{Name: "queries", Usage: "quiz: a fixed amount of work instead of a time: each client runs `N` queries, as load.py's QUERIES, with no warm-up; --duration is then the most it may take", DefaultText: "a timed run"},
-			&cli.BoolFlag{Name: "reload", Usage: "load the workload's data again, even when what is there matches"},
-			&cli.BoolFlag{Name: "use-fk", Value: true, Usage: "tpcc: load the tables with sysbench-tpcc's foreign keys (--use-fk=false: without, as its --use_fk=0; a load of the other kind is loaded again)"},
-			&cli.BoolFlag{Name: "check", Usage: "tpcc: after the run, test the standard's consistency conditions 1-4 on every warehouse (as pidb bench tpcc check); one that fails is exit 1"},
-			&cli.IntFlag{Name: "threads", Usage: "threads the clients share (every workload), each waiting on its clients' sockets at once, as pgbench -j; 0: a thread per client (default: this machine's cores)"},
-			&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
-			&cli.StringFlag{Name: "tls", Usage: "auto (on for a direct run to a host whose network logins need TLS, as tls = true in the inventory has it), on, or off (refused by a server that requires TLS)"},
-			&cli.DurationFlag{Name: "thermal-interval", Usage: fmt.Sprintf("one thermal reading per `D` beside the run (default: the inventory's [thermal] interval, else %s)", t.Interval)},
-			&cli.DurationFlag{Name: "idle-before", Usage: fmt.Sprintf("thermal readings for `D` before the load, as a baseline (default: the inventory's [thermal] idle_before, else %s)", t.IdleBefore)},
-			&cli.DurationFlag{Name: "idle-after", Usage: fmt.Sprintf("thermal readings for `D` after the load, the cool-down (default: the inventory's [thermal] idle_after, else %s)", t.IdleAfter)},
+		Flags: append(append(append(append(fleetFlags(), workloadFlags(config.ForBench)...),
+			settingFlags(config.ForBench, "tables", "table-size", "interval", "protocol", "queries", "reload", "use-fk", "check", "threads", "via", "tls")...),
+			thermalFlags(config.ForBench)...),
 			outFlag(),
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write this client's CPU profile to `FILE` (pprof), for work on its cost", Hidden: true},
 		),
@@ -64,10 +50,7 @@ func benchCommand(run benchRun) *cli.Command {
 				Name:      "check",
 				Usage:     "test the standard's consistency conditions 1-4 on every warehouse of tpcc's tables on each Pi",
 				UsageText: "pidb bench tpcc check -i FILE [--limit NAMES] [--tables N] [--via auto|direct|ssh] [--tls auto|on|off] [--json]",
-				Flags: append(fleetFlags(),
-					&cli.IntFlag{Name: "tables", Usage: "the table copies to check (sysbench-tpcc's --tables)", DefaultText: "the inventory's [bench], else 1"},
-					&cli.StringFlag{Name: "via", Usage: "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)"},
-					&cli.StringFlag{Name: "tls", Usage: "auto, on or off, as for pidb bench"}),
+				Flags:     append(fleetFlags(), settingFlags(config.ForBench, "tables", "via", "tls")...),
 				Action: func(c *cli.Context) error {
 					f, err := fleetOf(c)
 					if err != nil {
@@ -94,48 +77,6 @@ func benchCommand(run benchRun) *cli.Command {
 
 func outFlag() cli.Flag {
 	return &cli.StringFlag{Name: "out", Usage: "save runs under `DIR`", Value: "pidb-results"}
-}
-
-// workloadFlags are the workload's flags that bench and validate share.
-func workloadFlags() []cli.Flag {
-	d := config.DefaultBench()
-	return []cli.Flag{
-		&cli.StringFlag{Name: "workload", Usage: workloads.Help()},
-		&cli.IntFlag{Name: "clients", Usage: fmt.Sprintf("client connections (default: the inventory's [bench], else %d)", d.Clients)},
-		&cli.DurationFlag{Name: "duration", Usage: fmt.Sprintf("measured time (default: the inventory's [bench], else %s)", d.Duration)},
-		&cli.IntFlag{Name: "scale", Usage: workloads.ParamHelp("scale"), DefaultText: "the workload's"},
-		&cli.DurationFlag{Name: "warmup", Usage: fmt.Sprintf("time before measuring (default: the inventory's [bench], else %s)", d.Warmup)},
-		&cli.StringFlag{Name: "mix", Usage: "tpcc: the transactions' weights, new_order:payment:order_status:delivery:stock_level (sysbench-tpcc's is 10:10:1:1:1)", DefaultText: "the standard's 45:43:4:4:4"},
-	}
-}
-
-// benchKeys are the flags that override [bench], by the inventory's key.
-var benchKeys = []string{"workload", "clients", "duration", "scale", "warmup", "tables", "table_size", "interval", "protocol", "threads", "via", "tls", "queries", "mix", "use_fk", "reload", "check"}
-
-// thermalKeys map the flags that override [thermal] to its keys.
-var thermalKeys = map[string]string{"thermal-interval": "interval", "idle-before": "idle_before", "idle-after": "idle_after"}
-
-// setFlags are the values of the flags given on the command line, by the
-// inventory's keys: flag names are keys with - for _, or as keys maps them.
-func setFlags(c *cli.Context, keys []string, renamed map[string]string) config.Values {
-	v := config.Values{}
-	add := func(flag, key string) {
-		if c.IsSet(flag) {
-			v[key] = c.Value(flag) // int, string, bool or time.Duration, as config reads them
-		}
-	}
-	for _, k := range keys {
-		add(strings.ReplaceAll(k, "_", "-"), k)
-	}
-	for f, k := range renamed {
-		add(f, k)
-	}
-	return v
-}
-
-// workloadOf is the workload the flags ask for, over the inventory's.
-func workloadOf(c *cli.Context) action.Workload {
-	return action.Workload{Bench: setFlags(c, benchKeys, nil), Thermal: setFlags(c, nil, thermalKeys)}
 }
 
 // benchRun does the work of bench and its subcommands; a nil one is the

@@ -10,13 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"pidb/internal/labtest"
 	"regexp"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"pidb/internal/labtest"
 
 	"github.com/urfave/cli/v2"
 
@@ -164,7 +165,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"bench", "-i", good, "--workload", "tpcb"}, 2, "pi3: workload tpcb needs PostgreSQL"},
 		{[]string{"bench", "-i", good, "--limit", "pi3", "--protocol", "simple"}, 2, "--protocol simple is not for oltp-read-only"},
 		{[]string{"validate", "-i", good, "--workload", "tpc-h"}, 2, `unknown workload "tpc-h"`},
-		{[]string{"bench", "-i", good, "--workload", "tpcc", "--mix", "1:2"}, 2, `pi4: --mix "1:2": want five weights joined by colons, new_order:payment:order_status:delivery:stock_level`},
+		{[]string{"bench", "-i", good, "--workload", "tpcc", "--mix", "1:2"}, 2, `pidb: --mix: want five weights joined by colons, new_order:payment:order_status:delivery:stock_level (the standard's is 45:43:4:4:4), not "1:2"`},
 		{[]string{"bench", "-i", good, "--limit", "pi4", "--check"}, 2, "pi4: --check is for tpcc, whose data has consistency conditions; tpcb has none"},
 		{[]string{"tune", "show", "--engine", "mysql", "--mem", "4GiB", "--cpus", "4", "--version", "8.0.39;evil"}, 2, `version "8.0.39;evil": want the server's version in dotted numbers`},
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -21,8 +20,7 @@ func thermalCommand(run func(*cli.Context, action.ThermalOptions) error) *cli.Co
 		Name:      "thermal",
 		Usage:     "read each Pi's temperature, Arm clock and throttling flags, once or for a while",
 		UsageText: "pidb thermal -i FILE [--limit NAMES] [--interval D] [--duration D] [--csv FILE] [--json]",
-		Flags: append(fleetFlags(),
-			&cli.DurationFlag{Name: "interval", Usage: fmt.Sprintf("one reading per `D` (default: the inventory's [thermal] interval, else %s)", config.DefaultThermal(config.ForBench).Interval)},
+		Flags: append(append(fleetFlags(), settingFlags(config.ForBench, "thermal-interval=interval")...),
 			&cli.DurationFlag{Name: "duration", Usage: "keep reading for `D` (default: one reading)"},
 			&cli.StringFlag{Name: "csv", Usage: "also write every reading to `FILE` in the write-up's format: hostname, YYYYmmdd-HH:MM:SS, millidegrees (then Arm Hz, get_throttled)"},
 		),
@@ -42,7 +40,7 @@ func thermalOptions(c *cli.Context) (action.ThermalOptions, error) {
 	if err != nil {
 		return action.ThermalOptions{}, err
 	}
-	return action.ThermalOptions{Fleet: f, Thermal: setFlags(c, []string{"interval"}, nil), Duration: c.Duration("duration"), CSVFile: c.String("csv")}, nil
+	return action.ThermalOptions{Fleet: f, Thermal: settingValues(c, config.ThermalSection, "thermal-interval=interval"), Duration: c.Duration("duration"), CSVFile: c.String("csv")}, nil
 }
 
 // runThermal reads the hosts and prints each one's summary.

@@ -17,19 +17,13 @@ func validateCommand(run func(*cli.Context, action.ValidateOptions) error) *cli.
 	if run == nil {
 		run = runValidate
 	}
-	t := config.DefaultThermal(config.ForValidate)
 	return &cli.Command{
 		Name:  "validate",
 		Usage: "check each Pi and run its baseline workload while watching the temperature: PASS, WARN or FAIL with reasons",
 		UsageText: "pidb validate -i FILE [--limit NAMES] [--strict] [--workload W] [--clients N] [--duration D] [--warmup D] [--scale N]\n" +
 			"   [--thermal-interval D] [--idle-before D] [--idle-after D] [--out DIR] [--json]",
-		Flags: append(append(fleetFlags(), workloadFlags()...),
-			&cli.BoolFlag{Name: "strict", Usage: "WARN fails too (default: the inventory's [validate] strict)"},
-			&cli.DurationFlag{Name: "thermal-interval", Usage: fmt.Sprintf("one thermal reading per `D` (default: the inventory's [thermal] interval, else %s)", t.Interval)},
-			&cli.DurationFlag{Name: "idle-before", Usage: fmt.Sprintf("idle readings before the load (default: the inventory's [thermal] idle_before, else %s)", t.IdleBefore)},
-			&cli.DurationFlag{Name: "idle-after", Usage: fmt.Sprintf("cool-down readings after it (default: the inventory's [thermal] idle_after, else %s)", t.IdleAfter)},
-			outFlag(),
-		),
+		Flags: append(append(append(append(fleetFlags(), workloadFlags(config.ForValidate)...), settingFlags(config.ForValidate, "strict")...),
+			thermalFlags(config.ForValidate)...), outFlag()),
 		Action: func(c *cli.Context) error {
 			o, err := validateOptions(c)
 			if err != nil {
@@ -46,7 +40,7 @@ func validateOptions(c *cli.Context) (action.ValidateOptions, error) {
 	if err != nil {
 		return action.ValidateOptions{}, err
 	}
-	return action.ValidateOptions{Fleet: f, Workload: workloadOf(c), Validate: setFlags(c, []string{"strict"}, nil), Out: c.String("out"), Version: version()}, nil
+	return action.ValidateOptions{Fleet: f, Workload: workloadOf(c), Validate: settingValues(c, config.ValidateSection), Out: c.String("out"), Version: version()}, nil
 }
 
 // runValidate validates the hosts and prints the verdicts, then each

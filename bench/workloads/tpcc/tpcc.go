@@ -76,19 +76,19 @@ func ParseMix(s string) (Mix, error) {
 	parts := strings.Split(s, ":")
 	var m Mix
 	if len(parts) != len(m) {
-		return m, fmt.Errorf("--mix %q: want five weights joined by colons, %s (the standard's is %s)", s, strings.Join(Types[:], ":"), StandardMix)
+		return m, fmt.Errorf("want five weights joined by colons, %s (the standard's is %s), not %q", strings.Join(Types[:], ":"), StandardMix, s)
 	}
 	total := 0
 	for i, p := range parts {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n < 0 || n > 1000000 {
-			return m, fmt.Errorf("--mix %q: %s's weight %q: want a whole number from 0", s, Types[i], p)
+			return m, fmt.Errorf("%s's weight in %q: want a whole number from 0, not %q", Types[i], s, p)
 		}
 		m[i] = n
 		total += n
 	}
 	if total == 0 {
-		return m, fmt.Errorf("--mix %q: every weight is 0", s)
+		return m, fmt.Errorf("every weight in %q is 0", s)
 	}
 	return m, nil
 }
