@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
 	"pidb/config"
-	"pidb/job"
+	"pidb/tables"
 )
 
 // benchCommand is `pidb bench` with its subcommands, doing their work
@@ -106,71 +104,20 @@ func runBench(c *cli.Context, o action.BenchOptions) error {
 	if js == nil {
 		return err
 	}
-	rows := make([][]string, 0, len(js))
-	for _, b := range js {
-		if b.Error != "" && b.RunDir == "" {
-			rows = append(rows, []string{b.Host, b.Workload, "", "", "", "", "", "", "", "", failedCell, ""})
-			continue
-		}
-		var errs []string
-		if b.DownS > 0 {
-			errs = append(errs, fmt.Sprintf("DOWN %.1fs (see stderr)", b.DownS))
-		}
-		for k, v := range b.Errors {
-			errs = append(errs, fmt.Sprintf("%s:%d", k, v))
-		}
-		rows = append(rows, []string{b.Host, b.Workload, strconv.Itoa(b.Clients), strconv.FormatInt(b.Transactions, 10), fmt.Sprintf("%.2f", b.DurationS),
-			fmt.Sprintf("%.1f", b.TPS), fmt.Sprintf("%.1f", b.QPS), fmt.Sprintf("%.3f", b.LatencyMs.Avg), fmt.Sprintf("%.3f", b.P95Ms),
-			fmt.Sprintf("%.3f", b.LatencyMs.P99), strings.Join(errs, ","), b.RunDir})
+	if c.Bool("json") {
+		return printResults(c, js, tables.Table{}, err)
 	}
-	if perr := printResults(c, js, []string{"HOST", "WORKLOAD", "CLIENTS", "TRANSACTIONS", "SECONDS", "TPS", "QPS", "AVG_MS", "P95_MS", "P99_MS", "ERRORS", "RUN"}, rows); perr != nil {
-		return perr
-	}
-	if !c.Bool("json") {
-		if perr := opsTables(c, js); perr != nil {
-			return perr
+	for i, t := range []tables.Table{tables.Bench(js), tables.Ops(js), tables.BenchChecks(js)} {
+		if i > 0 && len(t.Rows) > 0 {
+			fmt.Fprintln(c.App.Writer)
+		}
+		if len(t.Rows) > 0 || i == 0 {
+			if perr := table(c, t); perr != nil {
+				return perr
+			}
 		}
 	}
 	return err
-}
-
-// opsTables print, for the hosts whose workload reports its transaction
-// types (tpcc), a table of them (with tpmC), and the consistency checks
-// that ran after a run.
-func opsTables(c *cli.Context, js []job.BenchResult) error {
-	var ops, checks [][]string
-	for _, b := range js {
-		for _, o := range b.Ops {
-			ops = append(ops, []string{b.Host, o.Name, strconv.FormatInt(o.Count, 10), fmt.Sprintf("%.2f", o.Rate), fmt.Sprintf("%.3f", o.P50Ms),
-				fmt.Sprintf("%.3f", o.P95Ms), fmt.Sprintf("%.3f", o.P99Ms), strconv.FormatInt(o.Errors, 10)})
-		}
-		if len(b.Ops) > 0 {
-			ops = append(ops, []string{b.Host, "tpmC", fmt.Sprintf("%.1f", b.TpmC), "", "", "", "", fmt.Sprintf("%d retried, %d rolled back", b.Retries, b.RolledBack)})
-		}
-		checks = append(checks, checkRows(b.Host, b.Checks)...)
-	}
-	if len(ops) > 0 {
-		fmt.Fprintln(c.App.Writer)
-		if err := table(c, []string{"HOST", "TRANSACTION", "COUNT", "PER_S", "P50_MS", "P95_MS", "P99_MS", "ERRORS"}, ops); err != nil {
-			return err
-		}
-	}
-	if len(checks) > 0 {
-		fmt.Fprintln(c.App.Writer)
-		return table(c, checkHeader, checks)
-	}
-	return nil
-}
-
-var checkHeader = []string{"HOST", "TABLE", "WAREHOUSE", "CONDITION", "RESULT", "DETAIL"}
-
-func checkRows(host string, cs []job.Check) [][]string {
-	var out [][]string
-	for _, k := range cs {
-		out = append(out, []string{host, strconv.Itoa(k.Table), strconv.FormatInt(k.Warehouse, 10), fmt.Sprintf("%d: %s", k.Condition, k.Name),
-			map[bool]string{true: "PASS", false: "FAIL"}[k.Pass], k.Detail})
-	}
-	return out
 }
 
 // runTPCCCheck tests tpcc's consistency conditions on each host and
@@ -180,17 +127,7 @@ func runTPCCCheck(c *cli.Context, o action.CheckOptions) error {
 	if js == nil {
 		return err
 	}
-	var rows [][]string
-	for _, j := range js {
-		rows = append(rows, checkRows(j.Host, j.Checks)...)
-		if len(j.Checks) == 0 && j.Error != "" {
-			rows = append(rows, []string{j.Host, "", "", "", failedCell, ""})
-		}
-	}
-	if perr := printResults(c, js, checkHeader, rows); perr != nil {
-		return perr
-	}
-	return err
+	return printResults(c, js, tables.TPCCCheck(js), err)
 }
 
 // runBenchCleanup drops pidb's benchmark database where pidb made it, and
@@ -200,16 +137,5 @@ func runBenchCleanup(c *cli.Context, o action.CleanupOptions) error {
 	if js == nil {
 		return err
 	}
-	rows := make([][]string, 0, len(js))
-	for _, j := range js {
-		what := map[bool]string{true: "dropped", false: "nothing to drop"}[j.Dropped]
-		if j.Error != "" {
-			what = failedCell
-		}
-		rows = append(rows, []string{j.Host, j.Database, what})
-	}
-	if perr := printResults(c, js, []string{"HOST", "DATABASE", "RESULT"}, rows); perr != nil {
-		return perr
-	}
-	return err
+	return printResults(c, js, tables.Cleanup(js), err)
 }

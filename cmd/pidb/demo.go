@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pidb/demo"
+	"pidb/tables"
 	"pidb/usage"
 )
 
@@ -45,13 +45,8 @@ func demoCommand() *cli.Command {
 				Idle: c.Duration("idle"), ThermalSpeed: c.Float64("thermal-speed"), Keep: c.Bool("keep"), Log: c.App.ErrWriter, View: newView(c), Version: version()})
 			w := c.App.Writer
 			if len(res.Validations) > 0 {
-				rows := make([][]string, 0, len(res.Validations))
-				for _, v := range res.Validations {
-					rows = append(rows, []string{v.Host, v.Cooling, v.Speed, v.Verdict, fmt.Sprintf("%.1f", v.TPS), fmt.Sprintf("%.2f", v.P95Ms), numOr(v.MaxTempC, "%.1f"),
-						fmt.Sprint(v.Throttled), strings.Join(v.Codes(), ",")})
-				}
 				fmt.Fprintln(w)
-				if err := table(c, []string{"HOST", "COOLING", "SPEED", "VERDICT", "TPS", "P95_MS", "MAX_C", "THROTTLED", "REASONS"}, rows); err != nil {
+				if err := table(c, tables.Demo(res.Validations)); err != nil {
 					return err
 				}
 				fmt.Fprintln(w, "(simulated boards; SPEED board: its board's published CPU capacity as a CPU quota and its card's limits; full: this machine's)")
@@ -61,8 +56,7 @@ func demoCommand() *cli.Command {
 			}
 			if res.Comparison != nil {
 				fmt.Fprintln(w, "\nThe Pi 4 in a case (base) against the Pi 4 with a fan:")
-				header, rows := res.Comparison.Table()
-				if err := table(c, header, rows); err != nil {
+				if err := table(c, tables.Comparison(res.Comparison)); err != nil {
 					return err
 				}
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"pidb/action"
 	"pidb/output"
 	"pidb/progress"
+	"pidb/tables"
 	"pidb/usage"
 )
 
@@ -54,7 +56,8 @@ func isTerminal(w io.Writer) bool {
 // its verdicts are coloured. Its cells hold what hosts said (facts, live
 // settings, errors): sanitized before the columns are laid out, and
 // before the colours, which are pidb's own.
-func table(c *cli.Context, header []string, rows [][]string) error {
+func table(c *cli.Context, t tables.Table) error {
+	header, rows := t.Header, t.Rows
 	safe := make([][]string, len(rows))
 	for i, r := range rows {
 		safe[i] = make([]string, len(r))
@@ -123,13 +126,21 @@ func fleetFlagsOf(c *cli.Context) (action.Fleet, error) {
 	}, nil
 }
 
-// failedCell is a failed host's cell in a table; its error is on stderr.
-const failedCell = "FAILED (see stderr)"
-
-// printResults prints the JSON document with --json, else the table.
-func printResults(c *cli.Context, js any, header []string, rows [][]string) error {
+// printResults prints the JSON document with --json, else the table, and
+// then returns err, the command's own.
+func printResults(c *cli.Context, js any, t tables.Table, err error) error {
+	var perr error
 	if c.Bool("json") {
-		return output.JSON(c.App.Writer, js)
+		perr = output.JSON(c.App.Writer, js)
+	} else {
+		perr = table(c, t)
 	}
-	return table(c, header, rows)
+	return cmp.Or(perr, err)
+}
+
+// lines prints lines on w, sanitized: what hosts said is in them.
+func lines(w io.Writer, ls ...string) {
+	for _, l := range ls {
+		fmt.Fprintln(w, progress.Sanitize(l))
+	}
 }

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pidb/lab"
-	"pidb/output"
+	"pidb/tables"
 	"pidb/usage"
 )
 
@@ -90,14 +88,7 @@ func labCommand() *cli.Command {
 						if err != nil {
 							return err
 						}
-						if c.Bool("json") {
-							return output.JSON(c.App.Writer, snaps)
-						}
-						rows := make([][]string, 0, len(snaps))
-						for _, s := range snaps {
-							rows = append(rows, []string{s.Name, s.From, s.Model, s.Taken.Local().Format("2006-01-02 15:04:05")})
-						}
-						return table(c, []string{"SNAPSHOT", "OF HOST", "MODEL", "TAKEN"}, rows)
+						return printResults(c, snaps, tables.Snapshots(snaps), nil)
 					case c.String("remove") != "":
 						if c.Args().Present() {
 							return usage.Errorf("unexpected argument %q", c.Args().First())
@@ -174,14 +165,7 @@ func labCommand() *cli.Command {
 				Flags:     []cli.Flag{labDirFlag(), jsonFlag()},
 				Action: func(c *cli.Context) error {
 					st := lab.New(c.String("dir"), c.App.ErrWriter).Status()
-					if c.Bool("json") {
-						return output.JSON(c.App.Writer, st)
-					}
-					rows := make([][]string, 0, len(st))
-					for _, s := range st {
-						rows = append(rows, []string{s.Name, s.Address, s.State, s.Model, strconv.FormatUint(s.RAM>>20, 10) + " MB", s.Engine, s.Speed, s.Storage, cmp.Or(s.Latency, "-")})
-					}
-					return table(c, []string{"HOST", "ADDRESS", "STATE", "MODEL", "RAM", "ENGINE", "SPEED", "STORAGE", "LATENCY"}, rows)
+					return printResults(c, st, tables.LabStatus(st), nil)
 				},
 			},
 		},

@@ -9,12 +9,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"pidb/internal/build"
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/progress"
@@ -52,48 +52,8 @@ func exitCode(err error, stderr io.Writer) int {
 var release string
 
 // version is pidb's version: the release's, else the module's, with the
-// commit it was built from (and "modified" when the checkout had changes)
-// when the build recorded it.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return orDevel(release)
-	}
-	return describe(release, bi)
-}
-
-// describe is the version of a build: "v1.2.3 (3f9c2ab41d07)", "(devel)
-// (3f9c2ab41d07, modified)".
-func describe(release string, bi *debug.BuildInfo) string {
-	v := orDevel(release)
-	if release == "" && bi.Main.Version != "" {
-		v = bi.Main.Version
-	}
-	var rev, modified string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if len(rev) >= 12 {
-		rev = rev[:12]
-		if modified == "true" {
-			rev += ", modified"
-		}
-		v += " (" + rev + ")"
-	}
-	return v
-}
-
-func orDevel(v string) string {
-	if v == "" {
-		return "(devel)"
-	}
-	return v
-}
+// commit it was built from.
+func version() string { return build.Version(release) }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{

@@ -11,13 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"pidb/internal/labtest"
+	"pidb/tables"
 
 	"github.com/urfave/cli/v2"
 
@@ -219,31 +219,6 @@ func TestHelpEverywhere(t *testing.T) {
 	}
 }
 
-func TestDescribeVersion(t *testing.T) {
-	bi := func(main string, settings ...string) *debug.BuildInfo {
-		b := &debug.BuildInfo{Main: debug.Module{Version: main}}
-		for i := 0; i+1 < len(settings); i += 2 {
-			b.Settings = append(b.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
-		}
-		return b
-	}
-	rev := "3f9c2ab41d0712345678"
-	for _, tc := range []struct {
-		release string
-		bi      *debug.BuildInfo
-		want    string
-	}{
-		{"v0.15.0", bi("(devel)", "vcs.revision", rev, "vcs.modified", "false"), "v0.15.0 (3f9c2ab41d07)"},
-		{"", bi("(devel)", "vcs.revision", rev, "vcs.modified", "true"), "(devel) (3f9c2ab41d07, modified)"},
-		{"", bi("v0.15.0"), "v0.15.0"},
-		{"", bi(""), "(devel)"},
-	} {
-		if got := describe(tc.release, tc.bi); got != tc.want {
-			t.Errorf("describe(%q, %+v) = %q, want %q", tc.release, tc.bi.Settings, got, tc.want)
-		}
-	}
-}
-
 // TestMain lets the test binary be pidb itself, for the tests that run it
 // from a shell (completion): with PIDB_TEST_AS_PIDB=1 it runs pidb's main.
 // Otherwise the passwords pidb generates go to a state folder of the test
@@ -374,7 +349,7 @@ func TestTableSanitized(t *testing.T) {
 		{Host: inventory.Host{Name: "pi4"}, Value: facts.Facts{Host: "pi4", Model: hostile, OS: facts.OSRelease{ID: "debian", VersionID: "12"}}},
 		{Host: inventory.Host{Name: "pi3"}, Err: errors.New("gone")},
 	}
-	if err := table(c, factsHeader, factsRows(results)); err != nil {
+	if err := table(c, tables.Facts(results)); err != nil {
 		t.Fatal(err)
 	}
 	noControls(t, "the table", out.String())

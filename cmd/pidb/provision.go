@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -8,8 +9,8 @@ import (
 
 	"pidb/action"
 	"pidb/job"
-	"pidb/output"
 	"pidb/progress"
+	"pidb/tables"
 	"pidb/usage"
 )
 
@@ -62,76 +63,16 @@ func runProvision(c *cli.Context, o action.ProvisionOptions) error {
 	if out == nil {
 		return err
 	}
-	if c.Bool("json") {
-		if perr := output.JSON(c.App.Writer, out); perr != nil {
-			return perr
-		}
-		return err
+	if o.DryRun && !c.Bool("json") {
+		fmt.Fprint(c.App.Writer, progress.Sanitize(tables.Plans(out))) // the host's files, as they are
 	}
-	if o.DryRun {
-		printPlans(c, out)
-	}
-	if perr := table(c, []string{"HOST", "ENGINE", "PRESET", "CHANGED", "RESULT", "TIME"}, provisionRows(out, o.DryRun)); perr != nil {
-		return perr
+	if perr := printResults(c, out, tables.Provision(out, o.DryRun), nil); perr != nil || c.Bool("json") {
+		return cmp.Or(perr, err)
 	}
 	for _, r := range out {
 		for _, n := range r.Notes {
-			fmt.Fprintf(c.App.ErrWriter, "%s: note: %s\n", r.Host, progress.Sanitize(n))
+			lines(c.App.ErrWriter, fmt.Sprintf("%s: note: %s", r.Host, n))
 		}
 	}
 	return err
-}
-
-func printPlans(c *cli.Context, out []action.ProvisionResult) {
-	w := c.App.Writer
-	for _, r := range out {
-		if !r.OK {
-			continue
-		}
-		if len(r.Plan) == 0 {
-			fmt.Fprintf(w, "== %s: nothing to change\n\n", r.Host)
-			continue
-		}
-		for _, p := range r.Plan {
-			fmt.Fprintf(w, "== %s: %s would change", r.Host, p.Step)
-			if p.Note != "" {
-				fmt.Fprintf(w, " (%s)", progress.Sanitize(p.Note))
-			}
-			fmt.Fprintln(w)
-			for _, cmd := range p.Commands {
-				fmt.Fprintf(w, "   $ %s\n", progress.Sanitize(cmd))
-			}
-			if p.Diff != "" {
-				fmt.Fprintln(w, progress.Sanitize(p.Diff)) // the host's files, as they are
-			}
-			fmt.Fprintln(w)
-		}
-	}
-}
-
-func provisionRows(out []action.ProvisionResult, dry bool) [][]string {
-	rows := make([][]string, 0, len(out))
-	for _, r := range out {
-		engine := strings.TrimSpace(r.Engine + " " + r.EngineVersion)
-		changed := strings.Join(r.Changed, ",")
-		result := "ok"
-		if dry {
-			var steps []string
-			for _, p := range r.Plan {
-				steps = append(steps, p.Step)
-			}
-			changed = "would: " + strings.Join(steps, ",")
-			if len(steps) == 0 {
-				changed = "nothing"
-			}
-			result = "dry run"
-		} else if changed == "" {
-			changed = "nothing"
-		}
-		if !r.OK {
-			result = failedCell
-		}
-		rows = append(rows, []string{r.Host, engine, r.Preset, changed, result, fmt.Sprintf("%.1fs", r.DurationS)})
-	}
-	return rows
 }

@@ -8,6 +8,7 @@ import (
 	"pidb/action"
 	"pidb/output"
 	"pidb/report"
+	"pidb/tables"
 	"pidb/usage"
 )
 
@@ -57,11 +58,7 @@ func runRuns(c *cli.Context, o action.RunsOptions) error {
 		}
 		return output.JSON(c.App.Writer, rows)
 	}
-	cells := make([][]string, 0, len(rows))
-	for _, r := range rows {
-		cells = append(cells, r.Cells())
-	}
-	if err := table(c, report.RowHeader, cells); err != nil {
+	if err := table(c, tables.Runs(rows)); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -134,8 +131,7 @@ func runReport(c *cli.Context, o action.ReportOptions) error {
 		for _, s := range r.Comparison.Cautions {
 			fmt.Fprintln(c.App.Writer, s)
 		}
-		header, rows := r.Comparison.Table()
-		if err := table(c, header, rows); err != nil {
+		if err := table(c, tables.Comparison(r.Comparison)); err != nil {
 			return err
 		}
 	}

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
 	"pidb/config"
+	"pidb/tables"
 )
 
 // thermalCommand is `pidb thermal`; run does the work (nil: runThermal),
@@ -49,24 +47,5 @@ func runThermal(c *cli.Context, o action.ThermalOptions) error {
 	if js == nil {
 		return err
 	}
-	rows := make([][]string, 0, len(js))
-	for _, j := range js {
-		flags := strings.Join(j.Flags, ",")
-		if j.Error != "" {
-			flags = failedCell
-		}
-		rows = append(rows, []string{j.Host, strconv.Itoa(j.Samples), numOr(j.MinTempC, "%.1f"), numOr(j.MaxTempC, "%.1f"), numOr(j.MinArmMHz, "%.0f"),
-			strOr(j.Throttled), flags})
-	}
-	if perr := printResults(c, js, []string{"HOST", "SAMPLES", "MIN_C", "MAX_C", "MIN_ARM_MHZ", "THROTTLED", "FLAGS"}, rows); perr != nil {
-		return perr
-	}
-	return err
-}
-
-func strOr(s *string) string {
-	if s == nil {
-		return "-"
-	}
-	return *s
+	return printResults(c, js, tables.Thermal(js), err)
 }

@@ -9,6 +9,7 @@ import (
 	"pidb/action"
 	"pidb/job"
 	"pidb/output"
+	"pidb/tables"
 	"pidb/units"
 	"pidb/usage"
 )
@@ -100,11 +101,7 @@ func tuneCommand(run tuneRun) *cli.Command {
 						}
 						return output.JSON(c.App.Writer, out)
 					}
-					var rows [][]string
-					for _, x := range action.Presets() {
-						rows = append(rows, []string{x.Name, x.Description})
-					}
-					return table(c, []string{"PRESET", "DESCRIPTION"}, rows)
+					return table(c, tables.Presets(action.Presets()))
 				},
 			},
 		},

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"fmt"
-	"strings"
+	"cmp"
 
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
 	"pidb/config"
-	"pidb/progress"
+	"pidb/tables"
 )
 
 // validateCommand is `pidb validate`; run does the work (nil:
@@ -50,28 +49,9 @@ func runValidate(c *cli.Context, o action.ValidateOptions) error {
 	if js == nil {
 		return err
 	}
-	rows := make([][]string, 0, len(js))
-	for _, j := range js {
-		rows = append(rows, []string{j.Host, j.Verdict, fmt.Sprintf("%.1f", j.TPS), numOr(j.MaxTempC, "%.1f"), fmt.Sprint(j.Throttled),
-			fmt.Sprintf("%.1f", j.TPSFirstQuarter), fmt.Sprintf("%.1f", j.TPSLastQuarter), strings.Join(j.Codes(), ","), j.RunDir})
+	if perr := printResults(c, js, tables.Validate(js), nil); perr != nil || c.Bool("json") {
+		return cmp.Or(perr, err)
 	}
-	if perr := printResults(c, js, []string{"HOST", "VERDICT", "TPS", "MAX_C", "THROTTLED", "TPS_Q1", "TPS_Q4", "REASONS", "RUN"}, rows); perr != nil {
-		return perr
-	}
-	if !c.Bool("json") {
-		for _, j := range js {
-			for _, x := range j.Reasons {
-				level := map[bool]string{true: "FAIL", false: "WARN"}[x.Fail]
-				fmt.Fprintf(c.App.Writer, "%s: %s %s: %s\n", j.Host, level, x.Code, progress.Sanitize(x.Message))
-			}
-		}
-	}
+	lines(c.App.Writer, tables.Reasons(js)...)
 	return err
-}
-
-func numOr(v *float64, format string) string {
-	if v == nil {
-		return "-"
-	}
-	return fmt.Sprintf(format, *v)
 }

@@ -1,0 +1,132 @@
+package tables
+
+import (
+	"errors"
+	"net/netip"
+	"reflect"
+	"testing"
+
+	"pidb/action"
+	"pidb/facts"
+	"pidb/inventory"
+	"pidb/job"
+	"pidb/provision"
+	"pidb/results"
+)
+
+func rowsEqual(t *testing.T, what string, got, want [][]string) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\n got %q\nwant %q", what, got, want)
+	}
+}
+
+// TestBench: a host that failed before its run has the failed cell; a
+// run's errors are in one order whatever the map's, after the time the
+// server was down; tpcc's types and tpmC, and the checks, are tables of
+// their own.
+func TestBench(t *testing.T) {
+	js := []job.BenchResult{
+		{Host: "pi4", Workload: "tpcc", Clients: 8, Transactions: 1200, DurationS: 60, TPS: 20, QPS: 410.26, LatencyMs: results.Latency{Avg: 12.3456, P99: 40}, P95Ms: 30.1,
+			Errors: map[string]int64{"timeout": 2, "deadlock": 5}, DownS: 3.25, RunDir: "runs/pi4/1", TpmC: 540, Retries: 5, RolledBack: 11,
+			Ops:    []job.Op{{Name: "new_order", Count: 540, Rate: 9, P50Ms: 10, P95Ms: 20, P99Ms: 30, Errors: 1}},
+			Checks: []results.Check{{Table: 1, Warehouse: 1, Condition: 3, Name: "order ids", Pass: false, Detail: "d_next_o_id 3001, max 2999"}}},
+		{Host: "pi3", Workload: "oltp-read-only", Error: "pi3: connect: refused"},
+	}
+	rowsEqual(t, "bench", Bench(js).Rows, [][]string{
+		{"pi4", "tpcc", "8", "1200", "60.00", "20.0", "410.3", "12.346", "30.100", "40.000", "DOWN 3.2s (see stderr),deadlock:5,timeout:2", "runs/pi4/1"},
+		{"pi3", "oltp-read-only", "", "", "", "", "", "", "", "", "FAILED (see stderr)", ""},
+	})
+	rowsEqual(t, "ops", Ops(js).Rows, [][]string{
+		{"pi4", "new_order", "540", "9.00", "10.000", "20.000", "30.000", "1"},
+		{"pi4", "tpmC", "540.0", "", "", "", "", "5 retried, 11 rolled back"},
+	})
+	rowsEqual(t, "checks", BenchChecks(js).Rows, [][]string{{"pi4", "1", "1", "3: order ids", "FAIL", "d_next_o_id 3001, max 2999"}})
+	rowsEqual(t, "tpcc check of a host that failed", TPCCCheck([]job.CheckResult{{Host: "pi3", Error: "gone"}}).Rows, [][]string{{"pi3", "", "", "", "FAILED (see stderr)", ""}})
+	rowsEqual(t, "cleanup", Cleanup([]job.CleanupResult{{Host: "pi4", Database: "pidb", Dropped: true}, {Host: "pi3", Database: "pidb"}, {Host: "zero", Database: "pidb", Error: "x"}}).Rows,
+		[][]string{{"pi4", "pidb", "dropped"}, {"pi3", "pidb", "nothing to drop"}, {"zero", "pidb", "FAILED (see stderr)"}})
+}
+
+// TestValidate: the verdict's row, with "-" for a temperature nobody read,
+// and a line per reason under the table.
+func TestValidate(t *testing.T) {
+	hot := 83.4
+	js := []job.ValidateResult{
+		{Host: "pi4", Verdict: "FAIL", TPS: 512.04, MaxTempC: &hot, Throttled: true, TPSFirstQuarter: 700, TPSLastQuarter: 420.55, RunDir: "r/pi4",
+			Reasons: []results.Reason{{Code: "temperature", Message: "83.4 C, over 80 C", Fail: true}, {Code: "sag", Message: "TPS fell 40%"}}},
+		{Host: "zero", Verdict: "PASS", TPS: 50},
+	}
+	rowsEqual(t, "validate", Validate(js).Rows, [][]string{
+		{"pi4", "FAIL", "512.0", "83.4", "true", "700.0", "420.6", "temperature,sag", "r/pi4"},
+		{"zero", "PASS", "50.0", "-", "false", "0.0", "0.0", "", ""},
+	})
+	want := []string{"pi4: FAIL temperature: 83.4 C, over 80 C", "pi4: WARN sag: TPS fell 40%"}
+	if got := Reasons(js); !reflect.DeepEqual(got, want) {
+		t.Errorf("reasons: %q, want %q", got, want)
+	}
+}
+
+// TestFacts: a simulated board says so, the page size is in KiB ("?" when
+// unknown), a failed host has its cell, and its JSON object its error.
+func TestFacts(t *testing.T) {
+	rs := []action.HostFacts{
+		{Host: inventory.Host{Name: "pi4"}, Value: facts.Facts{Host: "pi4", Model: "Raspberry Pi 4 Model B Rev 1.4", Simulated: "board", RAMBytes: 4 << 30, MemBytes: 3840 << 20,
+			CPUs: 4, Arch: "aarch64", PageSize: 16384, OS: facts.OSRelease{ID: "debian", VersionID: "12"}, Storage: "sd", BootTarget: "multi-user.target", Thermal: true,
+			Engine: facts.EngineState{Flavor: "postgres", Version: "15.8", Running: true}}},
+		{Host: inventory.Host{Name: "pi3", Address: "10.0.0.3"}, Err: errors.New("pi3: connect: refused")},
+	}
+	rowsEqual(t, "facts", Facts(rs).Rows, [][]string{
+		{"pi4", "Raspberry Pi 4 Model B Rev 1.4 (simulated, board speed)", "4096 MiB", "3840 MiB", "4", "aarch64", "16K", "debian 12", "sd", "multi-user.target", "no", "yes", "postgres 15.8 (running)"},
+		{"pi3", "FAILED (see stderr)", "", "", "", "", "", "", "", "", "", "", ""},
+	})
+	js := FactsJSON(rs)
+	if e, ok := js[1].(map[string]any); !ok || e["error"] != "pi3: connect: refused" || e["address"] != "10.0.0.3" {
+		t.Errorf("a failed host's JSON: %v", js[1])
+	}
+}
+
+// TestProvision: what changed, "nothing", a dry run's steps, a failed
+// host; and a dry run's plan with its commands and diff.
+func TestProvision(t *testing.T) {
+	out := []action.ProvisionResult{
+		{Host: "pi4", OK: true, Changed: []string{"install", "configure"}, DurationS: 61.25, Engine: "postgres", EngineVersion: "15.8", Preset: "balanced"},
+		{Host: "pi3", OK: true, Engine: "mariadb", Preset: "fast"},
+		{Host: "zero", OK: false, Error: "boom"},
+	}
+	rowsEqual(t, "provision", Provision(out, false).Rows, [][]string{
+		{"pi4", "postgres 15.8", "balanced", "install,configure", "ok", "61.2s"},
+		{"pi3", "mariadb", "fast", "nothing", "ok", "0.0s"},
+		{"zero", "", "", "nothing", "FAILED (see stderr)", "0.0s"},
+	})
+	dry := []action.ProvisionResult{
+		{Host: "pi4", OK: true, Plan: []provision.Planned{{Step: "configure", Diff: "-a\n+b", Commands: []string{"systemctl restart postgresql"}, Note: "a restart"}}},
+		{Host: "pi3", OK: true},
+	}
+	rowsEqual(t, "a dry run", Provision(dry, true).Rows, [][]string{
+		{"pi4", "", "", "would: configure", "dry run", "0.0s"},
+		{"pi3", "", "", "nothing", "dry run", "0.0s"},
+	})
+	want := "== pi4: configure would change (a restart)\n   $ systemctl restart postgresql\n-a\n+b\n\n== pi3: nothing to change\n\n"
+	if got := Plans(dry); got != want {
+		t.Errorf("the plan:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestHosts: the inventory's resolved hosts: a port other than 22 with the
+// address, connections by RAM, who may log in and with what.
+func TestHosts(t *testing.T) {
+	hosts := []inventory.Host{
+		{Name: "pi4", Address: "10.0.0.4", Port: 2222, User: "pi", Engine: "postgres", Preset: "balanced", Storage: "usb", Connections: 50,
+			AllowFrom: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24")}, TLS: true,
+			Settings: inventory.Section{"work_mem": {Raw: "8MB"}}, Databases: []inventory.Database{{Name: "inv", Owner: "app", Adopt: true}}},
+		{Name: "pi3", Address: "10.0.0.3", Port: 22, User: "pi", Engine: "mysql", Preset: "fast"},
+	}
+	rowsEqual(t, "hosts", Hosts(hosts).Rows, [][]string{
+		{"pi4", "10.0.0.4:2222", "pi", "postgres", "balanced", "50", "usb", "10.0.0.0/24 (TLS)", "work_mem", "inv(app, adopted)"},
+		{"pi3", "10.0.0.3", "pi", "mysql", "fast", "by RAM", "detect", "localhost only", "", ""},
+	})
+	js := HostsJSON(hosts)
+	if js[1].Connections != nil || js[1].Storage != "detect" || len(js[1].AllowFrom) != 0 || js[0].Settings["work_mem"] != "8MB" {
+		t.Errorf("the hosts' JSON: %+v", js)
+	}
+}
