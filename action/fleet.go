@@ -40,6 +40,10 @@ type Fleet struct {
 	Warnings io.Writer
 }
 
+// ErrNoInventory is a use case's options without an inventory: a usage
+// error (exit code 2).
+var ErrNoInventory = usage.Wrap(errors.New("no inventory: give -i FILE (or set PIDB_INVENTORY)"))
+
 // Result is one host's outcome: its value, or its error.
 type Result[T any] = fleet.Result[T]
 
@@ -54,7 +58,7 @@ type Task[T any] func(ctx context.Context, h inventory.Host, c job.Conn, r progr
 // touches a host, and says its warnings.
 func (f Fleet) inventory() (*inventory.Inventory, error) {
 	if f.Inventory == "" {
-		return nil, usage.Wrap(errors.New("no inventory: give -i FILE (or set PIDB_INVENTORY)"))
+		return nil, ErrNoInventory
 	}
 	inv, err := job.LoadInventory(f.Inventory)
 	if err != nil {
@@ -108,4 +112,12 @@ func each[T any](ctx context.Context, f Fleet, hosts []inventory.Host, task Task
 	return fleet.Run(ctx, hosts, opt, func(ctx context.Context, h inventory.Host, rc *remote.Client, r progress.Reporter) (T, error) {
 		return task(ctx, h, job.Over(rc), r)
 	}), nil
+}
+
+// InventoryCheck reads the inventory with every check pidb makes before
+// it touches a host, and returns the selected hosts as resolved (pidb
+// inventory check): it connects to none.
+func InventoryCheck(f Fleet) ([]inventory.Host, error) {
+	_, hosts, err := f.load()
+	return hosts, err
 }

@@ -11,21 +11,22 @@ import (
 	"sort"
 	"time"
 
+	"pidb/bench/sqldb"
 	"pidb/inventory"
 	"pidb/validate"
 )
 
 // Bench is how a workload runs from the controller.
 type Bench struct {
-	Workload  string        // "": the engine's default (bench/workloads)
-	Clients   int           // client connections
-	Duration  time.Duration // measured time
-	Warmup    time.Duration // before measuring
-	Interval  time.Duration // one point of the series per Interval
-	Scale     int           // 0: the workload's default
-	Tables    int           // 0: the workload's default
-	TableSize int           // 0: the workload's default
-	Protocol  string        // "": the workload's default
+	Workload  string         // "": the engine's default (bench/workloads)
+	Clients   int            // client connections
+	Duration  time.Duration  // measured time
+	Warmup    time.Duration  // before measuring
+	Interval  time.Duration  // one point of the series per Interval
+	Scale     int            // 0: the workload's default
+	Tables    int            // 0: the workload's default
+	TableSize int            // 0: the workload's default
+	Protocol  sqldb.Protocol // "": the workload's default
 	Via       Via
 	TLS       TLSMode
 	Threads   int // threads the clients share (pgbench -j); 0: one per client
@@ -148,15 +149,13 @@ func (k Key) name() string {
 func assign(p, v any) (err error) {
 	switch f := p.(type) {
 	case *string:
-		*f, err = asString(v)
+		err = setString(f, v)
 	case *Via:
-		var s string
-		s, err = asString(v)
-		*f = Via(s)
+		err = setString(f, v)
 	case *TLSMode:
-		var s string
-		s, err = asString(v)
-		*f = TLSMode(s)
+		err = setString(f, v)
+	case *sqldb.Protocol:
+		err = setString(f, v)
 	case *bool:
 		*f, err = v.(bool), nil
 	case *int:
@@ -171,9 +170,11 @@ func assign(p, v any) (err error) {
 	return err
 }
 
-func asString(v any) (string, error) {
+// setString sets a field of a string type from a checked string.
+func setString[T ~string](f *T, v any) error {
 	s, _ := v.(string)
-	return s, nil
+	*f = T(s)
+	return nil
 }
 
 func asInt(v any) (int, error) {

@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
+	"pidb/bench/sqldb"
 	"pidb/bench/workloads"
 	"pidb/inventory"
 )
@@ -99,7 +101,7 @@ func Keys() []Key {
 		defaultIs(bench("tables", intIn(1, 1000), workloads.ParamHelp("tables"), func(b *b) any { return &b.Tables }), "the workload's"),
 		defaultIs(bench("table_size", intIn(1, 1000000000), workloads.ParamHelp("table_size"), func(b *b) any { return &b.TableSize }), "the workload's"),
 		bench("interval", positive, "one point of the series per `D`", func(b *b) any { return &b.Interval }),
-		defaultIs(bench("protocol", oneOf("simple", "prepared"), "tpcb and quiz: simple (the value in the statement's text: pgbench's default, and load.py's through MySQLdb) or prepared (pgbench -M prepared); oltp-read-only always prepares, as sysbench does", func(b *b) any { return &b.Protocol }), "the workload's"),
+		defaultIs(bench("protocol", oneOf(string(sqldb.Simple), string(sqldb.Prepared)), "tpcb and quiz: simple (the value in the statement's text: pgbench's default, and load.py's through MySQLdb) or prepared (pgbench -M prepared); oltp-read-only always prepares, as sysbench does", func(b *b) any { return &b.Protocol }), "the workload's"),
 		defaultIs(bench("queries", intIn(1, 1000000000), "quiz: a fixed amount of work instead of a time: each client runs `N` queries, as load.py's QUERIES, with no warm-up; --duration is then the most it may take", func(b *b) any { return &b.Queries }), "a timed run"),
 		flagOnly(bench("reload", boolean, "load the workload's data again, even when what is there matches", func(b *b) any { return &b.Reload })),
 		bench("use_fk", boolean, "tpcc: load the tables with sysbench-tpcc's foreign keys (--use-fk=false: without, as its --use_fk=0; a load of the other kind is loaded again)", func(b *b) any { return &b.UseFK }),
@@ -188,12 +190,9 @@ func shown(p any) string {
 		}
 	case *time.Duration:
 		return v.String()
-	case *string:
-		return *v
-	case *Via:
-		return string(*v)
-	case *TLSMode:
-		return string(*v)
+	}
+	if v := reflect.ValueOf(p).Elem(); v.Kind() == reflect.String { // string, Via, TLSMode, sqldb.Protocol
+		return v.String()
 	}
 	return ""
 }

@@ -72,7 +72,7 @@ type Result struct {
 // Validation is one host's validation in the story, and how it was cooled.
 type Validation struct {
 	job.ValidateResult
-	Cooling string // "case" or "fan"
+	Cooling lab.Cooling
 	Speed   string // the lab's CPU speed for the host: lab.CPUBoard or lab.CPUFull
 }
 
@@ -109,7 +109,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 
 	st.step("the lab: three simulated Pis, the first write-up's desk (a Pi 4B 4 GB, a Pi 3B and a Pi Zero W, with fans), simulated time %gx, at this machine's full speed while pidb installs (a Zero W at its board's speed would take as long as a Zero W)", o.ThermalSpeed)
-	l.Cooling, l.ThermalSpeed = map[string]string{lab.AllHosts: "fan"}, o.ThermalSpeed
+	l.Cooling, l.ThermalSpeed = map[string]lab.Cooling{lab.AllHosts: lab.CoolingFan}, o.ThermalSpeed
 	if err := speed(lab.CPUFull); err != nil {
 		return res, fmt.Errorf("lab up: %w", err)
 	}
@@ -148,7 +148,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	// validateAll validates hosts (names) at once, or concurrency at a
 	// time: a host that FAILs is a result, not the demo's error
-	validateAll := func(names []string, pi4Cooling string, concurrency int) ([]job.ValidateResult, error) {
+	validateAll := func(names []string, pi4Cooling lab.Cooling, concurrency int) ([]job.ValidateResult, error) {
 		f := fl
 		f.Limit, f.Concurrency = strings.Join(names, ","), concurrency
 		vs, err := action.Validate(ctx, action.ValidateOptions{Fleet: f, Workload: work, Out: filepath.Join(o.Out, "runs"), Version: o.Version})
@@ -157,7 +157,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			err = nil
 		}
 		for _, r := range vs {
-			v := Validation{ValidateResult: r, Cooling: "fan", Speed: l.Speed(r.Host)}
+			v := Validation{ValidateResult: r, Cooling: lab.CoolingFan, Speed: l.Speed(r.Host)}
 			if r.Host == pi4 {
 				v.Cooling = pi4Cooling
 			}
@@ -186,15 +186,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if alone {
 		concurrency = 1
 	}
-	first, err := validateAll(fleetNames, "fan", concurrency)
+	first, err := validateAll(fleetNames, lab.CoolingFan, concurrency)
 	if err != nil {
 		return res, fmt.Errorf("validate: %w", err)
 	}
 	for _, v := range first {
 		st.note(fmt.Sprintf("%s: %s, %.1f TPS", v.Host, v.Verdict, v.TPS))
 	}
-	cooled := func(cooling string) error {
-		l.Cooling = map[string]string{pi4: cooling}
+	cooled := func(cooling lab.Cooling) error {
+		l.Cooling = map[string]lab.Cooling{pi4: cooling}
 		if _, err := l.Up(ctx, []string{pi4}); err != nil {
 			return fmt.Errorf("lab up: %w", err)
 		}
@@ -216,20 +216,20 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 
 	st.step("the first write-up's finding: the Pi 4 goes into a case without a fan, and is validated alone, %s", at)
-	if err := cooled("case"); err != nil {
+	if err := cooled(lab.CoolingCase); err != nil {
 		return res, err
 	}
-	inCase, err := validateAll([]string{pi4}, "case", 1)
+	inCase, err := validateAll([]string{pi4}, lab.CoolingCase, 1)
 	if err != nil {
 		return res, fmt.Errorf("validate: %w", err)
 	}
 	st.note(fmt.Sprintf("%s in a case: %s, %.1f TPS", pi4, inCase[0].Verdict, inCase[0].TPS))
 
 	st.step("the Pi 4 gets its fan back, and is validated again")
-	if err := cooled("fan"); err != nil {
+	if err := cooled(lab.CoolingFan); err != nil {
 		return res, err
 	}
-	withFan, err := validateAll([]string{pi4}, "fan", 1)
+	withFan, err := validateAll([]string{pi4}, lab.CoolingFan, 1)
 	if err != nil {
 		return res, fmt.Errorf("validate: %w", err)
 	}

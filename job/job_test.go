@@ -124,7 +124,7 @@ func newRig(t *testing.T, factsOut string, prepareErr error) *rig {
 		r.fwd++
 		return "127.0.0.1:40000", func() { r.stops++ }, nil
 	}}
-	spec := workloads.Spec{Name: "fake", Engines: []string{"postgres"}, Protocols: []string{"prepared"},
+	spec := workloads.Spec{Name: "fake", Engines: []string{"postgres"}, Protocols: []sqldb.Protocol{sqldb.Prepared},
 		New: func(sqldb.DB, workloads.Params) bench.Workload { return &fakeWorkload{prepareErr: prepareErr} }}
 	b := config.DefaultBench()
 	b.Duration, b.Warmup, b.Interval, b.Clients, b.Threads = 300*time.Millisecond, 0, 100*time.Millisecond, 2, 0
@@ -283,7 +283,7 @@ func TestValidateReadBackFails(t *testing.T) {
 
 func TestResultFailed(t *testing.T) {
 	for _, c := range []struct {
-		verdict        string
+		verdict        results.Grade
 		strict, failed bool
 	}{{results.Pass, true, false}, {results.Warn, false, false}, {results.Warn, true, true}, {results.Fail, false, true}, {"ERROR", false, true}} {
 		if got := (ValidateResult{Verdict: c.verdict}).Failed(c.strict); got != c.failed {

@@ -168,7 +168,7 @@ func withReasons(live [][2]string, f facts.Facts, h inventory.Host, invPath, pre
 // Measure runs the plan's workload on a host whose facts are f, with the
 // thermal sampler beside it on the host's connection from the idle time
 // before the load to the idle time after it.
-func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Facts, p Plan, kind string, r progress.Reporter) (Measured, error) {
+func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Facts, p Plan, kind results.Kind, r progress.Reporter) (Measured, error) {
 	pw, err := e.prepare(ctx, h, c, f, p, r)
 	if err != nil {
 		return Measured{}, err
@@ -232,7 +232,7 @@ func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 
 // run runs the prepared workload and builds the run; temp is the host's
 // latest temperature, for the progress ("" while unknown).
-func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, pw *prepared, kind string, r progress.Reporter, temp func() string) (Measured, error) {
+func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, pw *prepared, kind results.Kind, r progress.Reporter, temp func() string) (Measured, error) {
 	b := p.Bench
 	start, cpu := time.Now(), processCPU()
 	m := Measured{Start: start.Add(b.Warmup)}
@@ -272,10 +272,10 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 	}
 	id := p.Spec.Name
 	if kind != results.KindBench {
-		id = kind
+		id = string(kind)
 	}
 	wl := results.Workload{Name: p.Spec.Name, Engine: f.Engine.Flavor, Clients: b.Clients, DurationS: b.Duration.Seconds(), WarmupS: b.Warmup.Seconds(),
-		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: p.Params.Protocol, Via: string(b.Via), TLS: b.TLS == config.TLSOn,
+		Scale: p.Params.Scale, Tables: p.Params.Tables, TableSize: p.Params.TableSize, Protocol: string(p.Params.Protocol), Via: string(b.Via), TLS: b.TLS == config.TLSOn,
 		Revision: p.Spec.Revision, Queries: b.Queries}
 	if p.Spec.HasMix {
 		wl.Mix = p.Params.Mix.String()

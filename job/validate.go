@@ -18,7 +18,7 @@ import (
 // ValidateResult is one host as `pidb validate --json` prints it.
 type ValidateResult struct {
 	Host            string           `json:"host"`
-	Verdict         string           `json:"verdict"`
+	Verdict         results.Grade    `json:"verdict"`
 	Reasons         []results.Reason `json:"reasons"`
 	TPS             float64          `json:"tps"`
 	QPS             float64          `json:"qps"`

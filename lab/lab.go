@@ -54,11 +54,11 @@ type Lab struct {
 	Log   io.Writer // progress, for people (stderr)
 
 	// The thermal simulation (see Simulate), set for Up: each host's
-	// cooling ("case" or "fan"; default fan), the hosts left without
+	// cooling (default CoolingFan), the hosts left without
 	// vcgencmd, how fast simulated time runs (default 1), and the command
 	// that runs the simulator in its own process (`pidb lab simulate`);
 	// without it Up starts none.
-	Cooling          map[string]string
+	Cooling          map[string]Cooling
 	NoVcgencmd       map[string]bool
 	ThermalSpeed     float64
 	SimulatorCommand []string

@@ -28,14 +28,23 @@ import (
 // well as the time they ran, so that a host heats as its board would
 // whatever else this machine runs beside it.
 
+// Cooling is how a simulated Pi is cooled.
+type Cooling string
+
+// The ways a simulated Pi is cooled.
+const (
+	CoolingCase Cooling = "case" // the official case, no fan: the first write-up's Pi 4
+	CoolingFan  Cooling = "fan"  // a fan: the default
+)
+
 // Coolings are the ways a simulated Pi can be cooled.
-var Coolings = []string{"case", "fan"}
+func Coolings() []string { return []string{string(CoolingCase), string(CoolingFan)} }
 
 // ThermalConfig is what the simulator reads at every step: how fast
 // simulated time runs and how each host is cooled. Up writes it.
 type ThermalConfig struct {
-	Speed float64           `json:"speed"` // simulated seconds per real second
-	Hosts map[string]string `json:"hosts"` // host name -> "case" or "fan"
+	Speed float64            `json:"speed"` // simulated seconds per real second
+	Hosts map[string]Cooling `json:"hosts"` // host name -> its cooling
 	// CPU is each host's CPU speed: CPUBoard (its board's capacity as a
 	// CPU quota) or CPUFull (none there too: the machine's full speed, a
 	// quota only when the board throttles). Its "*" entry is the lab's
@@ -69,11 +78,11 @@ type thermalModel struct {
 	softMHz      int
 }
 
-// modelFor is a board's model in a cooling; anything but "case" is a fan.
-func modelFor(b Board, cooling string) thermalModel {
+// modelFor is a board's model in a cooling; anything but a case is a fan.
+func modelFor(b Board, cooling Cooling) thermalModel {
 	h := b.Heat
 	m := thermalModel{tau: 100 * time.Second, maxMHz: h.MaxMHz, idleC: h.FanIdleC, fullC: h.FanFull, softC: h.SoftLimitC, softMHz: h.SoftMHz}
-	if cooling == "case" {
+	if cooling == CoolingCase {
 		m.idleC, m.fullC = h.CaseIdleC, h.CaseFull
 	}
 	return m
@@ -153,7 +162,7 @@ func (l *Lab) writeThermalConfig(ctx context.Context, boards []Board) error {
 			c = l.Cooling[AllHosts]
 		}
 		if c == "" {
-			c = "fan"
+			c = CoolingFan
 		}
 		cfg.Hosts[b.Name] = c
 	}
@@ -225,7 +234,7 @@ func (l *Lab) readThermalConfig() (cfg ThermalConfig, ok bool) {
 		ok = json.Unmarshal(data, &cfg) == nil
 	}
 	if cfg.Hosts == nil {
-		cfg.Hosts = map[string]string{}
+		cfg.Hosts = map[string]Cooling{}
 	}
 	if cfg.CPU == nil {
 		cfg.CPU = map[string]string{}

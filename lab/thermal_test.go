@@ -24,7 +24,7 @@ func TestThrottleSteps(t *testing.T) {
 // stays near 55 C.
 func TestThermalModel(t *testing.T) {
 	pi4 := DefaultFleet()[0]
-	reach := func(cooling string, c float64) time.Duration {
+	reach := func(cooling Cooling, c float64) time.Duration {
 		m := modelFor(pi4, cooling)
 		if m.fullC <= c {
 			return -1
@@ -41,7 +41,7 @@ func TestThermalModel(t *testing.T) {
 		t.Errorf("with a fan, full load settles at %.0f C; want near 55", m.fullC)
 	}
 	for _, b := range DefaultFleet() {
-		for _, c := range Coolings {
+		for _, c := range []Cooling{CoolingCase, CoolingFan} {
 			if m := modelFor(b, c); m.idleC <= 28 || m.idleC >= m.fullC || m.maxMHz == 0 {
 				t.Errorf("%s, %s: %+v", b.Name, c, m)
 			}

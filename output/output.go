@@ -10,11 +10,18 @@ import (
 	"regexp"
 	"strings"
 	"text/tabwriter"
+
+	"pidb/progress"
 )
 
-// Table writes rows under a header as aligned columns. Empty cells print "-".
-func Table(w io.Writer, header []string, rows [][]string) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+// Table writes rows under a header as aligned columns. Empty cells print
+// "-". The cells hold what hosts said (facts, live settings, errors):
+// they are sanitized (progress.Sanitize) before the columns are laid out;
+// with paint, the verdicts are coloured after that (Paint), in pidb's own
+// colours.
+func Table(w io.Writer, header []string, rows [][]string, paint bool) error {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {
 		cells := make([]string, len(r))
@@ -22,11 +29,19 @@ func Table(w io.Writer, header []string, rows [][]string) error {
 			if c == "" {
 				c = "-"
 			}
-			cells[i] = c
+			cells[i] = progress.Sanitize(c)
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	text := b.String()
+	if paint {
+		text = Paint(text)
+	}
+	_, err := io.WriteString(w, text)
+	return err
 }
 
 // JSON writes v as one indented JSON document followed by a newline.

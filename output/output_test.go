@@ -2,17 +2,29 @@ package output
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
+// TestTable: aligned columns, "-" for an empty cell, a host's control
+// characters escaped before the columns are laid out, and with paint the
+// verdicts coloured after.
 func TestTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := Table(&b, []string{"HOST", "ADDRESS"}, [][]string{{"pi4", "10.0.0.4"}, {"zero", ""}}); err != nil {
+	rows := [][]string{{"pi4", "10.0.0.4", "PASS"}, {"zero", "", "\x1b[2Jok"}}
+	if err := Table(&b, []string{"HOST", "ADDRESS", "VERDICT"}, rows, false); err != nil {
 		t.Fatal(err)
 	}
-	want := "HOST  ADDRESS\npi4   10.0.0.4\nzero  -\n"
+	want := "HOST  ADDRESS   VERDICT\npi4   10.0.0.4  PASS\nzero  -         \\x1b[2Jok\n"
 	if b.String() != want {
 		t.Errorf("got:\n%q\nwant:\n%q", b.String(), want)
+	}
+	b.Reset()
+	if err := Table(&b, []string{"HOST", "ADDRESS", "VERDICT"}, rows, true); err != nil {
+		t.Fatal(err)
+	}
+	if want := "pi4   10.0.0.4  \x1b[32mPASS\x1b[0m\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("painted:\n%q\nwant %q in it", b.String(), want)
 	}
 }
 

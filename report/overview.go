@@ -26,7 +26,7 @@ type Row struct {
 	RunID         string           `json:"run_id"`
 	Dir           string           `json:"dir"`
 	Host          string           `json:"host"`
-	Kind          string           `json:"kind"`
+	Kind          results.Kind     `json:"kind"`
 	Workload      string           `json:"workload"`
 	Engine        string           `json:"engine"`
 	EngineVersion string           `json:"engine_version"`
@@ -44,7 +44,7 @@ type Row struct {
 	MaxTempC      *float64         `json:"max_temp_c"`  // null: no temperature was read
 	MinArmMHz     *float64         `json:"min_arm_mhz"` // the lowest clock during the measured run
 	Throttled     *bool            `json:"throttled"`   // null: the host cannot tell (no vcgencmd)
-	Verdict       string           `json:"verdict,omitempty"`
+	Verdict       results.Grade    `json:"verdict,omitempty"`
 	Reasons       []results.Reason `json:"reasons,omitempty"`
 	Model         string           `json:"model,omitempty"`
 	RAMBytes      uint64           `json:"ram_bytes,omitempty"`
@@ -285,7 +285,7 @@ func (r Row) Cells() []string {
 	if r.Error != "" {
 		return []string{r.RunID, r.Host, "?", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "UNREADABLE"}
 	}
-	return []string{r.RunID, r.Host, r.Kind, r.Workload, strings.TrimSpace(r.Engine + " " + r.EngineVersion), or(r.Preset, "-"),
+	return []string{r.RunID, r.Host, string(r.Kind), r.Workload, strings.TrimSpace(r.Engine + " " + r.EngineVersion), or(r.Preset, "-"),
 		strconv.Itoa(r.Clients), time.Duration(r.DurationS * float64(time.Second)).Round(time.Second).String(),
-		fmt.Sprintf("%.1f", r.TPS), fmt.Sprintf("%.1f", r.QPS), fmt.Sprintf("%.2f", r.P95Ms), optNum("%.1f", r.MaxTempC), yesNo(r.Throttled), or(r.Verdict, "-")}
+		fmt.Sprintf("%.1f", r.TPS), fmt.Sprintf("%.1f", r.QPS), fmt.Sprintf("%.2f", r.P95Ms), optNum("%.1f", r.MaxTempC), yesNo(r.Throttled), or(string(r.Verdict), "-")}
 }

@@ -17,13 +17,13 @@ func Reading(r results.Run) []string {
 	var out []string
 	if v := r.Verdict; v != nil {
 		if len(v.Reasons) == 0 {
-			out = append(out, v.Verdict+": every check passed.")
+			out = append(out, string(v.Verdict)+": every check passed.")
 		} else {
 			msgs := make([]string, 0, len(v.Reasons))
 			for _, x := range v.Reasons {
 				msgs = append(msgs, x.Message)
 			}
-			out = append(out, v.Verdict+": "+strings.Join(msgs, "; ")+".")
+			out = append(out, string(v.Verdict)+": "+strings.Join(msgs, "; ")+".")
 		}
 	}
 	h := heatOf(r)

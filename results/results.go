@@ -22,24 +22,30 @@ import (
 // schema 1 run has not (they load as zero values).
 const Schema = 2
 
+// Kind is which command made a run.
+type Kind string
+
 // The kinds of run.
 const (
-	KindBench    = "bench"
-	KindValidate = "validate"
+	KindBench    Kind = "bench"
+	KindValidate Kind = "validate"
 )
+
+// Grade is a verdict's word.
+type Grade string
 
 // Validate's verdicts.
 const (
-	Pass = "PASS"
-	Warn = "WARN"
-	Fail = "FAIL"
+	Pass Grade = "PASS"
+	Warn Grade = "WARN"
+	Fail Grade = "FAIL"
 )
 
 // Run is one saved run.
 type Run struct {
 	Schema      int          `json:"schema"`
 	ID          string       `json:"run_id"`
-	Kind        string       `json:"kind"` // KindBench, KindValidate
+	Kind        Kind         `json:"kind"`
 	Host        string       `json:"host"` // the inventory's name for it
 	PidbVersion string       `json:"pidb_version,omitempty"`
 	Preset      string       `json:"preset,omitempty"` // the tuner's preset the host was provisioned with
@@ -221,7 +227,7 @@ type Reading struct {
 
 // Verdict is validate's judgement of a host, with its reasons.
 type Verdict struct {
-	Verdict         string   `json:"verdict"` // Pass, Warn or Fail
+	Verdict         Grade    `json:"verdict"`
 	Reasons         []Reason `json:"reasons"`
 	MaxTempC        *float64 `json:"max_temp_c"`
 	Throttled       bool     `json:"throttled"`

@@ -53,7 +53,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 func goldenRun() Run {
 	start := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
 	temp, hot, hz, zero, capped := 52.5, 81.2, int64(1_500_000_000), uint32(0), uint32(0x20002)
-	return Run{ID: NewID(start, KindValidate), Kind: KindValidate, Host: "pi4", PidbVersion: "v0.9.0", Preset: "balanced",
+	return Run{ID: NewID(start, string(KindValidate)), Kind: KindValidate, Host: "pi4", PidbVersion: "v0.9.0", Preset: "balanced",
 		Started: start, Finished: start.Add(95 * time.Second),
 		Facts: &facts.Facts{Host: "pi4", Address: "10.213.41.40", Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "c03114", Arch: "aarch64",
 			OS: facts.OSRelease{ID: "debian", VersionID: "12", Codename: "bookworm"}, MemBytes: 3977601024, RAMBytes: 4 << 30, CPUs: 4,

@@ -143,7 +143,7 @@ func Snapshots(snaps []lab.SnapshotInfo) Table {
 func Demo(vs []demo.Validation) Table {
 	t := Table{Header: []string{"HOST", "COOLING", "SPEED", "VERDICT", "TPS", "P95_MS", "MAX_C", "THROTTLED", "REASONS"}}
 	for _, v := range vs {
-		t.Rows = append(t.Rows, []string{v.Host, v.Cooling, v.Speed, v.Verdict, fmt.Sprintf("%.1f", v.TPS), fmt.Sprintf("%.2f", v.P95Ms), numOr(v.MaxTempC, "%.1f"),
+		t.Rows = append(t.Rows, []string{v.Host, string(v.Cooling), v.Speed, string(v.Verdict), fmt.Sprintf("%.1f", v.TPS), fmt.Sprintf("%.2f", v.P95Ms), numOr(v.MaxTempC, "%.1f"),
 			fmt.Sprint(v.Throttled), strings.Join(v.Codes(), ",")})
 	}
 	return t

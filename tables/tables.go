@@ -105,9 +105,9 @@ func checkRows(host string, cs []results.Check) [][]string {
 
 func passFail(pass bool) string {
 	if pass {
-		return "PASS"
+		return string(results.Pass)
 	}
-	return "FAIL"
+	return string(results.Fail)
 }
 
 // Cleanup is `pidb bench cleanup`'s table.
@@ -130,7 +130,7 @@ func Cleanup(js []job.CleanupResult) Table {
 func Validate(js []job.ValidateResult) Table {
 	t := Table{Header: []string{"HOST", "VERDICT", "TPS", "MAX_C", "THROTTLED", "TPS_Q1", "TPS_Q4", "REASONS", "RUN"}}
 	for _, j := range js {
-		t.Rows = append(t.Rows, []string{j.Host, j.Verdict, fmt.Sprintf("%.1f", j.TPS), numOr(j.MaxTempC, "%.1f"), fmt.Sprint(j.Throttled),
+		t.Rows = append(t.Rows, []string{j.Host, string(j.Verdict), fmt.Sprintf("%.1f", j.TPS), numOr(j.MaxTempC, "%.1f"), fmt.Sprint(j.Throttled),
 			fmt.Sprintf("%.1f", j.TPSFirstQuarter), fmt.Sprintf("%.1f", j.TPSLastQuarter), strings.Join(j.Codes(), ","), j.RunDir})
 	}
 	return t
@@ -142,9 +142,9 @@ func Reasons(js []job.ValidateResult) []string {
 	var out []string
 	for _, j := range js {
 		for _, x := range j.Reasons {
-			level := "WARN"
+			level := results.Warn
 			if x.Fail {
-				level = "FAIL"
+				level = results.Fail
 			}
 			out = append(out, fmt.Sprintf("%s: %s %s: %s", j.Host, level, x.Code, x.Message))
 		}

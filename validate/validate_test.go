@@ -61,7 +61,7 @@ func TestJudge(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		change  func(*Input)
-		verdict string
+		verdict results.Grade
 		codes   []string
 	}{
 		{"healthy, with a fan", func(*Input) {}, Pass, nil},

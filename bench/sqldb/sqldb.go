@@ -40,6 +40,19 @@ type DB struct {
 	Dialect   string
 }
 
+// Protocol is how a workload sends its statements.
+type Protocol string
+
+// The protocols.
+const (
+	// Simple sends each statement's text with its values in it:
+	// pgbench's default, and load.py's through MySQLdb.
+	Simple Protocol = "simple"
+	// Prepared prepares each statement once and sends only its values
+	// (pgbench -M prepared; sysbench always).
+	Prepared Protocol = "prepared"
+)
+
 // Target is a server and an account to reach it with.
 type Target struct {
 	Engine   string // family: postgres or mysql

@@ -24,10 +24,10 @@ import (
 // Params are a workload's own parameters; zero values take the Spec's
 // defaults (see Spec.Resolve).
 type Params struct {
-	Scale     int      // tpcb: pgbench's scale; quiz: users
-	Tables    int      // oltp-read-only: sbtest tables
-	TableSize int      // oltp-read-only: rows per table
-	Protocol  string   // simple or prepared
+	Scale     int // tpcb: pgbench's scale; quiz: users
+	Tables    int // oltp-read-only: sbtest tables
+	TableSize int // oltp-read-only: rows per table
+	Protocol  sqldb.Protocol
 	Mix       tpcc.Mix // tpcc: the transactions' weights (zero before Resolve: the standard's)
 	Reload    bool     // load the data even when what is there matches
 	NoFK      bool     // tpcc: load without the foreign keys (sysbench-tpcc's --use_fk=0)
@@ -40,7 +40,7 @@ type Spec struct {
 	Engines   []string // the engine families it runs on: postgres, mysql
 	DefaultOn []string // the families whose default workload it is
 	// Protocols are the query protocols it can use, the default first.
-	Protocols []string
+	Protocols []sqldb.Protocol
 	// FixedWork says it can run a fixed number of queries per client
 	// (--queries): its transaction is one query.
 	FixedWork bool
@@ -74,19 +74,19 @@ type Spec struct {
 // All are the workloads, in the order the help lists them.
 func All() []Spec {
 	return []Spec{
-		{Name: tpcb.Name, Engines: []string{dbms.Postgres}, DefaultOn: []string{dbms.Postgres}, Protocols: []string{"simple", "prepared"},
+		{Name: tpcb.Name, Engines: []string{dbms.Postgres}, DefaultOn: []string{dbms.Postgres}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared},
 			Defaults: Params{Scale: tpcb.DefaultScale}, Means: map[string]string{"scale": "pgbench's scale"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &tpcb.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Reload: p.Reload, Log: p.Log}
 			}},
-		{Name: oltp.Name, Engines: []string{dbms.Postgres, "mysql"}, DefaultOn: []string{"mysql"}, Protocols: []string{"prepared"},
+		{Name: oltp.Name, Engines: []string{dbms.Postgres, "mysql"}, DefaultOn: []string{"mysql"}, Protocols: []sqldb.Protocol{sqldb.Prepared},
 			Defaults: Params{Tables: oltp.DefaultTables, TableSize: oltp.DefaultTableSize}, Means: map[string]string{"tables": "sbtest tables", "table_size": "rows per table"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &oltp.Workload{DB: db, Tables: p.Tables, TableSize: p.TableSize, Reload: p.Reload, Log: p.Log}
 			}},
-		{Name: quiz.Name, Engines: []string{dbms.Postgres, "mysql"}, Protocols: []string{"simple", "prepared"}, Revision: quiz.Revision, FixedWork: true,
+		{Name: quiz.Name, Engines: []string{dbms.Postgres, "mysql"}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared}, Revision: quiz.Revision, FixedWork: true,
 			Defaults: Params{Scale: quiz.DefaultScale}, Means: map[string]string{"scale": "users"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &quiz.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Reload: p.Reload, Log: p.Log}
 			}},
-		{Name: tpcc.Name, Engines: []string{dbms.Postgres, "mysql"}, Protocols: []string{"simple"},
+		{Name: tpcc.Name, Engines: []string{dbms.Postgres, "mysql"}, Protocols: []sqldb.Protocol{sqldb.Simple},
 			Defaults: Params{Scale: tpcc.DefaultScale, Tables: tpcc.DefaultTables}, Means: map[string]string{"scale": "warehouses per table copy", "tables": "copies of the nine tables, as sysbench-tpcc's --tables"},
 			HasMix:  true,
 			Figures: tpcc.Figures, Ops: tpcc.Types[:], ForeignKeys: true,
@@ -168,7 +168,11 @@ func (s Spec) Resolve(p Params) (Params, error) {
 		if len(s.Protocols) == 1 {
 			return p, fmt.Errorf("--protocol %s is not for %s, which sends %s statements, as sysbench does", p.Protocol, s.Name, s.Protocols[0])
 		}
-		return p, fmt.Errorf("--protocol %q: want %s", p.Protocol, strings.Join(s.Protocols, " or "))
+		names := make([]string, len(s.Protocols))
+		for i, x := range s.Protocols {
+			names[i] = string(x)
+		}
+		return p, fmt.Errorf("--protocol %q: want %s", p.Protocol, strings.Join(names, " or "))
 	}
 	return p, nil
 }

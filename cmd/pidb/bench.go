@@ -15,15 +15,6 @@ import (
 // benchCommand is `pidb bench` with its subcommands, doing their work
 // with run's functions.
 func benchCommand(run benchRun) *cli.Command {
-	if run.bench == nil {
-		run.bench = runBench
-	}
-	if run.check == nil {
-		run.check = runTPCCCheck
-	}
-	if run.cleanup == nil {
-		run.cleanup = runBenchCleanup
-	}
 	return &cli.Command{
 		Name:      "bench",
 		Usage:     "run a workload on each Pi from this machine, and save the run",
@@ -34,13 +25,10 @@ func benchCommand(run benchRun) *cli.Command {
 			outFlag(),
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write this client's CPU profile to `FILE` (pprof), for work on its cost", Hidden: true},
 		),
-		Action: func(c *cli.Context) error {
+		Action: withOptions(func(c *cli.Context) (action.BenchOptions, error) {
 			f, err := fleetOf(c)
-			if err != nil {
-				return err
-			}
-			return run.bench(c, action.BenchOptions{Fleet: f, Workload: workloadOf(c), Out: c.String("out"), Version: version()})
-		},
+			return action.BenchOptions{Fleet: f, Workload: workloadOf(c), Out: c.String("out"), Version: version()}, err
+		}, orWork(run.bench, runBench)),
 		Subcommands: []*cli.Command{{
 			Name:  "tpcc",
 			Usage: "TPC-C's own commands",
@@ -49,26 +37,20 @@ func benchCommand(run benchRun) *cli.Command {
 				Usage:     "test the standard's consistency conditions 1-4 on every warehouse of tpcc's tables on each Pi",
 				UsageText: "pidb bench tpcc check -i FILE [--limit NAMES] [--tables N] [--via auto|direct|ssh] [--tls auto|on|off] [--json]",
 				Flags:     append(fleetFlags(), settingFlags(config.ForBench, "tables", "via", "tls")...),
-				Action: func(c *cli.Context) error {
+				Action: withOptions(func(c *cli.Context) (action.CheckOptions, error) {
 					f, err := fleetOf(c)
-					if err != nil {
-						return err
-					}
-					return run.check(c, action.CheckOptions{Fleet: f, Workload: workloadOf(c)})
-				},
+					return action.CheckOptions{Fleet: f, Workload: workloadOf(c)}, err
+				}, orWork(run.check, printed(action.CheckTPCC, tables.TPCCCheck))),
 			}},
 		}, {
 			Name:      "cleanup",
 			Usage:     "drop pidb's own benchmark database (and every workload's tables in it) on each Pi",
 			UsageText: "pidb bench cleanup -i FILE [--limit NAMES] [--json]",
 			Flags:     fleetFlags(),
-			Action: func(c *cli.Context) error {
+			Action: withOptions(func(c *cli.Context) (action.CleanupOptions, error) {
 				f, err := fleetOf(c)
-				if err != nil {
-					return err
-				}
-				return run.cleanup(c, action.CleanupOptions{Fleet: f})
-			},
+				return action.CleanupOptions{Fleet: f}, err
+			}, orWork(run.cleanup, printed(action.Cleanup, tables.Cleanup))),
 		}},
 	}
 }
@@ -78,8 +60,7 @@ func outFlag() cli.Flag {
 }
 
 // benchRun does the work of bench and its subcommands; a nil one is the
-// command's own (runBench, runTPCCCheck, runBenchCleanup): a seam for the
-// tests of their options.
+// command's own: a seam for the tests of their options.
 type benchRun struct {
 	bench   func(*cli.Context, action.BenchOptions) error
 	check   func(*cli.Context, action.CheckOptions) error
@@ -118,24 +99,4 @@ func runBench(c *cli.Context, o action.BenchOptions) error {
 		}
 	}
 	return err
-}
-
-// runTPCCCheck tests tpcc's consistency conditions on each host and
-// prints every condition's result.
-func runTPCCCheck(c *cli.Context, o action.CheckOptions) error {
-	js, err := action.CheckTPCC(c.Context, o)
-	if js == nil {
-		return err
-	}
-	return printResults(c, js, tables.TPCCCheck(js), err)
-}
-
-// runBenchCleanup drops pidb's benchmark database where pidb made it, and
-// prints what it did on each host.
-func runBenchCleanup(c *cli.Context, o action.CleanupOptions) error {
-	js, err := action.Cleanup(c.Context, o)
-	if js == nil {
-		return err
-	}
-	return printResults(c, js, tables.Cleanup(js), err)
 }

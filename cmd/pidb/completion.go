@@ -1,6 +1,7 @@
 package main
 
 import (
+	_ "embed"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -10,36 +11,14 @@ import (
 
 // The shells' completion scripts: each asks pidb itself what comes next
 // (urfave/cli's --generate-bash-completion: the commands, or with a word
-// that begins with "-" the flags), so they never go stale.
-const bashCompletion = `# pidb completion for bash: source it, or put it in
-# /etc/bash_completion.d/pidb (pidb completion bash > /etc/bash_completion.d/pidb)
-_pidb_complete() {
-	local cur="${COMP_WORDS[COMP_CWORD]}" words
-	if [[ "$cur" == -* ]]; then
-		words=$("${COMP_WORDS[@]:0:COMP_CWORD}" "$cur" --generate-bash-completion 2>/dev/null)
-	else
-		words=$("${COMP_WORDS[@]:0:COMP_CWORD}" --generate-bash-completion 2>/dev/null)
-	fi
-	COMPREPLY=($(compgen -W "$words" -- "$cur"))
-}
-complete -o bashdefault -o default -F _pidb_complete pidb
-`
-
-const zshCompletion = `#compdef pidb
-# pidb completion for zsh: put it in a folder of $fpath as _pidb
-# (pidb completion zsh > "${fpath[1]}/_pidb")
-_pidb() {
-	local -a words_
-	local cur=${words[CURRENT]}
-	if [[ "$cur" == -* ]]; then
-		words_=(${(f)"$(${words[@]:0:CURRENT-1} "$cur" --generate-bash-completion 2>/dev/null)"})
-	else
-		words_=(${(f)"$(${words[@]:0:CURRENT-1} --generate-bash-completion 2>/dev/null)"})
-	fi
-	compadd -a words_
-}
-compdef _pidb pidb
-`
+// that begins with "-" the flags), so they never go stale. They are the
+// files beside this one, set at build time and never changed.
+var (
+	//go:embed completion.bash
+	bashCompletion string
+	//go:embed completion.zsh
+	zshCompletion string
+)
 
 func completionCommand() *cli.Command {
 	return &cli.Command{

@@ -14,9 +14,6 @@ import (
 // credentialsCommand is `pidb credentials`; run does the work (nil:
 // runCredentials), a seam for the tests of its options.
 func credentialsCommand(run func(*cli.Context, action.CredentialsOptions) error) *cli.Command {
-	if run == nil {
-		run = runCredentials
-	}
 	return &cli.Command{
 		Name:      "credentials",
 		Usage:     "print a connection URL with the password pidb generated (only when asked)",
@@ -27,13 +24,7 @@ func credentialsCommand(run func(*cli.Context, action.CredentialsOptions) error)
 			&cli.StringFlag{Name: "ca", Usage: "write the server's certificate, read over SSH, to `FILE` (0644) and print a URL that checks the server against it " +
 				"(sslmode=verify-full, ssl-mode=VERIFY_IDENTITY; verify-ca, VERIFY_CA, with a note, where the certificate does not name the host's address)"},
 		}, credentialsSSHFlags()...),
-		Action: func(c *cli.Context) error {
-			o, err := credentialsOptions(c)
-			if err != nil {
-				return err
-			}
-			return run(c, o)
-		},
+		Action: withOptions(credentialsOptions, orWork(run, runCredentials)),
 	}
 }
 

@@ -10,21 +10,15 @@ import (
 // factsCommand is `pidb facts`; run does the work (nil: runFacts), a
 // seam for the tests of its options.
 func factsCommand(run func(*cli.Context, action.FactsOptions) error) *cli.Command {
-	if run == nil {
-		run = runFacts
-	}
 	return &cli.Command{
 		Name:      "facts",
 		Usage:     "show what each Pi is: model, RAM, cores, OS, storage, boot target, thermal sensor, engine",
 		UsageText: "pidb facts -i FILE [--limit NAMES] [--concurrency N] [--json] [--accept-new-host-keys]",
 		Flags:     fleetFlags(),
-		Action: func(c *cli.Context) error {
+		Action: withOptions(func(c *cli.Context) (action.FactsOptions, error) {
 			f, err := fleetOf(c)
-			if err != nil {
-				return err
-			}
-			return run(c, action.FactsOptions{Fleet: f})
-		},
+			return action.FactsOptions{Fleet: f}, err
+		}, orWork(run, runFacts)),
 	}
 }
 

@@ -2,10 +2,10 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -53,29 +53,9 @@ func isTerminal(w io.Writer) bool {
 }
 
 // table writes a table on stdout; on a terminal, with colour allowed,
-// its verdicts are coloured. Its cells hold what hosts said (facts, live
-// settings, errors): sanitized before the columns are laid out, and
-// before the colours, which are pidb's own.
+// its verdicts are coloured.
 func table(c *cli.Context, t tables.Table) error {
-	header, rows := t.Header, t.Rows
-	safe := make([][]string, len(rows))
-	for i, r := range rows {
-		safe[i] = make([]string, len(r))
-		for j, cell := range r {
-			safe[i][j] = progress.Sanitize(cell)
-		}
-	}
-	rows = safe
-	w := c.App.Writer
-	if !isTerminal(w) || !useColor(c) {
-		return output.Table(w, header, rows)
-	}
-	var b strings.Builder
-	if err := output.Table(&b, header, rows); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, output.Paint(b.String()))
-	return err
+	return output.Table(c.App.Writer, t.Header, t.Rows, isTerminal(c.App.Writer) && useColor(c))
 }
 
 // useColor is false with --no-color or NO_COLOR set (https://no-color.org).
@@ -88,16 +68,24 @@ func useColor(c *cli.Context) bool {
 // them (a key's passphrase is asked for on a terminal), and the progress
 // view.
 func fleetOf(c *cli.Context) (action.Fleet, error) {
-	if c.Args().Present() {
-		return action.Fleet{}, usage.Errorf("unexpected argument %q: %s takes no arguments, and pidb reads no flag after one (put -i FILE and the other flags before it)", c.Args().First(), c.Command.HelpName)
+	if err := noArguments(c); err != nil {
+		return action.Fleet{}, err
 	}
 	return fleetFlagsOf(c)
+}
+
+// noArguments refuses a command's arguments, for one that takes none.
+func noArguments(c *cli.Context) error {
+	if c.Args().Present() {
+		return usage.Errorf("unexpected argument %q: %s takes no arguments, and pidb reads no flag after one (put -i FILE and the other flags before it)", c.Args().First(), c.Command.HelpName)
+	}
+	return nil
 }
 
 // fleetFlagsOf is fleetOf for a command that takes arguments.
 func fleetFlagsOf(c *cli.Context) (action.Fleet, error) {
 	if c.String("inventory") == "" {
-		return action.Fleet{}, usage.Errorf("no inventory: give -i FILE (or set PIDB_INVENTORY)")
+		return action.Fleet{}, action.ErrNoInventory
 	}
 	if c.Duration("connect-timeout") <= 0 {
 		return action.Fleet{}, usage.Errorf("--connect-timeout must be more than zero")
@@ -142,5 +130,38 @@ func printResults(c *cli.Context, js any, t tables.Table, err error) error {
 func lines(w io.Writer, ls ...string) {
 	for _, l := range ls {
 		fmt.Fprintln(w, progress.Sanitize(l))
+	}
+}
+
+// withOptions is a command's action: its options, read from the flags
+// (a usage error stops it there), then run on them.
+func withOptions[O any](options func(*cli.Context) (O, error), run func(*cli.Context, O) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		o, err := options(c)
+		if err != nil {
+			return err
+		}
+		return run(c, o)
+	}
+}
+
+// orWork is run, a test's seam that keeps the options, or when it is nil
+// the command's own work.
+func orWork[O any](run, work func(*cli.Context, O) error) func(*cli.Context, O) error {
+	if run != nil {
+		return run
+	}
+	return work
+}
+
+// printed is the work of a fleet command that prints its results as they
+// come: a table, or with --json the results themselves.
+func printed[O, R any](do func(context.Context, O) ([]R, error), table func([]R) tables.Table) func(*cli.Context, O) error {
+	return func(c *cli.Context, o O) error {
+		rs, err := do(c.Context, o)
+		if rs == nil {
+			return err
+		}
+		return printResults(c, rs, table(rs), err)
 	}
 }

@@ -3,10 +3,17 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
+	"pidb/action"
 	"pidb/tables"
 )
 
-func inventoryCommand() *cli.Command {
+// inventoryCommand is `pidb inventory` with its subcommand check; run
+// does check's work (nil: runInventoryCheck), a seam for the tests of its
+// options.
+func inventoryCommand(run func(*cli.Context, action.Fleet) error) *cli.Command {
+	if run == nil {
+		run = runInventoryCheck
+	}
 	return &cli.Command{
 		Name:  "inventory",
 		Usage: "work with the inventory file",
@@ -16,12 +23,20 @@ func inventoryCommand() *cli.Command {
 			UsageText: "pidb inventory check -i FILE [--limit NAMES] [--json]",
 			Flags:     []cli.Flag{inventoryFlag(), limitFlag(), jsonFlag()},
 			Action: func(c *cli.Context) error {
-				_, hosts, err := loadHosts(c)
-				if err != nil {
+				if err := noArguments(c); err != nil {
 					return err
 				}
-				return printResults(c, tables.HostsJSON(hosts), tables.Hosts(hosts), nil)
+				return run(c, action.Fleet{Inventory: c.String("inventory"), Limit: c.String("limit"), Warnings: c.App.ErrWriter})
 			},
 		}},
 	}
+}
+
+// runInventoryCheck prints the resolved hosts.
+func runInventoryCheck(c *cli.Context, f action.Fleet) error {
+	hosts, err := action.InventoryCheck(f)
+	if err != nil {
+		return err
+	}
+	return printResults(c, tables.HostsJSON(hosts), tables.Hosts(hosts), nil)
 }

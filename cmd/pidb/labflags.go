@@ -58,8 +58,8 @@ func labHostsFlag(spec string) ([]string, error) {
 // each one: "fan", or "pi4=case,zero=fan"; every host is lab.AllHosts's key.
 // check reads a value (the value to keep, and whether it is one); want
 // says what is, and example is one.
-func perHost(flag, spec, want, example string, check func(string) (string, bool)) (map[string]string, error) {
-	out := map[string]string{}
+func perHost[T ~string](flag, spec, want, example string, check func(string) (string, bool)) (map[string]T, error) {
+	out := map[string]T{}
 	if strings.TrimSpace(spec) == "" {
 		return out, nil
 	}
@@ -75,7 +75,7 @@ func perHost(flag, spec, want, example string, check func(string) (string, bool)
 		if _, ok := lab.BoardNamed(name); named && !ok {
 			return nil, usage.Errorf("%s: no lab host %q (the lab's boards: %s, and their numbered hosts)", flag, name, strings.Join(lab.Kinds(), ", "))
 		}
-		out[name] = kept
+		out[name] = T(kept)
 	}
 	return out, nil
 }
@@ -128,13 +128,13 @@ func drivesFlag(spec string) (map[string]string, error) {
 // how fast simulated time runs.
 func labUpFlags(c *cli.Context, l *lab.Lab) error {
 	var err error
-	if l.Cooling, err = perHost("--cooling", c.String("cooling"), "case or fan", "case", oneOf(lab.Coolings...)); err != nil {
+	if l.Cooling, err = perHost[lab.Cooling]("--cooling", c.String("cooling"), "case or fan", "case", oneOf(lab.Coolings()...)); err != nil {
 		return err
 	}
-	if l.CPU, err = perHost("--cpu", c.String("cpu"), "board or full", "board", oneOf(lab.CPUBoard, lab.CPUFull)); err != nil {
+	if l.CPU, err = perHost[string]("--cpu", c.String("cpu"), "board or full", "board", oneOf(lab.CPUBoard, lab.CPUFull)); err != nil {
 		return err
 	}
-	if l.Latency, err = perHost("--latency", c.String("latency"), "a round trip like 20ms (0: none)", "20ms", roundTrip); err != nil {
+	if l.Latency, err = perHost[string]("--latency", c.String("latency"), "a round trip like 20ms (0: none)", "20ms", roundTrip); err != nil {
 		return err
 	}
 	if l.Drives, err = drivesFlag(c.String("storage")); err != nil {

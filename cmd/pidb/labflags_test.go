@@ -65,8 +65,10 @@ func TestLabUpFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if want := map[string]lab.Cooling{"pi4": lab.CoolingCase, "zero": lab.CoolingFan}; !maps.Equal(l.Cooling, want) {
+		t.Errorf("cooling: %v, want %v", l.Cooling, want)
+	}
 	for what, c := range map[string]struct{ got, want map[string]string }{
-		"cooling": {l.Cooling, map[string]string{"pi4": "case", "zero": "fan"}},
 		"cpu":     {l.CPU, map[string]string{"*": "board"}},
 		"latency": {l.Latency, map[string]string{"pi4": "1.5ms", "zero": "0s"}},
 		"drives":  {l.Drives, map[string]string{"pi4": "usb-ssd", "pi5-2": "nvme"}},

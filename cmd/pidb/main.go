@@ -15,8 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/internal/build"
-	"pidb/inventory"
-	"pidb/job"
 	"pidb/progress"
 	"pidb/usage"
 )
@@ -70,7 +68,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are mapped once, in run
 		Commands: []*cli.Command{
-			inventoryCommand(),
+			inventoryCommand(nil),
 			factsCommand(nil),
 			provisionCommand(nil),
 			credentialsCommand(nil),
@@ -191,30 +189,4 @@ func limitFlag() cli.Flag {
 
 func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"}
-}
-
-// loadHosts reads the inventory named by -i and selects the --limit hosts.
-func loadHosts(c *cli.Context) (*inventory.Inventory, []inventory.Host, error) {
-	if c.Args().Present() {
-		return nil, nil, usage.Errorf("unexpected argument %q: %s takes no arguments, and pidb reads no flag after one (put -i FILE and the other flags before it)", c.Args().First(), c.Command.HelpName)
-	}
-	path := c.String("inventory")
-	if path == "" {
-		return nil, nil, usage.Errorf("no inventory: give -i FILE (or set PIDB_INVENTORY)")
-	}
-	inv, err := job.LoadInventory(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	// what the inventory allows but should not (tls = false on a public
-	// network): the whole file's, as its errors are, before any host, for
-	// every command; not errors
-	for _, w := range inv.Warnings {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", progress.Sanitize(w))
-	}
-	hosts, err := inv.Select(c.String("limit"))
-	if err != nil {
-		return nil, nil, err
-	}
-	return inv, hosts, nil
 }

@@ -17,9 +17,6 @@ import (
 // provisionCommand is `pidb provision`; run does the work (nil:
 // runProvision), a seam for the tests of its options.
 func provisionCommand(run func(*cli.Context, action.ProvisionOptions) error) *cli.Command {
-	if run == nil {
-		run = runProvision
-	}
 	return &cli.Command{
 		Name:      "provision",
 		Usage:     "install, tune and turn the desktop off, on every selected Pi; safe to run again",
@@ -30,30 +27,21 @@ func provisionCommand(run func(*cli.Context, action.ProvisionOptions) error) *cl
 			&cli.BoolFlag{Name: "now", Usage: "also stop the display manager now, not only from the next boot"},
 			&cli.DurationFlag{Name: "apt-lock-timeout", Usage: "wait at most `D` for another apt or dpkg (a fresh Pi updates itself at first boot) to let go of its lock", Value: action.DefaultAptLockWait},
 		),
-		Action: func(c *cli.Context) error {
-			o, err := stepsOf(c, job.AllSteps)
-			if err != nil {
-				return err
-			}
-			return run(c, o)
-		},
+		Action: withOptions(stepsOf(job.AllSteps), orWork(run, runProvision)),
 	}
 }
 
 // stepsOf reads provision's flags (tune apply's and rollback's are a
 // subset) for steps.
-func stepsOf(c *cli.Context, steps job.Steps) (action.ProvisionOptions, error) {
-	f, err := fleetOf(c)
-	if err != nil {
-		return action.ProvisionOptions{}, err
-	}
-	o := action.ProvisionOptions{Fleet: f, ProvisionOptions: job.ProvisionOptions{Steps: steps, Preset: c.String("preset"), Now: c.Bool("now"), DryRun: c.Bool("dry-run")}}
-	if steps == job.AllSteps {
-		if o.AptLockWait = c.Duration("apt-lock-timeout"); o.AptLockWait <= 0 {
-			return o, usage.Errorf("--apt-lock-timeout %s: want more than 0", o.AptLockWait)
+func stepsOf(steps job.Steps) func(*cli.Context) (action.ProvisionOptions, error) {
+	return func(c *cli.Context) (action.ProvisionOptions, error) {
+		f, err := fleetOf(c)
+		o := action.ProvisionOptions{Fleet: f, ProvisionOptions: job.ProvisionOptions{Steps: steps, Preset: c.String("preset"), Now: c.Bool("now"), DryRun: c.Bool("dry-run")}}
+		if o.AptLockWait = c.Duration("apt-lock-timeout"); err == nil && steps == job.AllSteps && o.AptLockWait <= 0 {
+			err = usage.Errorf("--apt-lock-timeout %s: want more than 0", o.AptLockWait)
 		}
+		return o, err
 	}
-	return o, nil
 }
 
 // runProvision provisions the hosts (or applies or rolls back the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -17,9 +18,6 @@ const resultsDir = "pidb-results"
 // runsCommand is `pidb runs`; run does the work (nil: runRuns), a seam
 // for the tests of its options.
 func runsCommand(run func(*cli.Context, action.RunsOptions) error) *cli.Command {
-	if run == nil {
-		run = runRuns
-	}
 	return &cli.Command{
 		Name:      "runs",
 		Usage:     "list the saved bench and validate runs, newest first",
@@ -30,19 +28,16 @@ func runsCommand(run func(*cli.Context, action.RunsOptions) error) *cli.Command 
 			&cli.IntFlag{Name: "last", Usage: "only the newest `N` (after --host and --workload) (default: all)"},
 			jsonFlag(),
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 1 {
-				return usage.Errorf("want one results folder, have %d arguments", c.NArg())
+		Action: withOptions(func(c *cli.Context) (action.RunsOptions, error) {
+			o := action.RunsOptions{Dir: cmp.Or(c.Args().First(), resultsDir), Filter: report.Filter{Host: c.String("host"), Workload: c.String("workload"), Last: c.Int("last")}}
+			switch {
+			case c.NArg() > 1:
+				return o, usage.Errorf("want one results folder, have %d arguments", c.NArg())
+			case o.Filter.Last < 0:
+				return o, usage.Errorf("--last %d: want 0 (all) or more", o.Filter.Last)
 			}
-			if c.Int("last") < 0 {
-				return usage.Errorf("--last %d: want 0 (all) or more", c.Int("last"))
-			}
-			dir := resultsDir
-			if c.Args().Present() {
-				dir = c.Args().First()
-			}
-			return run(c, action.RunsOptions{Dir: dir, Filter: report.Filter{Host: c.String("host"), Workload: c.String("workload"), Last: c.Int("last")}})
-		},
+			return o, nil
+		}, orWork(run, runRuns)),
 	}
 }
 
@@ -83,33 +78,25 @@ func reportFlags() []cli.Flag {
 // reportCommand is `pidb report`; run does the work (nil: runReport), a
 // seam for the tests of its options.
 func reportCommand(run func(*cli.Context, action.ReportOptions) error) *cli.Command {
-	if run == nil {
-		run = runReport
-	}
 	return &cli.Command{
 		Name:  "report",
 		Usage: "one self-contained HTML page of saved runs: the fleet table, charts of throughput, temperature, clock and latency, the settings",
 		UsageText: "pidb report [-o report.html] [--png DIR] [DIR | RUN ...]     (no arguments: the newest run of each host in ./" + resultsDir + ")\n" +
 			"   pidb report --compare [-o report.html] RUN_A RUN_B [RUN ...]   (RUN: a run's folder, its run.json, or its id)",
-		Flags: append(reportFlags(), &cli.BoolFlag{Name: "compare", Usage: "compare the runs named, the first as the base: on the page and as a table on stdout"}),
-		Action: func(c *cli.Context) error {
-			return run(c, reportOptions(c, c.Bool("compare")))
-		},
+		Flags:  append(reportFlags(), &cli.BoolFlag{Name: "compare", Usage: "compare the runs named, the first as the base: on the page and as a table on stdout"}),
+		Action: func(c *cli.Context) error { return orWork(run, runReport)(c, reportOptions(c, c.Bool("compare"))) },
 	}
 }
 
 // compareCommand is `pidb compare`, report --compare; run does the work
 // (nil: runReport).
 func compareCommand(run func(*cli.Context, action.ReportOptions) error) *cli.Command {
-	if run == nil {
-		run = runReport
-	}
 	return &cli.Command{
 		Name:      "compare",
 		Usage:     "compare saved runs, the first as the base (pidb report --compare)",
 		UsageText: "pidb compare [-o report.html] [--png DIR] RUN_A RUN_B [RUN ...]",
 		Flags:     reportFlags(),
-		Action:    func(c *cli.Context) error { return run(c, reportOptions(c, true)) },
+		Action:    func(c *cli.Context) error { return orWork(run, runReport)(c, reportOptions(c, true)) },
 	}
 }
 

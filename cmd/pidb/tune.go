@@ -25,21 +25,7 @@ type tuneRun struct {
 // tuneCommand is `pidb tune` with its subcommands, doing their work with
 // run's functions.
 func tuneCommand(run tuneRun) *cli.Command {
-	if run.steps == nil {
-		run.steps = runProvision
-	}
-	if run.show == nil {
-		run.show = runTuneShow
-	}
-	steps := func(s job.Steps) cli.ActionFunc {
-		return func(c *cli.Context) error {
-			o, err := stepsOf(c, s)
-			if err != nil {
-				return err
-			}
-			return run.steps(c, o)
-		}
-	}
+	steps := func(s job.Steps) cli.ActionFunc { return withOptions(stepsOf(s), orWork(run.steps, runProvision)) }
 	return &cli.Command{
 		Name:  "tune",
 		Usage: "the tuner: RAM-scaled settings for PostgreSQL, MySQL and MariaDB",
@@ -60,13 +46,7 @@ func tuneCommand(run tuneRun) *cli.Command {
 					&cli.StringFlag{Name: "format", Usage: "conf (the drop-in file) or json", Value: "conf"},
 					jsonFlag(),
 				},
-				Action: func(c *cli.Context) error {
-					o, err := tuneShowOptions(c)
-					if err != nil {
-						return err
-					}
-					return run.show(c, o)
-				},
+				Action: withOptions(tuneShowOptions, orWork(run.show, runTuneShow)),
 			},
 			{
 				Name:      "apply",

@@ -13,9 +13,6 @@ import (
 // validateCommand is `pidb validate`; run does the work (nil:
 // runValidate), a seam for the tests of its options.
 func validateCommand(run func(*cli.Context, action.ValidateOptions) error) *cli.Command {
-	if run == nil {
-		run = runValidate
-	}
 	return &cli.Command{
 		Name:  "validate",
 		Usage: "check each Pi and run its baseline workload while watching the temperature: PASS, WARN or FAIL with reasons",
@@ -23,23 +20,11 @@ func validateCommand(run func(*cli.Context, action.ValidateOptions) error) *cli.
 			"   [--thermal-interval D] [--idle-before D] [--idle-after D] [--out DIR] [--json]",
 		Flags: append(append(append(append(fleetFlags(), workloadFlags(config.ForValidate)...), settingFlags(config.ForValidate, "strict")...),
 			thermalFlags(config.ForValidate)...), outFlag()),
-		Action: func(c *cli.Context) error {
-			o, err := validateOptions(c)
-			if err != nil {
-				return err
-			}
-			return run(c, o)
-		},
+		Action: withOptions(func(c *cli.Context) (action.ValidateOptions, error) {
+			f, err := fleetOf(c)
+			return action.ValidateOptions{Fleet: f, Workload: workloadOf(c), Validate: settingValues(c, config.ValidateSection), Out: c.String("out"), Version: version()}, err
+		}, orWork(run, runValidate)),
 	}
-}
-
-// validateOptions reads validate's flags.
-func validateOptions(c *cli.Context) (action.ValidateOptions, error) {
-	f, err := fleetOf(c)
-	if err != nil {
-		return action.ValidateOptions{}, err
-	}
-	return action.ValidateOptions{Fleet: f, Workload: workloadOf(c), Validate: settingValues(c, config.ValidateSection), Out: c.String("out"), Version: version()}, nil
 }
 
 // runValidate validates the hosts and prints the verdicts, then each

@@ -38,11 +38,11 @@ import (
 
 // Workload is the quiz benchmark.
 type Workload struct {
-	DB       sqldb.DB // pidb's database
-	Scale    int      // users; default DefaultScale
-	Protocol string   // "simple" (the default: load.py's) or "prepared"
-	Seed     uint64   // for the text; default 42
-	Reload   bool     // load the tables even when they hold the scale's rows
+	DB       sqldb.DB       // pidb's database
+	Scale    int            // users; default DefaultScale
+	Protocol sqldb.Protocol // sqldb.Simple (the default: load.py's) or sqldb.Prepared
+	Seed     uint64         // for the text; default 42
+	Reload   bool           // load the tables even when they hold the scale's rows
 	Log      func(string)
 }
 
@@ -68,7 +68,7 @@ func (w *Workload) defaults() {
 		w.Seed = 42
 	}
 	if w.Protocol == "" {
-		w.Protocol = "simple"
+		w.Protocol = sqldb.Simple
 	}
 }
 
@@ -271,7 +271,7 @@ var queries = [4]query{
 // (postgres, mysql) with a protocol: for simple, the text before the id
 // and after it (load.py's, with its semicolon; on PostgreSQL "user"
 // quoted); for prepared, the statement with its placeholder.
-func Statements(engine, protocol string) [4][2]string {
+func Statements(engine string, protocol sqldb.Protocol) [4][2]string {
 	var out [4][2]string
 	for i, q := range queries {
 		tbl := q.table
@@ -280,7 +280,7 @@ func Statements(engine, protocol string) [4][2]string {
 		}
 		head := "SELECT " + q.column + " FROM " + tbl + " WHERE " + q.key + " = "
 		switch {
-		case protocol == "simple":
+		case protocol == sqldb.Simple:
 			out[i] = [2]string{head, ";"}
 		case engine == dbms.Postgres:
 			out[i] = [2]string{head + "$1", ""}
@@ -314,7 +314,7 @@ type worker struct {
 // the four statements on its connection.
 func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) {
 	w.defaults()
-	if w.Protocol != "simple" && w.Protocol != "prepared" {
+	if w.Protocol != sqldb.Simple && w.Protocol != sqldb.Prepared {
 		return nil, fmt.Errorf("quiz: protocol %q: want simple or prepared", w.Protocol)
 	}
 	wk := &worker{rnd: rand.New(rand.NewPCG(rand.Uint64(), uint64(id)))}
@@ -338,7 +338,7 @@ func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) 
 func (wk *worker) pg(ctx context.Context, w *Workload, sts [4][2]string) error {
 	var prepare []pgwire.Statement
 	names := [4]string{}
-	if w.Protocol == "prepared" {
+	if w.Protocol == sqldb.Prepared {
 		for i, st := range sts {
 			names[i] = "quiz" + strconv.Itoa(i)
 			prepare = append(prepare, pgwire.Statement{Name: names[i], SQL: st[0]})
@@ -354,10 +354,10 @@ func (wk *worker) pg(ctx context.Context, w *Workload, sts [4][2]string) error {
 
 // pgSetter puts statement k with its id in c's request: its text with
 // the id in it (simple), or the prepared statement names[k] bound to it.
-func pgSetter(c *pgwire.Conn, protocol string, sts [4][2]string, names [4]string) func(k int, id int64) {
+func pgSetter(c *pgwire.Conn, protocol sqldb.Protocol, sts [4][2]string, names [4]string) func(k int, id int64) {
 	buf := make([]byte, 0, 128)
 	param := [][]byte{make([]byte, 0, 20)}
-	if protocol == "prepared" {
+	if protocol == sqldb.Prepared {
 		return func(k int, id int64) {
 			param[0] = strconv.AppendInt(param[0][:0], id, 10)
 			c.SetExecPrepared(names[k], param)
@@ -378,7 +378,7 @@ func (wk *worker) mysql(ctx context.Context, w *Workload, sts [4][2]string) erro
 		return err
 	}
 	wk.c = c
-	if w.Protocol == "simple" {
+	if w.Protocol == sqldb.Simple {
 		wk.set = func(k int, id int64) { c.SetQueryInt(sts[k][0], id, sts[k][1]) }
 		return nil
 	}

@@ -229,7 +229,7 @@ func TestLoop(t *testing.T) {
 // as text, to the statement prepared under its name.
 func TestPGRequests(t *testing.T) {
 	for _, c := range []struct {
-		protocol string
+		protocol sqldb.Protocol
 		want     []byte
 	}{
 		{"simple", wiretest.PGMessage('Q', `SELECT username FROM "user" WHERE user_id = 731;`+"\x00")},

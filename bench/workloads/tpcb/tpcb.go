@@ -29,11 +29,11 @@ type Workload struct {
 	MaxTry int          // tries of a transaction that hits a serialization failure or deadlock; default 10
 	Log    func(string) // progress of the load, for people
 	Seed   uint64       // for the random numbers; 0 = random
-	// Protocol is how statements are sent: "simple" (pgbench's default,
-	// the statement's text with the values in it) or "prepared" (`pgbench
+	// Protocol is how statements are sent: sqldb.Simple (pgbench's default,
+	// the statement's text with the values in it) or sqldb.Prepared (`pgbench
 	// -M prepared`: each statement prepared once per connection, then bound
 	// to its values and executed, one round trip each).
-	Protocol string
+	Protocol sqldb.Protocol
 	Reload   bool // load the tables even when they hold the scale's rows
 }
 
@@ -166,8 +166,8 @@ func (w *Workload) log(s string) {
 func (w *Workload) NewWorker(ctx context.Context, id int) (bench.Worker, error) {
 	prepared := false
 	switch w.Protocol {
-	case "", "simple":
-	case "prepared":
+	case "", sqldb.Simple:
+	case sqldb.Prepared:
 		prepared = true
 	default:
 		return nil, fmt.Errorf("tpcb: protocol %q: want simple or prepared", w.Protocol)
