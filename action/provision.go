@@ -44,7 +44,7 @@ type ProvisionResult struct {
 // DryRun, what would change.
 func Provision(ctx context.Context, o ProvisionOptions) ([]ProvisionResult, error) {
 	if o.Preset != "" && !slices.Contains(tune.PresetNames(), o.Preset) {
-		return nil, usage.Wrap(fmt.Errorf("--preset %q: want one of %s", o.Preset, strings.Join(tune.PresetNames(), ", ")))
+		return nil, usage.Wrap(fmt.Errorf("preset %q: want one of %s", o.Preset, strings.Join(tune.PresetNames(), ", ")))
 	}
 	inv, hosts, err := o.load()
 	if err != nil {

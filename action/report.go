@@ -30,7 +30,7 @@ type Reported struct {
 // comparison when asked.
 func Report(o ReportOptions) (Reported, error) {
 	if o.Compare && len(o.Runs) < 2 {
-		return Reported{}, usage.Errorf("--compare wants two runs or more (a run's folder, its run.json or its id), have %d", len(o.Runs))
+		return Reported{}, usage.Errorf("a comparison wants two runs or more (a run's folder, its run.json or its id), have %d", len(o.Runs))
 	}
 	runs, source, err := report.Gather(o.Runs, o.Dir)
 	if err != nil {

@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -36,11 +35,8 @@ func Thermal(ctx context.Context, o ThermalOptions) ([]thermal.Summary, error) {
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
-	switch {
-	case tc.Interval <= 0:
-		return nil, usage.Wrap(fmt.Errorf("--interval %s: want more than zero", tc.Interval))
-	case o.Duration < 0:
-		return nil, usage.Wrap(fmt.Errorf("--duration %s: want zero (one reading) or more", o.Duration))
+	if o.Duration < 0 {
+		return nil, usage.Errorf("a watch of %s: want zero (one reading) or more", o.Duration)
 	}
 	var record func(thermal.Reading) error
 	if o.CSVFile != "" {

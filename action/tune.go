@@ -9,10 +9,13 @@ import (
 type Preset = tune.Preset
 
 // Presets are the tuner's presets, in order.
-func Presets() []Preset { return tune.Presets }
+func Presets() []Preset { return tune.Presets() }
 
 // PresetNames are the presets' names, in order.
 func PresetNames() []string { return tune.PresetNames() }
+
+// DefaultPreset is the preset of a host whose inventory names none.
+const DefaultPreset = string(tune.Balanced)
 
 // TuneShowOptions are `pidb tune show`'s: a board described by hand, for
 // the tuner offline.
@@ -38,10 +41,10 @@ type Tuned struct {
 // A board or a setting the tuner refuses is a usage error.
 func TuneShow(o TuneShowOptions) (Tuned, error) {
 	in := tune.Input{Flavor: o.Engine, Version: o.Version, RAMBytes: o.RAMBytes, CPUs: o.CPUs, Storage: o.Storage, MaxConnections: o.MaxConnections}
-	s, err := tune.Recommend(in, o.Preset, o.Set)
+	s, err := tune.Recommend(in, tune.PresetName(o.Preset), o.Set)
 	if err != nil {
 		return Tuned{}, usage.Wrap(err)
 	}
 	in, _ = tune.Normalize(in)
-	return Tuned{Conf: tune.Render(in, o.Preset, s), JSON: tune.JSON(in.Flavor, s)}, nil
+	return Tuned{Conf: tune.Render(in, tune.PresetName(o.Preset), s), JSON: tune.JSON(in.Flavor, s)}, nil
 }

@@ -394,7 +394,7 @@ func Desired(e Engine, f facts.Facts, h inventory.Host, invPath, preset string) 
 	for k, v := range h.Settings {
 		overrides[k] = fmt.Sprint(v.Raw)
 	}
-	s, err := tune.Recommend(in, preset, overrides)
+	s, err := tune.Recommend(in, tune.PresetName(preset), overrides)
 	if err != nil {
 		var oe *tune.OverrideError
 		if errors.As(err, &oe) {

@@ -110,11 +110,12 @@ type Error = usage.Error
 // Option changes how an inventory is checked.
 type Option func(*parser)
 
-// Presets names the tuner's presets an inventory may name (package tune,
-// which this package does not import). Without it any name passes here,
-// and the tuner refuses an unknown one.
-func Presets(names ...string) Option {
-	return func(p *parser) { p.presets = names }
+// Presets names the tuner's presets an inventory may name, and the one a
+// host without a preset gets (package tune, which this package does not
+// import). Without it any name passes here, the tuner refuses an unknown
+// one, and a host without a preset has none.
+func Presets(def string, names ...string) Option {
+	return func(p *parser) { p.presets, p.defaultPreset = names, def }
 }
 
 // Settings checks each [host.settings] value against the tuner's catalogue
@@ -207,14 +208,15 @@ func Parse(name, dir, src string, opts ...Option) (*Inventory, error) {
 }
 
 type parser struct {
-	file     string
-	dir      string
-	lines    keyLines
-	errs     []*Error
-	warnings []string                   // each FILE:LINE: message
-	sections map[string]map[string]Rule // the settings sections' keys; nil: any
-	presets  []string                   // the presets [defaults] and hosts may name; nil: any
-	settings func(engine, name, value string) error
+	file          string
+	dir           string
+	lines         keyLines
+	errs          []*Error
+	warnings      []string                   // each FILE:LINE: message
+	sections      map[string]map[string]Rule // the settings sections' keys; nil: any
+	presets       []string                   // the presets [defaults] and hosts may name; nil: any
+	defaultPreset string                     // a host's preset when it names none
+	settings      func(engine, name, value string) error
 }
 
 // accessKeys is the schema of the keys [defaults] and a host share.
@@ -388,7 +390,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	}
 	h.KnownHosts = p.resolvePath(getString("known_hosts", "~/.ssh/known_hosts"))
 	h.Engine = normalizeEngine(getString("engine", dbms.Postgres))
-	h.Preset = getString("preset", "balanced")
+	h.Preset = getString("preset", p.defaultPreset)
 	h.Storage = getString("storage", "")
 	if v, ok := get("max_connections"); ok {
 		h.Connections = int(v.(int64))

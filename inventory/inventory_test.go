@@ -94,12 +94,12 @@ func TestLoadFull(t *testing.T) {
 }
 
 func TestMinimalDefaults(t *testing.T) {
-	inv, err := Parse("inv.toml", "/srv/pidb", "[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n")
+	inv, err := Parse("inv.toml", "/srv/pidb", "[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n", Presets("steady", "steady", "quick"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := inv.Hosts[0]
-	if h.User != "pi" || h.Port != 22 || h.Engine != "postgres" || h.Preset != "balanced" || h.Storage != "" || h.IdentityFile != "" {
+	if h.User != "pi" || h.Port != 22 || h.Engine != "postgres" || h.Preset != "steady" || h.Storage != "" || h.IdentityFile != "" {
 		t.Errorf("defaults not applied: %+v", h)
 	}
 	if len(h.AllowFrom) != 0 {

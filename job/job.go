@@ -48,5 +48,5 @@ type Env struct {
 // presets' names, and each
 // [host.settings] against the tuner's catalogue for its engine.
 func LoadInventory(path string) (*inventory.Inventory, error) {
-	return inventory.Load(path, config.Schema(), inventory.Presets(tune.PresetNames()...), inventory.Settings(tune.Check))
+	return inventory.Load(path, config.Schema(), inventory.Presets(string(tune.Balanced), tune.PresetNames()...), inventory.Settings(tune.Check))
 }

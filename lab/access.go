@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pidb/internal/atomicfile"
+	"pidb/tune"
 )
 
 // writeAccess writes the lab's known_hosts, built from the host keys in each
@@ -74,7 +75,7 @@ func Inventory(boards []Board, key, knownHosts string) string {
 	fmt.Fprintf(&s, "user = %q\n", "pi")
 	fmt.Fprintf(&s, "identity_file = %q\n", key)
 	fmt.Fprintf(&s, "known_hosts = %q\n", knownHosts)
-	fmt.Fprintf(&s, "preset = %q\n", "balanced")
+	fmt.Fprintf(&s, "preset = %q\n", tune.Balanced)
 	s.WriteString("# storage: detected, as each host's card is its /dev/mmcblk0\n")
 	fmt.Fprintf(&s, "allow_from = [%q]\n", Subnet.String())
 	for _, b := range boards {

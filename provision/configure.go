@@ -43,7 +43,7 @@ func desired(t *Target) (engine.Engine, tune.Settings, string, error) {
 	if err != nil {
 		return e, nil, "", err
 	}
-	return e, s, tune.Render(in, t.Preset, s), nil
+	return e, s, tune.Render(in, tune.PresetName(t.Preset), s), nil
 }
 
 func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {

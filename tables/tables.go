@@ -309,7 +309,7 @@ func Comparison(c *report.Comparison) Table {
 func Presets(ps []action.Preset) Table {
 	t := Table{Header: []string{"PRESET", "DESCRIPTION"}}
 	for _, p := range ps {
-		t.Rows = append(t.Rows, []string{p.Name, p.Description})
+		t.Rows = append(t.Rows, []string{string(p.Name), p.Description})
 	}
 	return t
 }

@@ -33,12 +33,12 @@ func connections(in Input) (int, string) {
 
 // postgres: the seed's two rules, then PGTune's formulas for a mixed load on
 // a small machine, adjusted for a Pi's storage and cores.
-func postgres(in Input, preset string) Settings {
+func postgres(in Input, preset PresetName) Settings {
 	ram := in.RAMBytes
 	sb := ram / 4
 	sharedBuffers := Setting{"shared_buffers", Size(sb), "25% of RAM: the write-up's rule and PGTune's", false}
 	noGather := Setting{"max_parallel_workers_per_gather", Integer(0), "no parallel query: on a Pi, parallel workers take the cores the clients need (the write-up's setting)", false}
-	if preset == "seed" {
+	if preset == Seed {
 		return Settings{sharedBuffers, noGather}
 	}
 	conns, connWhy := connections(in)
@@ -86,7 +86,7 @@ func postgres(in Input, preset string) Settings {
 		{"max_parallel_maintenance_workers", Integer(maintWorkers), "half the cores, at most 2, for CREATE INDEX; none on one core", false},
 		{"jit", Switch(false), "JIT pays off on long analytic queries; on a Pi's short queries it costs more than it saves", false},
 	}
-	if preset == "fast" {
+	if preset == Fast {
 		s = append(s, Setting{"synchronous_commit", Word("off"), "FAST PRESET: commits return before their WAL is on the card; the last moments of commits can be lost at power loss (never corruption)", false})
 	}
 	return s
@@ -94,13 +94,13 @@ func postgres(in Input, preset string) Settings {
 
 // mysqlFamily: the seed's three rules, then memory within RAM, I/O by
 // storage and the MySQL/MariaDB differences by version.
-func mysqlFamily(in Input, preset string) Settings {
+func mysqlFamily(in Input, preset PresetName) Settings {
 	ram := in.RAMBytes
 	pool := ram / 4
 	poolSet := Setting{"innodb_buffer_pool_size", Size(pool), "25% of RAM: the write-up's rule, leaving room for the OS and the connections", false}
 	binlogOff := Setting{"log_bin", Switch(false), "no binary log (skip-log-bin): no replication here, and half the writes to the card (the write-up's setting)", false}
 	ahi := Setting{"innodb_adaptive_hash_index", Switch(true), "faster point selects once the working set is in memory (the write-up's setting)", false}
-	if preset == "seed" {
+	if preset == Seed {
 		return Settings{poolSet, binlogOff, ahi}
 	}
 	conns, connWhy := connections(in)
@@ -163,7 +163,7 @@ func mysqlFamily(in Input, preset string) Settings {
 		aria := min(max(ram/64, 8*mb), 128*mb)
 		s = append(s, Setting{"aria_pagecache_buffer_size", Size(aria), "MariaDB's internal temporary tables use Aria: 1/64 of RAM, not the default 128MB", false})
 	}
-	if preset == "fast" {
+	if preset == Fast {
 		s = append(s, Setting{"innodb_flush_log_at_trx_commit", Integer(2), "FAST PRESET: the redo log is flushed once a second, not at every commit; up to a second of commits can be lost at power loss (never corruption)", false})
 	}
 	return s
@@ -231,7 +231,7 @@ func checkBudget(in Input, s Settings) error {
 // Render writes the drop-in file exactly as provisioning writes it: a header
 // naming the preset and the inputs, then one line per setting with its
 // reason. No timestamps, so the same inputs give the same bytes.
-func Render(in Input, preset string, s Settings) string {
+func Render(in Input, preset PresetName, s Settings) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Managed by pidb: preset %q for %s %s, %d MiB RAM, %d CPUs, storage %s.\n",
 		preset, flavorName(in.Flavor), in.Version, in.RAMBytes>>20, in.CPUs, in.Storage)

@@ -51,18 +51,30 @@ func (s Settings) Get(name string) (Setting, bool) {
 	return Setting{}, false
 }
 
+// PresetName names a preset.
+type PresetName string
+
+// The presets.
+const (
+	Seed     PresetName = "seed"     // the write-ups' settings, verbatim
+	Balanced PresetName = "balanced" // the default
+	Fast     PresetName = "fast"     // fewer writes, commits lost at a power cut
+)
+
 // Preset is a named set of rules.
 type Preset struct {
-	Name        string
-	Description string
+	Name        PresetName `json:"name"`
+	Description string     `json:"description"`
 }
 
 // Presets lists the presets, the default first after seed. The inventory's
 // schema and the flags read their names from here (PresetNames).
-var Presets = []Preset{
-	{"seed", "exactly what the two write-ups used: shared_buffers / innodb_buffer_pool_size at 25% of RAM, no parallel query on PostgreSQL, the binary log off and the adaptive hash index on for MySQL/MariaDB; everything else at the server's defaults"},
-	{"balanced", "the default: seed plus a sound small-machine configuration (memory by RAM, connections within RAM, I/O by storage, parallel workers by cores, JIT and performance_schema off where they cost a Pi more than they give)"},
-	{"fast", "balanced plus fewer writes to the SD card: synchronous_commit = off (PostgreSQL) and innodb_flush_log_at_trx_commit = 2 (MySQL/MariaDB); the last moments of commits CAN BE LOST at power loss or a crash, though the database stays consistent"},
+func Presets() []Preset {
+	return []Preset{
+		{Seed, "exactly what the two write-ups used: shared_buffers / innodb_buffer_pool_size at 25% of RAM, no parallel query on PostgreSQL, the binary log off and the adaptive hash index on for MySQL/MariaDB; everything else at the server's defaults"},
+		{Balanced, "the default: seed plus a sound small-machine configuration (memory by RAM, connections within RAM, I/O by storage, parallel workers by cores, JIT and performance_schema off where they cost a Pi more than they give)"},
+		{Fast, "balanced plus fewer writes to the SD card: synchronous_commit = off (PostgreSQL) and innodb_flush_log_at_trx_commit = 2 (MySQL/MariaDB); the last moments of commits CAN BE LOST at power loss or a crash, though the database stays consistent"},
+	}
 }
 
 // Normalize checks the input and fills in defaults.
@@ -121,13 +133,13 @@ func (e *OverrideError) Error() string {
 
 // Recommend returns the settings for in under preset, with overrides (by
 // server name; hyphens read as underscores) over them.
-func Recommend(in Input, preset string, overrides map[string]string) (Settings, error) {
+func Recommend(in Input, preset PresetName, overrides map[string]string) (Settings, error) {
 	in, err := Normalize(in)
 	if err != nil {
 		return nil, err
 	}
 	var s Settings
-	if !slices.Contains(PresetNames(), preset) {
+	if !slices.Contains(PresetNames(), string(preset)) {
 		return nil, fmt.Errorf("unknown preset %q: want one of %s", preset, strings.Join(PresetNames(), ", "))
 	}
 	// max_connections set is the connections to plan for, as
@@ -189,7 +201,7 @@ func Recommend(in Input, preset string, overrides map[string]string) (Settings, 
 	}
 	// seed is the write-ups' settings verbatim, the rest at the server's
 	// defaults; the other presets and every override must fit in RAM
-	if preset != "seed" || len(overrides) > 0 {
+	if preset != Seed || len(overrides) > 0 {
 		if err := checkBudget(in, s); err != nil {
 			return nil, err
 		}
@@ -283,8 +295,8 @@ func negate(v string) string {
 // inventory and the flags may name.
 func PresetNames() []string {
 	var n []string
-	for _, p := range Presets {
-		n = append(n, p.Name)
+	for _, p := range Presets() {
+		n = append(n, string(p.Name))
 	}
 	return n
 }

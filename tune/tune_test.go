@@ -26,7 +26,7 @@ var (
 	pi5   = board{"Pi 5 8GB NVMe", 8 << 30, 4, "nvme"}
 )
 
-func rendered(t *testing.T, flavor, version string, b board, preset string, overrides map[string]string) map[string]string {
+func rendered(t *testing.T, flavor, version string, b board, preset PresetName, overrides map[string]string) map[string]string {
 	t.Helper()
 	s, err := Recommend(Input{Flavor: flavor, Version: version, RAMBytes: b.ram, CPUs: b.cpus, Storage: b.storage}, preset, overrides)
 	if err != nil {
@@ -177,7 +177,7 @@ func TestFlavoursStayApart(t *testing.T) {
 	for flavor, vs := range versions {
 		for _, v := range vs {
 			for _, b := range []board{zeroW, pi3B, pi4B4, pi4B8, pi5} {
-				for _, p := range Presets {
+				for _, p := range Presets() {
 					s, err := Recommend(Input{Flavor: flavor, Version: v, RAMBytes: b.ram, CPUs: b.cpus, Storage: b.storage}, p.Name, nil)
 					if err != nil {
 						t.Fatalf("%s %s %s %s: %v", flavor, v, b.name, p.Name, err)
@@ -281,7 +281,7 @@ func TestBadInputs(t *testing.T) {
 func TestGolden(t *testing.T) {
 	for _, flavor := range []string{"postgres", "mariadb", "mysql"} {
 		for _, b := range []board{zeroW, pi4B4} {
-			for _, p := range Presets {
+			for _, p := range Presets() {
 				in := Input{Flavor: flavor, RAMBytes: b.ram, CPUs: b.cpus, Storage: b.storage}
 				s, err := Recommend(in, p.Name, nil)
 				if err != nil {
@@ -289,7 +289,7 @@ func TestGolden(t *testing.T) {
 				}
 				in, _ = Normalize(in)
 				got := Render(in, p.Name, s)
-				file := filepath.Join("testdata", strings.ReplaceAll(flavor+"-"+b.name+"-"+p.Name, " ", "")+".conf")
+				file := filepath.Join("testdata", strings.ReplaceAll(flavor+"-"+b.name+"-"+string(p.Name), " ", "")+".conf")
 				if *update {
 					if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
 						t.Fatal(err)
@@ -344,7 +344,7 @@ func FuzzOverride(f *testing.F) {
 // that produced it.
 func TestParseFileReadsRender(t *testing.T) {
 	for _, flavor := range []string{"postgres", "mariadb", "mysql"} {
-		for _, p := range Presets {
+		for _, p := range Presets() {
 			in := Input{Flavor: flavor, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}
 			s, _ := Recommend(in, p.Name, map[string]string{"max_connections": "50"})
 			in, _ = Normalize(in)

@@ -11,7 +11,9 @@ import (
 	"pidb/usage"
 )
 
-func demoCommand() *cli.Command {
+// demoCommand is `pidb demo`; run does the work (nil: the demo), a seam
+// for the tests of its options.
+func demoCommand(run func(*cli.Context, demo.Options) error) *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
 		Usage: "the whole job on three simulated Pis: lab up, provision, validate, the Pi 4 in a case against with a fan, the report (Linux, root)",
@@ -26,46 +28,55 @@ func demoCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "the runs and the report go into `DIR`", Value: demo.DefaultOut},
 			labDirFlag(),
 		}, viewFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.Args().Present() {
-				return usage.Errorf("unexpected argument %q", c.Args().First())
-			}
-			switch {
-			case c.Duration("duration") <= 0:
-				return usage.Errorf("--duration %s: want more than zero", c.Duration("duration"))
-			case c.Duration("warmup") < 0:
-				return usage.Errorf("--warmup %s: want zero or more", c.Duration("warmup"))
-			case c.Duration("idle") < 0:
-				return usage.Errorf("--idle %s: want zero or more", c.Duration("idle"))
-			}
-			if s := c.Float64("thermal-speed"); s <= 0 || s > 1000 {
-				return usage.Errorf("--thermal-speed %g: want more than 0, at most 1000", s)
-			}
-			res, err := demo.Run(c.Context, demo.Options{LabDir: c.String("dir"), Out: c.String("out"), Duration: c.Duration("duration"), Warmup: c.Duration("warmup"),
-				Idle: c.Duration("idle"), ThermalSpeed: c.Float64("thermal-speed"), Keep: c.Bool("keep"), Log: c.App.ErrWriter, View: newView(c), Version: version()})
-			w := c.App.Writer
-			if len(res.Validations) > 0 {
-				fmt.Fprintln(w)
-				if err := table(c, tables.Demo(res.Validations)); err != nil {
-					return err
-				}
-				fmt.Fprintln(w, "(simulated boards; SPEED board: its board's published CPU capacity as a CPU quota and its card's limits; full: this machine's)")
-			}
-			if err != nil {
-				return err
-			}
-			if res.Comparison != nil {
-				fmt.Fprintln(w, "\nThe Pi 4 in a case (base) against the Pi 4 with a fan:")
-				if err := table(c, tables.Comparison(res.Comparison)); err != nil {
-					return err
-				}
-			}
-			abs, _ := filepath.Abs(res.Report)
-			fmt.Fprintf(w, "\nThe report: %s\n", abs)
-			if res.KeptUp {
-				fmt.Fprintf(w, "The lab is up (pidb lab down takes it away). Log in to the simulated Pi 4 the way pidb does:\n  %s\nIts inventory: %s\n", res.SSH, res.Inventory)
-			}
-			return nil
-		},
+		Action: withOptions(demoOptions, orWork(run, runDemo)),
 	}
+}
+
+// demoOptions reads demo's flags.
+func demoOptions(c *cli.Context) (demo.Options, error) {
+	o := demo.Options{LabDir: c.String("dir"), Out: c.String("out"), Duration: c.Duration("duration"), Warmup: c.Duration("warmup"),
+		Idle: c.Duration("idle"), ThermalSpeed: c.Float64("thermal-speed"), Keep: c.Bool("keep"), Log: c.App.ErrWriter, Version: version()}
+	switch {
+	case c.Args().Present():
+		return o, usage.Errorf("unexpected argument %q", c.Args().First())
+	case o.Duration <= 0:
+		return o, usage.Errorf("--duration %s: want more than zero", o.Duration)
+	case o.Warmup < 0:
+		return o, usage.Errorf("--warmup %s: want zero or more", o.Warmup)
+	case o.Idle < 0:
+		return o, usage.Errorf("--idle %s: want zero or more", o.Idle)
+	case o.ThermalSpeed <= 0 || o.ThermalSpeed > 1000:
+		return o, usage.Errorf("--thermal-speed %g: want more than 0, at most 1000", o.ThermalSpeed)
+	}
+	o.View = newView(c)
+	return o, nil
+}
+
+// runDemo runs the demo and prints its validations, the comparison and
+// where the report is.
+func runDemo(c *cli.Context, o demo.Options) error {
+	res, err := demo.Run(c.Context, o)
+	w := c.App.Writer
+	if len(res.Validations) > 0 {
+		fmt.Fprintln(w)
+		if err := table(c, tables.Demo(res.Validations)); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "(simulated boards; SPEED board: its board's published CPU capacity as a CPU quota and its card's limits; full: this machine's)")
+	}
+	if err != nil {
+		return err
+	}
+	if res.Comparison != nil {
+		fmt.Fprintln(w, "\nThe Pi 4 in a case (base) against the Pi 4 with a fan:")
+		if err := table(c, tables.Comparison(res.Comparison)); err != nil {
+			return err
+		}
+	}
+	abs, _ := filepath.Abs(res.Report)
+	fmt.Fprintf(w, "\nThe report: %s\n", abs)
+	if res.KeptUp {
+		fmt.Fprintf(w, "The lab is up (pidb lab down takes it away). Log in to the simulated Pi 4 the way pidb does:\n  %s\nIts inventory: %s\n", res.SSH, res.Inventory)
+	}
+	return nil
 }

@@ -16,7 +16,39 @@ func labDirFlag() cli.Flag {
 	return &cli.StringFlag{Name: "dir", Usage: "lab state `DIR` (base image, caches, host roots, key, inventory)", Value: lab.DefaultDir, EnvVars: []string{"PIDB_LAB_DIR"}}
 }
 
-func labCommand() *cli.Command {
+// labUpOptions is what `lab up` is asked: the lab with what its flags set, the
+// hosts (none: the default fleet) and the snapshot to boot them from.
+type labUpOptions struct {
+	Lab   *lab.Lab
+	Hosts []string
+	From  string
+}
+
+// labSnapshotOptions is what `lab snapshot` is asked: to list, to remove Remove,
+// or to copy Host's disk into the snapshot Name.
+type labSnapshotOptions struct {
+	Lab        *lab.Lab
+	List       bool
+	Remove     string
+	Host, Name string
+}
+
+// labDownOptions is what `lab down` is asked: remove Hosts, or (none) the lab.
+type labDownOptions struct {
+	Lab   *lab.Lab
+	Hosts []string
+}
+
+// labRun does the work of lab's subcommands; a nil one is the command's
+// own: a seam for the tests of their options.
+type labRun struct {
+	up       func(*cli.Context, labUpOptions) error
+	snapshot func(*cli.Context, labSnapshotOptions) error
+	down     func(*cli.Context, labDownOptions) error
+}
+
+func labCommand(run labRun) *cli.Command {
+	labOf := func(c *cli.Context) *lab.Lab { return lab.New(c.String("dir"), c.App.ErrWriter) }
 	return &cli.Command{
 		Name:  "lab",
 		Usage: "the simulated Pi fleet (systemd-nspawn; Linux, root)",
@@ -36,35 +68,33 @@ func labCommand() *cli.Command {
 					&cli.Float64Flag{Name: "thermal-speed", Usage: "simulated seconds per real second, so heat builds up faster (default 1)", Value: 1},
 					labDirFlag(),
 				},
-				Action: func(c *cli.Context) error {
-					if c.Args().Present() {
-						return usage.Errorf("unexpected argument %q", c.Args().First())
+				Action: withOptions(func(c *cli.Context) (labUpOptions, error) {
+					o := labUpOptions{Lab: labOf(c), From: c.String("from")}
+					if err := noArguments(c); err != nil {
+						return o, err
 					}
-					l := lab.New(c.String("dir"), c.App.ErrWriter)
-					var names []string
 					if h := strings.TrimSpace(c.String("hosts")); h != "" {
 						var err error
-						if names, err = labHostsFlag(h); err != nil {
-							return err
+						if o.Hosts, err = labHostsFlag(h); err != nil {
+							return o, err
 						}
 					}
-					if err := labUpFlags(c, l); err != nil {
-						return err
+					if o.From != "" && len(o.Hosts) == 0 {
+						return o, usage.Errorf("--from needs --hosts: the hosts to boot from snapshot %s", o.From)
 					}
-					up := l.Up
-					if from := c.String("from"); from != "" {
-						if len(names) == 0 {
-							return usage.Errorf("--from needs --hosts: the hosts to boot from snapshot %s", from)
-						}
-						up = func(ctx context.Context, names []string) (string, error) { return l.UpFrom(ctx, names, from) }
+					return o, labUpFlags(c, o.Lab)
+				}, orWork(run.up, func(c *cli.Context, o labUpOptions) error {
+					up := o.Lab.Up
+					if o.From != "" {
+						up = func(ctx context.Context, names []string) (string, error) { return o.Lab.UpFrom(ctx, names, o.From) }
 					}
-					inv, err := up(c.Context, names)
+					inv, err := up(c.Context, o.Hosts)
 					if err != nil {
 						return fmt.Errorf("lab up: %w", err)
 					}
-					fmt.Fprintln(c.App.Writer, inv)
-					return nil
-				},
+					_, err = fmt.Fprintln(c.App.Writer, inv)
+					return err
+				})),
 			},
 			{
 				Name:      "snapshot",
@@ -77,57 +107,45 @@ func labCommand() *cli.Command {
 					&cli.StringFlag{Name: "remove", Usage: "delete the snapshot `NAME`"},
 					labDirFlag(), jsonFlag(),
 				},
-				Action: func(c *cli.Context) error {
-					l := lab.New(c.String("dir"), c.App.ErrWriter)
+				Action: withOptions(func(c *cli.Context) (labSnapshotOptions, error) {
+					o := labSnapshotOptions{Lab: labOf(c), List: c.Bool("list"), Remove: c.String("remove"), Host: c.Args().Get(0), Name: c.Args().Get(1)}
 					switch {
-					case c.Bool("list"):
-						if c.Args().Present() {
-							return usage.Errorf("unexpected argument %q", c.Args().First())
-						}
-						snaps, err := l.Snapshots()
+					case o.List || o.Remove != "":
+						return o, noArguments(c)
+					case c.NArg() < 1 || c.NArg() > 2:
+						return o, usage.Errorf("name the host to snapshot: pidb lab snapshot HOST [NAME]")
+					}
+					if o.Name == "" {
+						o.Name = o.Host
+					}
+					return o, nil
+				}, orWork(run.snapshot, func(c *cli.Context, o labSnapshotOptions) error {
+					switch {
+					case o.List:
+						snaps, err := o.Lab.Snapshots()
 						if err != nil {
 							return err
 						}
 						return printResults(c, snaps, tables.Snapshots(snaps), nil)
-					case c.String("remove") != "":
-						if c.Args().Present() {
-							return usage.Errorf("unexpected argument %q", c.Args().First())
-						}
-						if err := l.RemoveSnapshot(c.String("remove")); err != nil {
-							return fmt.Errorf("lab snapshot: %w", err)
-						}
-						return nil
+					case o.Remove != "":
+						return wrap("lab snapshot", o.Lab.RemoveSnapshot(o.Remove))
 					}
-					if c.NArg() < 1 || c.NArg() > 2 {
-						return usage.Errorf("name the host to snapshot: pidb lab snapshot HOST [NAME]")
-					}
-					host, name := c.Args().Get(0), c.Args().Get(1)
-					if name == "" {
-						name = host
-					}
-					if err := l.Snapshot(c.Context, host, name); err != nil {
-						return fmt.Errorf("lab snapshot: %w", err)
-					}
-					return nil
-				},
+					return wrap("lab snapshot", o.Lab.Snapshot(c.Context, o.Host, o.Name))
+				})),
 			},
 			{
 				Name:   "simulate",
 				Usage:  "run the lab's thermal simulator (lab up starts it in the background)",
 				Hidden: true,
 				Flags:  []cli.Flag{labDirFlag()},
-				Action: func(c *cli.Context) error {
-					return lab.New(c.String("dir"), c.App.ErrWriter).Simulate(c.Context)
-				},
+				Action: func(c *cli.Context) error { return labOf(c).Simulate(c.Context) },
 			},
 			{
 				Name:   "link",
 				Usage:  "run the lab's link, which gives hosts a network's latency (lab up --latency starts it in the background)",
 				Hidden: true,
 				Flags:  []cli.Flag{labDirFlag()},
-				Action: func(c *cli.Context) error {
-					return lab.New(c.String("dir"), c.App.ErrWriter).Link(c.Context)
-				},
+				Action: func(c *cli.Context) error { return labOf(c).Link(c.Context) },
 			},
 			{
 				Name:      "down",
@@ -137,26 +155,22 @@ func labCommand() *cli.Command {
 					&cli.StringFlag{Name: "hosts", Usage: "remove only these `NAMES` (their disks too); the rest of the lab stays up"},
 					labDirFlag(),
 				},
-				Action: func(c *cli.Context) error {
-					if c.Args().Present() {
-						return usage.Errorf("unexpected argument %q", c.Args().First())
+				Action: withOptions(func(c *cli.Context) (labDownOptions, error) {
+					o := labDownOptions{Lab: labOf(c)}
+					if err := noArguments(c); err != nil {
+						return o, err
 					}
-					l := lab.New(c.String("dir"), c.App.ErrWriter)
+					var err error
 					if h := strings.TrimSpace(c.String("hosts")); h != "" {
-						names, err := labHostsFlag(h)
-						if err != nil {
-							return err
-						}
-						if err := l.Remove(c.Context, names); err != nil {
-							return fmt.Errorf("lab down: %w", err)
-						}
-						return nil
+						o.Hosts, err = labHostsFlag(h)
 					}
-					if err := l.Down(c.Context); err != nil {
-						return fmt.Errorf("lab down: %w", err)
+					return o, err
+				}, orWork(run.down, func(c *cli.Context, o labDownOptions) error {
+					if len(o.Hosts) > 0 {
+						return wrap("lab down", o.Lab.Remove(c.Context, o.Hosts))
 					}
-					return nil
-				},
+					return wrap("lab down", o.Lab.Down(c.Context))
+				})),
 			},
 			{
 				Name:      "status",
@@ -164,10 +178,18 @@ func labCommand() *cli.Command {
 				UsageText: "pidb lab status [--dir DIR] [--json]",
 				Flags:     []cli.Flag{labDirFlag(), jsonFlag()},
 				Action: func(c *cli.Context) error {
-					st := lab.New(c.String("dir"), c.App.ErrWriter).Status()
+					st := labOf(c).Status()
 					return printResults(c, st, tables.LabStatus(st), nil)
 				},
 			},
 		},
 	}
+}
+
+// wrap says what failed: "lab down: ...".
+func wrap(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }

@@ -41,7 +41,7 @@ func TestLabHostsFlag(t *testing.T) {
 func labUpFlagsOf(t *testing.T, args ...string) (*lab.Lab, error) {
 	t.Helper()
 	var up *cli.Command
-	for _, c := range labCommand().Subcommands {
+	for _, c := range labCommand(labRun{}).Subcommands {
 		if c.Name == "up" {
 			up = c
 		}
@@ -105,6 +105,54 @@ func TestLabUpFlags(t *testing.T) {
 	} {
 		if _, err := labUpFlagsOf(t, strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) || !usage.Is(err) {
 			t.Errorf("%s: %v; want a usage error with %q", args, err, want)
+		}
+	}
+}
+
+// TestLabFlagsToOptions: lab up, snapshot and down read their flags and
+// arguments into what they ask of the lab, and refuse mistakes with exit
+// 2 before the lab is touched.
+func TestLabFlagsToOptions(t *testing.T) {
+	var up labUpOptions
+	var snap labSnapshotOptions
+	var down labDownOptions
+	ran := 0
+	cmd := labCommand(labRun{
+		up:       func(_ *cli.Context, o labUpOptions) error { up, ran = o, ran+1; return nil },
+		snapshot: func(_ *cli.Context, o labSnapshotOptions) error { snap, ran = o, ran+1; return nil },
+		down:     func(_ *cli.Context, o labDownOptions) error { down, ran = o, ran+1; return nil },
+	})
+	dir := t.TempDir()
+	if code, errOut := runWith(t, cmd, "lab", "up", "--dir", dir, "--hosts", "pi5=2", "--from", "seeded", "--cooling", "case"); code != 0 ||
+		strings.Join(up.Hosts, ",") != "pi5-1,pi5-2" || up.From != "seeded" || up.Lab == nil || up.Lab.Cooling[lab.AllHosts] != lab.CoolingCase {
+		t.Errorf("lab up: exit %d (%s), %+v", code, errOut, up)
+	}
+	if code, _ := runWith(t, cmd, "lab", "snapshot", "--dir", dir, "pi4"); code != 0 || snap.Host != "pi4" || snap.Name != "pi4" || snap.List || snap.Remove != "" {
+		t.Errorf("lab snapshot pi4: exit %d, %+v; want pi4's disk as the snapshot pi4", code, snap)
+	}
+	if code, _ := runWith(t, cmd, "lab", "snapshot", "--dir", dir, "--remove", "old"); code != 0 || snap.Remove != "old" {
+		t.Errorf("lab snapshot --remove old: exit %d, %+v", code, snap)
+	}
+	if code, _ := runWith(t, cmd, "lab", "down", "--dir", dir, "--hosts", "pi3"); code != 0 || strings.Join(down.Hosts, ",") != "pi3" {
+		t.Errorf("lab down --hosts pi3: exit %d, %+v", code, down)
+	}
+	if code, _ := runWith(t, cmd, "lab", "down", "--dir", dir); code != 0 || len(down.Hosts) != 0 {
+		t.Errorf("lab down: exit %d, %+v; want the whole lab", code, down)
+	}
+	ran = 0
+	for _, c := range []struct{ args, want string }{
+		{"up --from seeded", "--from needs --hosts"},
+		{"up --hosts pi6", `no lab board "pi6"`},
+		{"up --cooling oven", `--cooling "oven": want case or fan`},
+		{"up now", `unexpected argument "now"`},
+		{"snapshot", "name the host to snapshot"},
+		{"snapshot pi4 a b", "name the host to snapshot"},
+		{"snapshot --list pi4", `unexpected argument "pi4"`},
+		{"down pi4", `unexpected argument "pi4"`},
+	} {
+		code, errOut := runWith(t, cmd, append([]string{"lab"}, strings.Fields(c.args)...)...)
+		if code != 2 || ran != 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("lab %s: exit %d, ran %d, stderr %q; want exit 2 with %q before the lab is touched", c.args, code, ran, errOut, c.want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"pidb/action"
 	"pidb/config"
+	"pidb/demo"
 	"pidb/job"
 )
 
@@ -79,6 +80,15 @@ func TestThermalFlagsToOptions(t *testing.T) {
 	if code, _ := runWith(t, thermalCommand(capture), "thermal", "-i", "lab.toml"); code != 0 || len(got.Thermal) != 0 || got.Duration != 0 || got.CSVFile != "" {
 		t.Errorf("thermal by default: exit %d, %+v; want the inventory's interval, one reading, no CSV", code, got)
 	}
+	// a setting's flag is checked by its key's rule as it is read, and
+	// named as this command calls it
+	for args, want := range map[string]string{"--interval 0s": "--interval: want more than zero, not 0s", "--duration -1s": "--duration -1s: want zero (one reading) or more"} {
+		got = action.ThermalOptions{}
+		code, errOut := runWith(t, thermalCommand(capture), append([]string{"thermal", "-i", "lab.toml"}, strings.Fields(args)...)...)
+		if code != 2 || !strings.Contains(errOut, want) || got.Inventory != "" {
+			t.Errorf("thermal %s: exit %d, stderr %q, options %+v; want exit 2 with %q before running", args, code, errOut, got, want)
+		}
+	}
 }
 
 // TestBenchFlagsToOptions: the flags given override [bench] and [thermal]
@@ -97,6 +107,19 @@ func TestBenchFlagsToOptions(t *testing.T) {
 	}
 	if code, _ := runWith(t, benchCommand(capture), "bench", "-i", "lab.toml"); code != 0 || len(got.Bench) != 0 || len(got.Thermal) != 0 || got.Out != "pidb-results" {
 		t.Errorf("bench by default: exit %d, %+v; want the inventory's [bench] and runs under pidb-results", code, got)
+	}
+	for args, want := range map[string]string{
+		"--clients 0":          "--clients: 0 is out of range 1-10000",
+		"--via pigeon":         `--via: unknown value "pigeon": want one of "auto", "direct", "ssh"`,
+		"--warmup -1s":         "--warmup: want zero or more, not -1s",
+		"--thermal-interval 0": "--thermal-interval: want more than zero, not 0s",
+		"--workload tpc-h":     `--workload: unknown workload "tpc-h"`,
+	} {
+		got = action.BenchOptions{}
+		code, errOut := runWith(t, benchCommand(capture), append([]string{"bench", "-i", "lab.toml"}, strings.Fields(args)...)...)
+		if code != 2 || !strings.Contains(errOut, want) || got.Inventory != "" {
+			t.Errorf("bench %s: exit %d, stderr %q; want exit 2 with %q before running", args, code, errOut, want)
+		}
 	}
 
 	var check action.CheckOptions
@@ -241,6 +264,50 @@ func TestRunsFlagsToOptions(t *testing.T) {
 		ran = 0
 		if code, errOut := runWith(t, runsCommand(capture), strings.Fields(args)...); code != 2 || ran != 0 || !strings.Contains(errOut, want) {
 			t.Errorf("%s: exit %d, ran %d, %q; want exit 2 with %q", args, code, ran, errOut, want)
+		}
+	}
+}
+
+// TestInventoryCheckFlagsToOptions: inventory check reads the inventory
+// and the selection, and takes no argument.
+func TestInventoryCheckFlagsToOptions(t *testing.T) {
+	var got action.Fleet
+	ran := 0
+	capture := func(_ *cli.Context, f action.Fleet) error { got, ran = f, ran+1; return nil }
+	if code, errOut := runWith(t, inventoryCommand(capture), "inventory", "check", "-i", "pis.toml", "--limit", "pi4"); code != 0 || got.Inventory != "pis.toml" || got.Limit != "pi4" || got.Warnings == nil {
+		t.Errorf("exit %d (%s), options %+v; want pis.toml, pi4 and the warnings on stderr", code, errOut, got)
+	}
+	if code, errOut := runWith(t, inventoryCommand(capture), "inventory", "check", "-i", "pis.toml", "pi4"); code != 2 || ran != 1 || !strings.Contains(errOut, `unexpected argument "pi4"`) {
+		t.Errorf("an argument: exit %d, ran %d, stderr %q; want exit 2 before running", code, ran, errOut)
+	}
+}
+
+// TestDemoFlagsToOptions: the demo's flags, its defaults, and the values
+// it refuses before the lab is touched.
+func TestDemoFlagsToOptions(t *testing.T) {
+	var got demo.Options
+	ran := 0
+	capture := func(_ *cli.Context, o demo.Options) error { got, ran = o, ran+1; return nil }
+	if code, errOut := runWith(t, demoCommand(capture), "demo", "--keep", "--duration", "1m", "--warmup", "0s", "--idle", "20s", "--thermal-speed", "40", "--out", "d", "--dir", "/tmp/lab"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !got.Keep || got.Duration != time.Minute || got.Warmup != 0 || got.Idle != 20*time.Second || got.ThermalSpeed != 40 || got.Out != "d" || got.LabDir != "/tmp/lab" || got.View == nil || got.Version == "" {
+		t.Errorf("demo's options: %+v", got)
+	}
+	if code, _ := runWith(t, demoCommand(capture), "demo"); code != 0 || got.Keep || got.Duration != demo.DefaultDuration || got.ThermalSpeed != demo.DefaultThermalSpeed || got.Out != demo.DefaultOut {
+		t.Errorf("demo by default: exit %d, %+v", code, got)
+	}
+	for args, want := range map[string]string{
+		"--duration 0s":        "--duration 0s: want more than zero",
+		"--warmup -1s":         "--warmup -1s: want zero or more",
+		"--idle -1s":           "--idle -1s: want zero or more",
+		"--thermal-speed 2000": "--thermal-speed 2000: want more than 0, at most 1000",
+		"now":                  `unexpected argument "now"`,
+	} {
+		ran = 0
+		code, errOut := runWith(t, demoCommand(capture), append([]string{"demo"}, strings.Fields(args)...)...)
+		if code != 2 || ran != 0 || !strings.Contains(errOut, want) {
+			t.Errorf("demo %s: exit %d, ran %d, stderr %q; want exit 2 with %q before the lab is touched", args, code, ran, errOut, want)
 		}
 	}
 }

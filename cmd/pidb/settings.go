@@ -1,11 +1,14 @@
 package main
 
 import (
+	"time"
+
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
 	"pidb/config"
 	"pidb/inventory"
+	"pidb/usage"
 )
 
 // settingFlags are the flags of config's keys with these flag names, in
@@ -20,21 +23,32 @@ func settingFlags(kind config.Kind, names ...string) []cli.Flag {
 		if !ok {
 			panic("no setting has the flag " + flag) // a mistake in this file: the tests catch it
 		}
-		use := k.Usage(kind)
+		use, check := k.Usage(kind), checkAs(k, as)
 		switch k.Kind {
 		case inventory.Int:
-			out = append(out, &cli.IntFlag{Name: as, Usage: use})
+			out = append(out, &cli.IntFlag{Name: as, Usage: use, Action: func(_ *cli.Context, v int) error { return check(v) }})
 		case inventory.Number:
-			out = append(out, &cli.Float64Flag{Name: as, Usage: use})
+			out = append(out, &cli.Float64Flag{Name: as, Usage: use, Action: func(_ *cli.Context, v float64) error { return check(v) }})
 		case inventory.Bool:
 			out = append(out, &cli.BoolFlag{Name: as, Usage: use})
 		case inventory.Duration:
-			out = append(out, &cli.DurationFlag{Name: as, Usage: use})
+			out = append(out, &cli.DurationFlag{Name: as, Usage: use, Action: func(_ *cli.Context, v time.Duration) error { return check(v) }})
 		default:
-			out = append(out, &cli.StringFlag{Name: as, Usage: use})
+			out = append(out, &cli.StringFlag{Name: as, Usage: use, Action: func(_ *cli.Context, v string) error { return check(v) }})
 		}
 	}
 	return out
+}
+
+// checkAs checks a flag's value by its key's rule as it is read, and
+// names the flag as this command calls it.
+func checkAs(k config.Key, as string) func(any) error {
+	return func(v any) error {
+		if err := k.Check(v); err != nil {
+			return usage.Errorf("--%s: %v", as, err)
+		}
+		return nil
+	}
 }
 
 // splitAs reads "flag=as" (or "flag", as itself).

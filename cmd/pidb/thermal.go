@@ -1,11 +1,14 @@
 package main
 
 import (
+	"time"
+
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
 	"pidb/config"
 	"pidb/tables"
+	"pidb/usage"
 )
 
 // thermalCommand is `pidb thermal`; run does the work (nil: read and
@@ -16,7 +19,12 @@ func thermalCommand(run func(*cli.Context, action.ThermalOptions) error) *cli.Co
 		Usage:     "read each Pi's temperature, Arm clock and throttling flags, once or for a while",
 		UsageText: "pidb thermal -i FILE [--limit NAMES] [--interval D] [--duration D] [--csv FILE] [--json]",
 		Flags: append(append(fleetFlags(), settingFlags(config.ForBench, "thermal-interval=interval")...),
-			&cli.DurationFlag{Name: "duration", Usage: "keep reading for `D` (default: one reading)"},
+			&cli.DurationFlag{Name: "duration", Usage: "keep reading for `D` (default: one reading)", Action: func(_ *cli.Context, d time.Duration) error {
+				if d < 0 {
+					return usage.Errorf("--duration %s: want zero (one reading) or more", d)
+				}
+				return nil
+			}},
 			&cli.StringFlag{Name: "csv", Usage: "also write every reading to `FILE` in the write-up's format: hostname, YYYYmmdd-HH:MM:SS, millidegrees (then Arm Hz, get_throttled)"},
 		),
 		Action: withOptions(func(c *cli.Context) (action.ThermalOptions, error) {

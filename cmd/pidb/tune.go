@@ -40,7 +40,7 @@ func tuneCommand(run tuneRun) *cli.Command {
 					&cli.StringFlag{Name: "mem", Usage: "the board's nominal RAM, e.g. 4GiB or 512MB (binary)"},
 					&cli.IntFlag{Name: "cpus", Usage: "cores", DefaultText: "none: give it"},
 					&cli.StringFlag{Name: "storage", Usage: "sd, usb, nvme or unknown", Value: "sd"},
-					&cli.StringFlag{Name: "preset", Usage: strings.Join(action.PresetNames(), ", ") + " (see pidb tune presets)", Value: "balanced"},
+					&cli.StringFlag{Name: "preset", Usage: strings.Join(action.PresetNames(), ", ") + " (see pidb tune presets)", Value: action.DefaultPreset},
 					&cli.StringSliceFlag{Name: "set", Usage: "override a setting: `name=value` (repeatable)"},
 					&cli.IntFlag{Name: "max-connections", Usage: "connections to plan for (default: scaled to RAM)"},
 					&cli.StringFlag{Name: "format", Usage: "conf (the drop-in file) or json", Value: "conf"},
@@ -70,18 +70,7 @@ func tuneCommand(run tuneRun) *cli.Command {
 				Usage: "list the presets",
 				Flags: []cli.Flag{jsonFlag()},
 				Action: func(c *cli.Context) error {
-					if c.Bool("json") {
-						type p struct {
-							Name        string `json:"name"`
-							Description string `json:"description"`
-						}
-						var out []p
-						for _, x := range action.Presets() {
-							out = append(out, p{x.Name, x.Description})
-						}
-						return output.JSON(c.App.Writer, out)
-					}
-					return table(c, tables.Presets(action.Presets()))
+					return printResults(c, action.Presets(), tables.Presets(action.Presets()), noArguments(c))
 				},
 			},
 		},
