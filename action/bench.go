@@ -81,19 +81,12 @@ func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]job.BenchResult, 0, len(res))
-	for _, r := range res {
-		b := r.Value
-		b.Host = r.Host.Name
+	return values(res, func(b *job.BenchResult, h inventory.Host, e string) {
+		b.Host, b.Error = h.Name, e
 		if b.Workload == "" {
 			b.Workload = plans[b.Host].Spec.Name
 		}
-		if r.Err != nil {
-			b.Error = r.Err.Error()
-		}
-		out = append(out, b)
-	}
-	return out, Err(res)
+	}), Err(res)
 }
 
 // CheckOptions are `pidb bench tpcc check`'s.
@@ -120,16 +113,9 @@ func CheckTPCC(ctx context.Context, o CheckOptions) ([]job.CheckResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]job.CheckResult, 0, len(res))
-	for _, r := range res {
-		j := r.Value
-		j.Host, j.Workload = r.Host.Name, tpcc.Name
-		if r.Err != nil {
-			j.Error = r.Err.Error()
-		}
-		out = append(out, j)
-	}
-	return out, Err(res)
+	return values(res, func(j *job.CheckResult, h inventory.Host, e string) {
+		j.Host, j.Workload, j.Error = h.Name, tpcc.Name, e
+	}), Err(res)
 }
 
 // CleanupOptions are `pidb bench cleanup`'s.
@@ -150,16 +136,9 @@ func Cleanup(ctx context.Context, o CleanupOptions) ([]job.CleanupResult, error)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]job.CleanupResult, 0, len(res))
-	for _, r := range res {
-		j := r.Value
-		j.Host, j.Database = r.Host.Name, engine.BenchDatabase
-		if r.Err != nil {
-			j.Error = r.Err.Error()
-		}
-		out = append(out, j)
-	}
-	return out, Err(res)
+	return values(res, func(j *job.CleanupResult, h inventory.Host, e string) {
+		j.Host, j.Database, j.Error = h.Name, engine.BenchDatabase, e
+	}), Err(res)
 }
 
 // ValidateOptions are `pidb validate`'s.
@@ -196,22 +175,19 @@ func Validate(ctx context.Context, o ValidateOptions) ([]job.ValidateResult, err
 	if err != nil {
 		return nil, err
 	}
-	out := make([]job.ValidateResult, 0, len(res))
 	failed := 0
-	for _, r := range res {
-		j := r.Value
-		j.Host = r.Host.Name
+	out := values(res, func(j *job.ValidateResult, h inventory.Host, e string) {
+		j.Host, j.Error = h.Name, e
 		if j.Reasons == nil {
 			j.Reasons = []results.Reason{}
 		}
-		if r.Err != nil {
-			j.Error, j.Verdict = r.Err.Error(), "ERROR"
+		if e != "" {
+			j.Verdict = "ERROR"
 		}
 		if j.Failed(vc.Strict) {
 			failed++
 		}
-		out = append(out, j)
-	}
+	})
 	if err := Err(res); err != nil {
 		return out, err
 	}
@@ -231,7 +207,7 @@ type Verdicts struct {
 func (v *Verdicts) Error() string {
 	what := "FAIL"
 	if v.Strict {
-		what = "FAIL or WARN (--strict)"
+		what = "FAIL or WARN (strict)"
 	}
 	return fmt.Sprintf("%d of %d hosts: %s", v.Failed, v.Total, what)
 }

@@ -114,6 +114,21 @@ func each[T any](ctx context.Context, f Fleet, hosts []inventory.Host, task Task
 	}), nil
 }
 
+// values are the hosts' results as a command returns them: each host's
+// value, with set writing in its host and its error ("" for none).
+func values[T any](res []Result[T], set func(v *T, h inventory.Host, err string)) []T {
+	out := make([]T, 0, len(res))
+	for _, r := range res {
+		v, e := r.Value, ""
+		if r.Err != nil {
+			e = r.Err.Error()
+		}
+		set(&v, r.Host, e)
+		out = append(out, v)
+	}
+	return out
+}
+
 // InventoryCheck reads the inventory with every check pidb makes before
 // it touches a host, and returns the selected hosts as resolved (pidb
 // inventory check): it connects to none.
