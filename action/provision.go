@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/progress"
@@ -32,7 +33,7 @@ type ProvisionResult struct {
 	Changed       []string            `json:"changed"`
 	Error         string              `json:"error,omitempty"`
 	DurationS     float64             `json:"duration_s"`
-	Engine        string              `json:"engine"`
+	Engine        dbms.Flavor         `json:"engine"`
 	EngineVersion string              `json:"engine_version"`
 	Preset        string              `json:"preset"`
 	Notes         []string            `json:"notes,omitempty"`

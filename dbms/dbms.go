@@ -1,29 +1,45 @@
-// Package dbms names the database servers pidb runs, once: an engine
-// family as the inventory names it (Postgres, or MySQL for MySQL and
-// MariaDB), and the flavour a host runs (Postgres, MySQL or MariaDB).
+// Package dbms names the database servers pidb runs, once: the server a
+// host runs (its flavour: PostgreSQL, MySQL or MariaDB), and the engine
+// family the inventory names (PostgreSQL, or MySQL for MySQL and MariaDB).
 package dbms
 
-// The families and the flavours.
+// Flavor is the server a host runs.
+type Flavor string
+
+// The flavours.
 const (
-	Postgres = "postgres" // PostgreSQL: a family, and its one flavour
-	MySQL    = "mysql"    // the MySQL family (MySQL and MariaDB), and MySQL's flavour
-	MariaDB  = "mariadb"  // MariaDB, of the MySQL family
+	Postgres Flavor = "postgres"
+	MySQL    Flavor = "mysql" // Oracle's
+	MariaDB  Flavor = "mariadb"
 )
 
+// Family is an engine family as the inventory names it: the flavours
+// that speak one protocol and one SQL.
+type Family string
+
+// The families. Each has the name of its first flavour.
+const (
+	PostgresFamily Family = "postgres" // PostgreSQL
+	MySQLFamily    Family = "mysql"    // MySQL and MariaDB
+)
+
+// Families are the families, in the order help lists them.
+func Families() []Family { return []Family{PostgresFamily, MySQLFamily} }
+
 // Family is the family of a flavour.
-func Family(f string) string {
+func (f Flavor) Family() Family {
 	if f == Postgres {
-		return Postgres
+		return PostgresFamily
 	}
-	return MySQL
+	return MySQLFamily
 }
 
 // FlavorOn is the flavour of a family that a distribution ships (its
-// /etc/os-release ID): PostgreSQL for Postgres; for MySQL, MySQL on
+// /etc/os-release ID): PostgreSQL for its family; for MySQL, MySQL on
 // Ubuntu and MariaDB on Debian and Raspberry Pi OS, which ship it instead.
-func FlavorOn(family, osID string) string {
+func FlavorOn(family Family, osID string) Flavor {
 	switch {
-	case family == Postgres:
+	case family == PostgresFamily:
 		return Postgres
 	case osID == "ubuntu":
 		return MySQL

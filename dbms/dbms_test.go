@@ -4,7 +4,11 @@ import "testing"
 
 // TestFlavorOn: the server a distribution ships for each family.
 func TestFlavorOn(t *testing.T) {
-	for _, c := range []struct{ family, os, want string }{
+	for _, c := range []struct {
+		family Family
+		os     string
+		want   Flavor
+	}{
 		{"postgres", "debian", "postgres"}, {"postgres", "ubuntu", "postgres"}, {"postgres", "raspbian", "postgres"},
 		{"mysql", "debian", "mariadb"}, {"mysql", "raspbian", "mariadb"}, {"mysql", "ubuntu", "mysql"},
 	} {
@@ -16,9 +20,9 @@ func TestFlavorOn(t *testing.T) {
 
 // TestFamily: MySQL and MariaDB are the MySQL family.
 func TestFamily(t *testing.T) {
-	for f, want := range map[string]string{"postgres": "postgres", "mysql": "mysql", "mariadb": "mysql"} {
-		if got := Family(f); got != want {
-			t.Errorf("Family(%s) = %s, want %s", f, got, want)
+	for f, want := range map[Flavor]Family{"postgres": "postgres", "mysql": "mysql", "mariadb": "mysql"} {
+		if got := f.Family(); got != want {
+			t.Errorf("%s's family = %s, want %s", f, got, want)
 		}
 	}
 }

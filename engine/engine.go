@@ -33,7 +33,7 @@ const (
 // Engine is an installed server (or, before the install, the one the
 // distribution would install).
 type Engine struct {
-	Flavor   string // postgres, mysql, mariadb
+	Flavor   dbms.Flavor
 	Version  string // as installed: "15.18", "10.11.6", "8.0.39"
 	TuneAs   string // the version the tuner models: a minor upgrade changes no setting
 	Major    string // PostgreSQL's major version: its folders are named after it
@@ -47,10 +47,10 @@ func Of(f facts.Facts) (Engine, error) { return New(f.Engine.Flavor, f.Engine.Ve
 // New describes a server by flavour and version. A version that is not one
 // (facts.CheckVersion) is an error: it goes into paths, unit names and
 // commands run as root.
-func New(flavor, ver string) (Engine, error) {
+func New(flavor dbms.Flavor, ver string) (Engine, error) {
 	e := Engine{Flavor: flavor, Version: ver}
 	switch e.Flavor {
-	case dbms.Postgres, "mariadb", "mysql":
+	case dbms.Postgres, dbms.MariaDB, dbms.MySQL:
 		if err := facts.CheckVersion(flavor, ver); err != nil {
 			return e, err
 		}
@@ -61,11 +61,11 @@ func New(flavor, ver string) (Engine, error) {
 		e.TuneAs = e.Major
 		e.Service = "postgresql@" + e.Major + "-main"
 		e.ConfPath = "/etc/postgresql/" + e.Major + "/main/conf.d/90-pidb.conf"
-	case "mariadb":
+	case dbms.MariaDB:
 		e.TuneAs = majorMinor(e.Version)
 		e.Service = "mariadb"
 		e.ConfPath = "/etc/mysql/mariadb.conf.d/90-pidb.cnf"
-	case "mysql":
+	case dbms.MySQL:
 		e.TuneAs = e.Version // 8.0.30 changed how the redo log is sized
 		e.Service = "mysql"
 		e.ConfPath = "/etc/mysql/mysql.conf.d/90-pidb.cnf"
@@ -82,7 +82,7 @@ func (e Engine) CheckCmd() string {
 	case dbms.Postgres:
 		return "cd /tmp && runuser -u postgres -- " +
 			remote.Command("/usr/lib/postgresql/"+e.Major+"/bin/postgres", "-C", "data_directory", "-D", "/etc/postgresql/"+e.Major+"/main") + " >/dev/null"
-	case "mysql":
+	case dbms.MySQL:
 		return "cd /tmp && mysqld --validate-config"
 	default:
 		return "cd /tmp && mariadbd --user=mysql --verbose --help >/dev/null"
@@ -101,7 +101,7 @@ func (e Engine) ReadyCmd() string {
 	switch e.Flavor {
 	case dbms.Postgres:
 		return "pg_isready -q"
-	case "mysql":
+	case dbms.MySQL:
 		return "mysqladmin ping --silent"
 	default:
 		return "mariadb-admin ping --silent"
@@ -128,7 +128,7 @@ func (e Engine) Client(sql string) string {
 	switch e.Flavor {
 	case dbms.Postgres:
 		return "cd /tmp && runuser -u postgres -- psql -AtqX -F '|' -c " + remote.Quote(sql)
-	case "mysql":
+	case dbms.MySQL:
 		return "mysql -NB -e " + remote.Quote(sql)
 	default:
 		return "mariadb -NB -e " + remote.Quote(sql)
@@ -150,7 +150,7 @@ func (e Engine) Query(sql string) string {
 	switch e.Flavor {
 	case dbms.Postgres:
 		return "cd /tmp && runuser -u postgres -- psql -X -A -t -q -z -0 -c " + remote.Quote(sql)
-	case "mysql":
+	case dbms.MySQL:
 		return "mysql --batch --skip-column-names --default-character-set=utf8mb4 -e " + remote.Quote(sql)
 	default:
 		return "mariadb --batch --skip-column-names --default-character-set=utf8mb4 -e " + remote.Quote(sql)
@@ -372,17 +372,17 @@ func majorMinor(v string) string {
 // owns its files.
 const PostgresUser = "postgres"
 
-// Port is the TCP port of an engine ("postgres", or the MySQL family by
-// any of its names): the servers' defaults, which provisioning keeps.
-func Port(engine string) int {
-	if engine == dbms.Postgres {
+// Port is the TCP port of an engine family: the servers' defaults, which
+// provisioning keeps.
+func Port(family dbms.Family) int {
+	if family == dbms.PostgresFamily {
 		return 5432
 	}
 	return 3306
 }
 
 // Port is the server's TCP port.
-func (e Engine) Port() int { return Port(e.Flavor) }
+func (e Engine) Port() int { return Port(e.Flavor.Family()) }
 
 // Desired is what the tuner wants for a host running e: its board (the
 // facts), its preset and its [host.settings]. An override the tuner refuses

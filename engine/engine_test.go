@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"pidb/dbms"
 	"pidb/facts"
 	"pidb/inventory"
 	"pidb/tune"
@@ -231,7 +232,7 @@ func TestSettle(t *testing.T) {
 		if flavor != "postgres" {
 			v = "10.11.6"
 		}
-		e, err := New(flavor, v)
+		e, err := New(dbms.Flavor(flavor), v)
 		if err != nil {
 			t.Fatal(err)
 		}

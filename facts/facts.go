@@ -28,8 +28,8 @@ type OSRelease struct {
 
 // EngineState is the database engine found on a host.
 type EngineState struct {
-	Flavor  string // postgres, mysql, mariadb; "" when none is installed
-	Version string // "15.8", "10.11.6"
+	Flavor  dbms.Flavor // "" when none is installed
+	Version string      // "15.8", "10.11.6"
 	Running bool
 }
 
@@ -60,27 +60,27 @@ type Facts struct {
 // jsonFacts is Facts as `pidb facts --json` prints them and run.json keeps
 // them: the keys of the command-line contract (ARCHITECTURE.md).
 type jsonFacts struct {
-	Host          string `json:"host"`
-	Address       string `json:"address"`
-	Model         string `json:"model"`
-	Revision      string `json:"revision"`
-	Arch          string `json:"arch"`
-	PageSize      int    `json:"page_size"`
-	OSID          string `json:"os_id"`
-	OSVersion     string `json:"os_version"`
-	OSCodename    string `json:"os_codename"`
-	MemBytes      uint64 `json:"mem_bytes"`
-	RAMBytes      uint64 `json:"ram_bytes"`
-	CPUs          int    `json:"cpus"`
-	Storage       string `json:"storage"`
-	BootTarget    string `json:"boot_target"`
-	Desktop       bool   `json:"desktop"`
-	Thermal       bool   `json:"thermal"`
-	Vcgencmd      bool   `json:"vcgencmd"`
-	Simulated     string `json:"simulated,omitempty"`
-	Engine        string `json:"engine"`
-	EngineVersion string `json:"engine_version"`
-	EngineRunning bool   `json:"engine_running"`
+	Host          string      `json:"host"`
+	Address       string      `json:"address"`
+	Model         string      `json:"model"`
+	Revision      string      `json:"revision"`
+	Arch          string      `json:"arch"`
+	PageSize      int         `json:"page_size"`
+	OSID          string      `json:"os_id"`
+	OSVersion     string      `json:"os_version"`
+	OSCodename    string      `json:"os_codename"`
+	MemBytes      uint64      `json:"mem_bytes"`
+	RAMBytes      uint64      `json:"ram_bytes"`
+	CPUs          int         `json:"cpus"`
+	Storage       string      `json:"storage"`
+	BootTarget    string      `json:"boot_target"`
+	Desktop       bool        `json:"desktop"`
+	Thermal       bool        `json:"thermal"`
+	Vcgencmd      bool        `json:"vcgencmd"`
+	Simulated     string      `json:"simulated,omitempty"`
+	Engine        dbms.Flavor `json:"engine"`
+	EngineVersion string      `json:"engine_version"`
+	EngineRunning bool        `json:"engine_running"`
 }
 
 // MarshalJSON writes the flat keys of the command-line contract.
@@ -157,7 +157,7 @@ func (f Facts) Check() error {
 // into paths (/etc/postgresql/15/main), unit names (postgresql@15-main)
 // and commands run as root, so it must be one to four dotted numbers
 // ("15.8", "10.11.6"), and PostgreSQL's major one to three digits.
-func CheckVersion(flavor, v string) error {
+func CheckVersion(flavor dbms.Flavor, v string) error {
 	major, _, _ := strings.Cut(v, ".")
 	if !version.Valid(v) || (flavor == dbms.Postgres && len(major) > 3) {
 		return fmt.Errorf("%s version %q is not a version (one to four dotted numbers, like 15.8; a PostgreSQL major of at most three digits): pidb puts it in paths and root's commands, so it goes no further", flavor, v)
@@ -207,7 +207,7 @@ func Parse(out string) Facts {
 		Desktop:    DesktopEnabled(firstLine(s["dm"])),
 		Thermal:    strings.TrimSpace(s["thermal"]) != "",
 		Vcgencmd:   strings.TrimSpace(s["vcgencmd"]) != "",
-		Engine:     ParseEngine(s[dbms.Postgres], s["clusters"], s["mysql"], s["active"]),
+		Engine:     ParseEngine(s["postgres"], s["clusters"], s["mysql"], s["active"]),
 		Simulated:  simulated(firstLine(s["simulated"])),
 	}
 	if f.Model == "" {
@@ -405,9 +405,9 @@ func ParseEngine(pgVersions, clusters, myVersion, active string) EngineState {
 		// /usr/sbin/mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)
 		// /usr/sbin/mysqld  Ver 8.0.36-0ubuntu0.22.04.1 for Linux on aarch64 ((Ubuntu))
 		v := f[2]
-		my.Flavor = "mysql"
+		my.Flavor = dbms.MySQL
 		if strings.Contains(strings.ToLower(myVersion), "mariadb") {
-			my.Flavor = "mariadb"
+			my.Flavor = dbms.MariaDB
 		}
 		if i := strings.IndexAny(v, "-+"); i > 0 {
 			v = v[:i]

@@ -47,7 +47,7 @@ type Host struct {
 	User         string
 	IdentityFile string // absolute; "" means the ssh-agent only
 	KnownHosts   string // absolute
-	Engine       string // family: "postgres" or "mysql"
+	Engine       dbms.Family
 	Preset       string
 	AllowFrom    []netip.Prefix // empty: the database listens on localhost only
 	AllowPublic  bool           // allow_from may name addresses beyond loopback and the private ranges (privateRanges), however few; 0.0.0.0/0 is the whole internet
@@ -123,7 +123,7 @@ func Presets(def string, names ...string) Option {
 // import): check returns why a setting is refused, and the inventory
 // reports it at the setting's line. Without it the tuner refuses a bad
 // one when it runs for the host.
-func Settings(check func(engine, name, value string) error) Option {
+func Settings(check func(engine dbms.Family, name, value string) error) Option {
 	return func(p *parser) { p.settings = check }
 }
 
@@ -216,7 +216,7 @@ type parser struct {
 	sections      map[string]map[string]Rule // the settings sections' keys; nil: any
 	presets       []string                   // the presets [defaults] and hosts may name; nil: any
 	defaultPreset string                     // a host's preset when it names none
-	settings      func(engine, name, value string) error
+	settings      func(engine dbms.Family, name, value string) error
 }
 
 // accessKeys is the schema of the keys [defaults] and a host share.
@@ -389,7 +389,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 		h.IdentityFile = p.resolvePath(f)
 	}
 	h.KnownHosts = p.resolvePath(getString("known_hosts", "~/.ssh/known_hosts"))
-	h.Engine = normalizeEngine(getString("engine", dbms.Postgres))
+	h.Engine = normalizeEngine(getString("engine", string(dbms.PostgresFamily)))
 	h.Preset = getString("preset", p.defaultPreset)
 	h.Storage = getString("storage", "")
 	if v, ok := get("max_connections"); ok {
@@ -422,7 +422,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 		}
 		// refused here, before provisioning's access step opens the port
 		// for an account step that could not make the accounts
-		if h.Engine == "mysql" && !pfx.Addr().Is4() {
+		if h.Engine == dbms.MySQLFamily && !pfx.Addr().Is4() {
 			p.errorf(allowAt, "host %q: allow_from %s: MySQL and MariaDB accounts take IPv4 networks only", h.Name, pfx)
 		}
 	}

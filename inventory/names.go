@@ -36,8 +36,8 @@ const Pidb = "pidb"
 // mariadb.sys are system accounts, as is Debian's debian-sys-maint (their
 // dots and dashes already keep them out of an inventory's names); public is MariaDB's role of every user (10.11 and later); none names no
 // role in SET ROLE.
-var reserved = map[string]map[string]string{
-	dbms.Postgres: {
+var reserved = map[dbms.Family]map[string]string{
+	dbms.PostgresFamily: {
 		"postgres":     "is PostgreSQL's superuser and its maintenance database",
 		"template0":    "is a template database of PostgreSQL",
 		"template1":    "is the template database every new database is copied from",
@@ -52,7 +52,7 @@ var reserved = map[string]map[string]string{
 		"current_role": "names the session's role in PostgreSQL, not a role",
 		"session_user": "names the session's user in PostgreSQL, not a role",
 	},
-	"mysql": {
+	dbms.MySQLFamily: {
 		"root":               "is the server's administrator",
 		"mysql":              "is the system schema that holds the grant tables",
 		"information_schema": "is a system schema",
@@ -65,11 +65,11 @@ var reserved = map[string]map[string]string{
 
 // reservedName says why an application's database or owner may not be
 // called name on the engine family, or "" when it may.
-func reservedName(engine, name string) string {
+func reservedName(engine dbms.Family, name string) string {
 	if name == Pidb {
 		return "is pidb's own account and benchmark database"
 	}
-	if engine == dbms.Postgres && strings.HasPrefix(name, "pg_") {
+	if engine == dbms.PostgresFamily && strings.HasPrefix(name, "pg_") {
 		return "starts with pg_, which PostgreSQL reserves for its system roles"
 	}
 	return reserved[engine][name]
@@ -77,7 +77,7 @@ func reservedName(engine, name string) string {
 
 // ReservedNames lists the names an application may not use on the engine
 // family (beside PostgreSQL's pg_ prefix), for the README and the tests.
-func ReservedNames(engine string) []string {
+func ReservedNames(engine dbms.Family) []string {
 	out := []string{Pidb}
 	for n := range reserved[engine] {
 		out = append(out, n)

@@ -9,10 +9,6 @@ import (
 	"pidb/dbms"
 )
 
-// Engines are the engine families an inventory may name. "mariadb" is read as
-// "mysql": the family, whose flavour comes from the host's facts.
-var Engines = []string{dbms.Postgres, "mysql"}
-
 // StorageKinds are the storage kinds an inventory may set to override detection.
 var StorageKinds = []string{"sd", "usb", "nvme"}
 
@@ -173,12 +169,13 @@ func engineName(v any) error {
 	return nil
 }
 
-func normalizeEngine(s string) string {
-	switch strings.ToLower(s) {
-	case dbms.Postgres, "postgresql":
-		return dbms.Postgres
-	case "mysql", "mariadb":
-		return "mysql"
+// normalizeEngine is the family an inventory's engine names: "mariadb"
+// is read as "mysql", the family, whose flavour comes from the host's
+// facts; "" for none.
+func normalizeEngine(s string) dbms.Family {
+	switch f := dbms.Flavor(strings.ToLower(s)); {
+	case f == "postgresql" || f == dbms.Postgres || f == dbms.MySQL || f == dbms.MariaDB:
+		return f.Family()
 	}
 	return ""
 }

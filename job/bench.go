@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/facts"
 	"pidb/inventory"
 	"pidb/progress"
@@ -16,7 +17,7 @@ import (
 type BenchResult struct {
 	Host         string           `json:"host"`
 	Workload     string           `json:"workload"`
-	Engine       string           `json:"engine"`
+	Engine       dbms.Flavor      `json:"engine"`
 	Clients      int              `json:"clients"`
 	TLS          bool             `json:"tls"` // the clients logged in with TLS
 	DurationS    float64          `json:"duration_s"`

@@ -67,7 +67,7 @@ func CredentialsVerified(inv *inventory.Inventory, h inventory.Host, database st
 		return "", fmt.Errorf("%s: no password for %s yet: run pidb provision first", h.Name, user)
 	}
 	// the URL's scheme is the family's name: postgres://, mysql://
-	u := url.URL{Scheme: h.Engine, User: url.UserPassword(user, pw), Host: net.JoinHostPort(h.Address, strconv.Itoa(engine.Port(h.Engine))), Path: "/" + db}
+	u := url.URL{Scheme: string(h.Engine), User: url.UserPassword(user, pw), Host: net.JoinHostPort(h.Address, strconv.Itoa(engine.Port(h.Engine))), Path: "/" + db}
 	u.RawQuery = tlsQuery(h.Engine, h.NetworkTLS(), v)
 	return u.String(), nil
 }
@@ -76,14 +76,14 @@ func CredentialsVerified(inv *inventory.Inventory, h inventory.Host, database st
 // a check of the server against it; else, where network logins need TLS
 // (the server refuses one from the network without it), TLS without a
 // check; else nothing.
-func tlsQuery(family string, networkTLS bool, v Verify) string {
+func tlsQuery(family dbms.Family, networkTLS bool, v Verify) string {
 	if v.File == "" {
 		if !networkTLS {
 			return ""
 		}
-		return map[string]string{dbms.Postgres: "sslmode=require", "mysql": "ssl-mode=REQUIRED"}[family]
+		return map[dbms.Family]string{dbms.PostgresFamily: "sslmode=require", dbms.MySQLFamily: "ssl-mode=REQUIRED"}[family]
 	}
-	if family == dbms.Postgres {
+	if family == dbms.PostgresFamily {
 		return "sslmode=" + verifyMode(family, v.Full) + "&sslrootcert=" + queryEscape(v.File)
 	}
 	return "ssl-mode=" + verifyMode(family, v.Full) + "&ssl-ca=" + queryEscape(v.File)
@@ -92,11 +92,11 @@ func tlsQuery(family string, networkTLS bool, v Verify) string {
 // verifyMode is how an engine family's clients name a check of the
 // server's certificate against a CA file: with the server's name (full),
 // or without it.
-func verifyMode(family string, full bool) string {
+func verifyMode(family dbms.Family, full bool) string {
 	switch {
-	case family == dbms.Postgres && full:
+	case family == dbms.PostgresFamily && full:
 		return "verify-full"
-	case family == dbms.Postgres:
+	case family == dbms.PostgresFamily:
 		return "verify-ca"
 	case full:
 		return "VERIFY_IDENTITY"

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"pidb/dbms"
 	"pidb/facts"
 	"pidb/internal/fakerun"
 	"pidb/inventory"
@@ -52,7 +53,7 @@ func TestCredentials(t *testing.T) {
 		{"postgres", "postgres://pidb:p%40ss%20word@10.213.41.30:5432/pidb?sslmode=require"},
 	} {
 		tls := h
-		tls.Engine, tls.TLS, tls.AllowFrom = c.engine, true, []netip.Prefix{netip.MustParsePrefix("10.213.41.0/24")}
+		tls.Engine, tls.TLS, tls.AllowFrom = dbms.Family(c.engine), true, []netip.Prefix{netip.MustParsePrefix("10.213.41.0/24")}
 		if u, err := Credentials(inv, tls, ""); err != nil || u != c.want {
 			t.Errorf("%s with TLS: %s %v, want %s", c.engine, u, err, c.want)
 		}
@@ -99,7 +100,7 @@ func TestCredentialsVerified(t *testing.T) {
 		{"postgres", false, true, "postgres://pidb:p%40ss%20word@10.213.41.30:5432/pidb?sslmode=verify-full&sslrootcert=" + escaped},
 	} {
 		h := inv.Hosts[0]
-		h.Engine, h.TLS = c.engine, c.tls
+		h.Engine, h.TLS = dbms.Family(c.engine), c.tls
 		if u, err := CredentialsVerified(inv, h, "", Verify{File: file, Full: c.full}); err != nil || u != c.want {
 			t.Errorf("%s full=%v: %s %v, want %s", c.engine, c.full, u, err, c.want)
 		}

@@ -16,6 +16,7 @@ import (
 	"pidb/bench/sqldb"
 	"pidb/bench/workloads"
 	"pidb/config"
+	"pidb/dbms"
 	"pidb/facts"
 	"pidb/internal/fakerun"
 	"pidb/inventory"
@@ -124,7 +125,7 @@ func newRig(t *testing.T, factsOut string, prepareErr error) *rig {
 		r.fwd++
 		return "127.0.0.1:40000", func() { r.stops++ }, nil
 	}}
-	spec := workloads.Spec{Name: "fake", Engines: []string{"postgres"}, Protocols: []sqldb.Protocol{sqldb.Prepared},
+	spec := workloads.Spec{Name: "fake", Engines: []dbms.Family{dbms.PostgresFamily}, Protocols: []sqldb.Protocol{sqldb.Prepared},
 		New: func(sqldb.DB, workloads.Params) bench.Workload { return &fakeWorkload{prepareErr: prepareErr} }}
 	b := config.DefaultBench()
 	b.Duration, b.Warmup, b.Interval, b.Clients, b.Threads = 300*time.Millisecond, 0, 100*time.Millisecond, 2, 0

@@ -70,8 +70,8 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 	return p, nil
 }
 
-func engineNames(families []string) string {
-	names := map[string]string{dbms.Postgres: "PostgreSQL", "mysql": "MySQL/MariaDB"}
+func engineNames(families []dbms.Family) string {
+	names := map[dbms.Family]string{dbms.PostgresFamily: "PostgreSQL", dbms.MySQLFamily: "MySQL/MariaDB"}
 	out := ""
 	for i, f := range families {
 		if i > 0 {

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"pidb/config"
 	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
@@ -27,7 +28,7 @@ import (
 // SSH forward, the key comes from the host, and with TLS the password goes
 // to the pinned certificate's server.
 func clearLogin(h inventory.Host, f facts.Facts, p Plan) error {
-	if f.Engine.Flavor != "mysql" || p.Bench.Via != "direct" || p.Bench.TLS == "on" {
+	if f.Engine.Flavor != dbms.MySQL || p.Bench.Via != config.ViaDirect || p.Bench.TLS == config.TLSOn {
 		return nil
 	}
 	return fmt.Errorf("%s: MySQL %s logs in by caching_sha2_password, which without TLS has pidb send the password encrypted with a public key that whoever answers at %s hands out, unchecked: "+

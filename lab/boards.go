@@ -16,18 +16,18 @@ type Board struct {
 	Model      string // the Model line of /proc/cpuinfo
 	Revision   string // new-style revision code (Raspberry Pi documentation, "Revision codes")
 	Serial     string
-	RAMBytes   uint64  // the board's nominal RAM: the memory cgroup's limit
-	MemTotalKB uint64  // what the kernel shows: RAM less the GPU's share and the kernel's own
-	CPUs       int     // processor entries in /proc/cpuinfo
-	OneCore    bool    // pinned to one host core, so nproc prints 1
-	Core       string  // cpuinfo style: "cortex-a76", "cortex-a72" (64-bit OS), "cortex-a53" (32-bit OS), "arm1176"
-	PageSize   int     // the kernel's page size: 16384 under Raspberry Pi OS's Pi 5 kernel, else 4096
-	Desktop    bool    // Raspberry Pi OS with desktop: graphical.target and a display manager
-	Engine     string  // the lab inventory's engine for this host
-	Octet      int     // last octet of the host's address in the lab subnet
-	IdleTempMC int     // idle temperature in millidegrees Celsius
-	Heat       Heat    // how the thermal simulation treats the board
-	Compute    Compute // its processing capacity, as published (see Compute)
+	RAMBytes   uint64      // the board's nominal RAM: the memory cgroup's limit
+	MemTotalKB uint64      // what the kernel shows: RAM less the GPU's share and the kernel's own
+	CPUs       int         // processor entries in /proc/cpuinfo
+	OneCore    bool        // pinned to one host core, so nproc prints 1
+	Core       string      // cpuinfo style: "cortex-a76", "cortex-a72" (64-bit OS), "cortex-a53" (32-bit OS), "arm1176"
+	PageSize   int         // the kernel's page size: 16384 under Raspberry Pi OS's Pi 5 kernel, else 4096
+	Desktop    bool        // Raspberry Pi OS with desktop: graphical.target and a display manager
+	Engine     dbms.Family // the lab inventory's engine for this host
+	Octet      int         // last octet of the host's address in the lab subnet
+	IdleTempMC int         // idle temperature in millidegrees Celsius
+	Heat       Heat        // how the thermal simulation treats the board
+	Compute    Compute     // its processing capacity, as published (see Compute)
 }
 
 // Heat is a board's thermal behaviour: its full Arm clock, where it settles
@@ -53,21 +53,21 @@ var boards = []Board{
 	{
 		Kind: "pi4", Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "c03114", Serial: "10000000d4c3b2a1",
 		RAMBytes: 4 << 30, MemTotalKB: 3884376, CPUs: 4, Core: "cortex-a72", Desktop: true,
-		Engine: dbms.Postgres, Octet: 40, IdleTempMC: 45277,
+		Engine: dbms.PostgresFamily, Octet: 40, IdleTempMC: 45277,
 		Heat:    Heat{MaxMHz: 1500, CaseIdleC: 50, CaseFull: 95, FanIdleC: 36, FanFull: 56},
 		Compute: Compute{AllMIPS: 5750, CoreMIPS: 1661},
 	},
 	{
 		Kind: "pi3", Model: "Raspberry Pi 3 Model B Rev 1.2", Revision: "a02082", Serial: "00000000b3a29180",
 		RAMBytes: 1 << 30, MemTotalKB: 948304, CPUs: 4, Core: "cortex-a53", Desktop: true,
-		Engine: "mysql", Octet: 30, IdleTempMC: 49388,
+		Engine: dbms.MySQLFamily, Octet: 30, IdleTempMC: 49388,
 		Heat:    Heat{MaxMHz: 1200, CaseIdleC: 52, CaseFull: 86, FanIdleC: 38, FanFull: 55},
 		Compute: Compute{AllMIPS: 2970, CoreMIPS: 977},
 	},
 	{
 		Kind: "zero", Model: "Raspberry Pi Zero W Rev 1.1", Revision: "9000c1", Serial: "00000000a1b2c3d4",
 		RAMBytes: 512 << 20, MemTotalKB: 443452, CPUs: 1, OneCore: true, Core: "arm1176",
-		Engine: dbms.Postgres, Octet: 10, IdleTempMC: 37932,
+		Engine: dbms.PostgresFamily, Octet: 10, IdleTempMC: 37932,
 		Heat:    Heat{MaxMHz: 1000, CaseIdleC: 40, CaseFull: 62, FanIdleC: 33, FanFull: 47},
 		Compute: Compute{AllMIPS: 460, CoreMIPS: 460},
 	},
@@ -75,42 +75,42 @@ var boards = []Board{
 		// without its active cooler a Pi 5 under load passes 80 C sooner than a Pi 4
 		Kind: "pi5", Model: "Raspberry Pi 5 Model B Rev 1.0", Revision: "d04170", Serial: "e4a1b2c3d4e5f607",
 		RAMBytes: 8 << 30, MemTotalKB: 8245856, CPUs: 4, Core: "cortex-a76", PageSize: 16384, Desktop: true,
-		Engine: dbms.Postgres, Octet: 50, IdleTempMC: 41150,
+		Engine: dbms.PostgresFamily, Octet: 50, IdleTempMC: 41150,
 		Heat:    Heat{MaxMHz: 2400, CaseIdleC: 55, CaseFull: 100, FanIdleC: 38, FanFull: 60},
 		Compute: Compute{AllMIPS: 10950, CoreMIPS: 3160},
 	},
 	{
 		Kind: "pi5-4gb", Model: "Raspberry Pi 5 Model B Rev 1.0", Revision: "c04170", Serial: "f5b2c3d4e5f60718",
 		RAMBytes: 4 << 30, MemTotalKB: 4041568, CPUs: 4, Core: "cortex-a76", PageSize: 16384, Desktop: true,
-		Engine: "mysql", Octet: 55, IdleTempMC: 40600,
+		Engine: dbms.MySQLFamily, Octet: 55, IdleTempMC: 40600,
 		Heat:    Heat{MaxMHz: 2400, CaseIdleC: 55, CaseFull: 100, FanIdleC: 38, FanFull: 60},
 		Compute: Compute{AllMIPS: 10950, CoreMIPS: 3160},
 	},
 	{
 		Kind: "pi4-2gb", Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "b03114", Serial: "10000000c3b2a190",
 		RAMBytes: 2 << 30, MemTotalKB: 1867572, CPUs: 4, Core: "cortex-a72", Desktop: true,
-		Engine: "mysql", Octet: 45, IdleTempMC: 44790,
+		Engine: dbms.MySQLFamily, Octet: 45, IdleTempMC: 44790,
 		Heat:    Heat{MaxMHz: 1500, CaseIdleC: 50, CaseFull: 95, FanIdleC: 36, FanFull: 56},
 		Compute: Compute{AllMIPS: 5750, CoreMIPS: 1661},
 	},
 	{
 		Kind: "pi3plus", Model: "Raspberry Pi 3 Model B Plus Rev 1.3", Revision: "a020d3", Serial: "00000000c4b3a291",
 		RAMBytes: 1 << 30, MemTotalKB: 948292, CPUs: 4, Core: "cortex-a53",
-		Engine: dbms.Postgres, Octet: 35, IdleTempMC: 47236,
+		Engine: dbms.PostgresFamily, Octet: 35, IdleTempMC: 47236,
 		Heat:    Heat{MaxMHz: 1400, CaseIdleC: 50, CaseFull: 82, FanIdleC: 38, FanFull: 56, SoftLimitC: 60, SoftMHz: 1200},
 		Compute: Compute{AllMIPS: 3240, CoreMIPS: 914},
 	},
 	{
 		Kind: "zero2", Model: "Raspberry Pi Zero 2 W Rev 1.0", Revision: "902120", Serial: "00000000d5c4b3a2",
 		RAMBytes: 512 << 20, MemTotalKB: 427796, CPUs: 4, Core: "cortex-a53",
-		Engine: dbms.Postgres, Octet: 20, IdleTempMC: 39551,
+		Engine: dbms.PostgresFamily, Octet: 20, IdleTempMC: 39551,
 		Heat:    Heat{MaxMHz: 1000, CaseIdleC: 45, CaseFull: 72, FanIdleC: 35, FanFull: 52},
 		Compute: Compute{AllMIPS: 3030, CoreMIPS: 838},
 	},
 	{
 		Kind: "cm4", Model: "Raspberry Pi Compute Module 4 Rev 1.1", Revision: "c03141", Serial: "10000000e6d5c4b3",
 		RAMBytes: 4 << 30, MemTotalKB: 3881824, CPUs: 4, Core: "cortex-a72",
-		Engine: "mysql", Octet: 60, IdleTempMC: 43820,
+		Engine: dbms.MySQLFamily, Octet: 60, IdleTempMC: 43820,
 		Heat:    Heat{MaxMHz: 1500, CaseIdleC: 48, CaseFull: 90, FanIdleC: 36, FanFull: 55},
 		Compute: Compute{AllMIPS: 5750, CoreMIPS: 1661},
 	},

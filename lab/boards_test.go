@@ -42,7 +42,7 @@ func TestDefaultFleetBoards(t *testing.T) {
 		if !strings.Contains(cpuinfo, "\nModel\t\t: "+w.model+"\n") || !strings.Contains(cpuinfo, "\nRevision\t: "+w.revision+"\n") {
 			t.Errorf("%s: cpuinfo lacks the Model or Revision line:\n%s", b.Name, cpuinfo)
 		}
-		if b.RAMBytes != w.ram || b.Desktop != w.desktop || b.Engine != w.engine {
+		if b.RAMBytes != w.ram || b.Desktop != w.desktop || string(b.Engine) != w.engine {
 			t.Errorf("%s: ram %d desktop %v engine %s", b.Name, b.RAMBytes, b.Desktop, b.Engine)
 		}
 		// MemTotal is the RAM less the GPU's share (64 MB by default) and the kernel's: 80-95% of it
@@ -139,7 +139,7 @@ func TestLabInventoryLoads(t *testing.T) {
 		t.Fatalf("hosts = %d", len(inv.Hosts))
 	}
 	for _, h := range inv.Hosts {
-		if got := h.Address + " " + h.Engine; got != want[h.Name] {
+		if got := h.Address + " " + string(h.Engine); got != want[h.Name] {
 			t.Errorf("%s: %s, want %s", h.Name, got, want[h.Name])
 		}
 		if h.User != "pi" || h.Preset != "balanced" || h.Storage != "" || h.IdentityFile != "/lab/id_ed25519" || h.KnownHosts != "/lab/known_hosts" {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"pidb/dbms"
 )
 
 // What the lab tells about its hosts: status, CPU time, memory limit, the
@@ -30,13 +32,13 @@ func sshAnswers(addr netip.Addr, timeout time.Duration) bool {
 
 // HostStatus is one lab host as Status reports it.
 type HostStatus struct {
-	Name    string `json:"host"`
-	Address string `json:"address"`
-	Model   string `json:"model"`
-	RAM     uint64 `json:"ram_bytes"`
-	Engine  string `json:"engine"`
-	State   string `json:"state"` // up, booting (it rebooted), down, broken (left by a killed run)
-	Speed   string `json:"speed"` // board or full: the CPU speed it runs at, or boots at
+	Name    string      `json:"host"`
+	Address string      `json:"address"`
+	Model   string      `json:"model"`
+	RAM     uint64      `json:"ram_bytes"`
+	Engine  dbms.Family `json:"engine"`
+	State   string      `json:"state"` // up, booting (it rebooted), down, broken (left by a killed run)
+	Speed   string      `json:"speed"` // board or full: the CPU speed it runs at, or boots at
 	// Storage is its card's kind, and its drive's after it ("sd-a2
 	// usb-ssd"); its card's kind while it is down
 	Storage string `json:"storage"`

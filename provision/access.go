@@ -33,7 +33,7 @@ func accessPath(e engine.Engine) string {
 	switch e.Flavor {
 	case dbms.Postgres:
 		return "/etc/postgresql/" + e.Major + "/main/conf.d/91-pidb-access.conf"
-	case "mysql":
+	case dbms.MySQL:
 		return "/etc/mysql/mysql.conf.d/zz-pidb-access.cnf"
 	}
 	return "/etc/mysql/mariadb.conf.d/91-pidb-access.cnf"

@@ -564,8 +564,8 @@ const mysqlQuietSession = "SET SESSION sql_log_off = ON;\nSET SESSION long_query
 // never leaves the controller; to MySQL the password itself, which MySQL
 // rewrites out of every log it writes (its caching_sha2_password hash
 // cannot be made here).
-func identifiedBy(flavor, password string) string {
-	if flavor == "mariadb" {
+func identifiedBy(flavor dbms.Flavor, password string) string {
+	if flavor == dbms.MariaDB {
 		return "IDENTIFIED BY PASSWORD '" + nativeHash(password) + "'"
 	}
 	return "IDENTIFIED BY '" + password + "'"

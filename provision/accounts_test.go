@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"pidb/dbms"
 	"pidb/facts"
 	"pidb/internal/fakerun"
 	"pidb/inventory"
@@ -202,7 +203,7 @@ func TestForeignOwnerRefused(t *testing.T) {
 				Contains("pg_authid", fakerun.Reply{Stdout: listing(appMarked)}).
 				Contains("FROM mysql.user", fakerun.Reply{Stdout: listing(appMarked)})
 			r := &recorder{Runner: fr}
-			tg := target(map[bool]string{true: "postgres", false: "mysql"}[flavor == "postgres"], facts.EngineState{Flavor: flavor, Version: "15.4", Running: true}, nil)
+			tg := target(dbms.Flavor(flavor).Family(), facts.EngineState{Flavor: dbms.Flavor(flavor), Version: "15.4", Running: true}, nil)
 			tg.Root, tg.Inventory = r, filepath.Join(t.TempDir(), "inv.toml")
 			tg.Host.Databases = []inventory.Database{{Name: "inventory", Owner: "app", Adopt: adopt}}
 			if err := secrets.Save(tg.Inventory, "pi4", secrets.Host{Pidb: "Pidb3cretPassw0rdXXXXXXXXXXXXXXX"}); err != nil {

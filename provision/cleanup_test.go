@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/internal/fakerun"
@@ -46,7 +47,7 @@ func TestDropBenchDatabase(t *testing.T) {
 			batchRows([][]string{{"db", "pidb", "", "", ""}, {"marks", "0", "", "", ""}}), "DROP DATABASE `pidb`"},
 	} {
 		r := &fakerun.Runner{Files: map[string]string{}}
-		tg := target(tc.flavor, facts.EngineState{Flavor: tc.flavor, Version: "15.4", Running: true}, r)
+		tg := target(dbms.Flavor(tc.flavor).Family(), facts.EngineState{Flavor: dbms.Flavor(tc.flavor), Version: "15.4", Running: true}, r)
 		// the listing answers the first query; the drop prints nothing
 		r.Prefix(strings.Fields(tg2client(tc.flavor))[0], fakerun.Reply{Stdout: tc.listing, Times: 1})
 		dropped, err := DropBenchDatabase(context.Background(), tg)
@@ -55,7 +56,7 @@ func TestDropBenchDatabase(t *testing.T) {
 		}
 
 		r = (&fakerun.Runner{Files: map[string]string{}}).Prefix(strings.Fields(tg2client(tc.flavor))[0], fakerun.Reply{Stdout: tc.foreign})
-		tg = target(tc.flavor, facts.EngineState{Flavor: tc.flavor, Version: "15.4", Running: true}, r)
+		tg = target(dbms.Flavor(tc.flavor).Family(), facts.EngineState{Flavor: dbms.Flavor(tc.flavor), Version: "15.4", Running: true}, r)
 		var fe *ForeignDatabaseError
 		if dropped, err := DropBenchDatabase(context.Background(), tg); dropped || !errors.As(err, &fe) || len(r.Ran()) != 1 {
 			t.Errorf("%s: someone else's database: dropped %v, err %v, ran %q", tc.flavor, dropped, err, r.Ran())
@@ -86,7 +87,7 @@ func TestNoValueForgesTheMark(t *testing.T) {
 		})},
 	} {
 		r := (&fakerun.Runner{}).Prefix(strings.Fields(tg2client(tc.flavor))[0], fakerun.Reply{Stdout: tc.listing})
-		tg := target(tc.flavor, facts.EngineState{Flavor: tc.flavor, Version: "15.4", Running: true}, r)
+		tg := target(dbms.Flavor(tc.flavor).Family(), facts.EngineState{Flavor: dbms.Flavor(tc.flavor), Version: "15.4", Running: true}, r)
 		var fe *ForeignDatabaseError
 		if dropped, err := DropBenchDatabase(context.Background(), tg); dropped || !errors.As(err, &fe) || len(r.Ran()) != 1 {
 			t.Errorf("%s: a forged mark: dropped %v, err %v, ran %q", tc.flavor, dropped, err, r.Ran())
@@ -112,7 +113,7 @@ func TestNoValueForgesTheMark(t *testing.T) {
 	}
 }
 
-func tg2client(flavor string) string { return engine.Engine{Flavor: flavor}.Client("") }
+func tg2client(flavor string) string { return engine.Engine{Flavor: dbms.Flavor(flavor)}.Client("") }
 
 func TestMySQLBenchDatabaseIsMarked(t *testing.T) {
 	tg := target("mysql", facts.EngineState{Flavor: "mariadb", Version: "10.11.4", Running: true}, &fakerun.Runner{})

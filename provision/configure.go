@@ -51,7 +51,7 @@ func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 		// a dry run before the install: the distribution's default version
 		f := t.Facts
 		f.Engine.Flavor = dbms.FlavorOn(t.Host.Engine, f.OS.ID)
-		f.Engine.Version = tune.DefaultVersions[f.Engine.Flavor]
+		f.Engine.Version = tune.DefaultVersion(f.Engine.Flavor)
 		tmp := *t
 		tmp.Facts = f
 		e, _, want, err := desired(&tmp)

@@ -18,11 +18,11 @@ type installStep struct{}
 func (installStep) Name() string { return "install" }
 
 // want returns the package and service for the host's engine family.
-func (installStep) want(t *Target) (pkg, service, flavor string) {
+func (installStep) want(t *Target) (pkg, service string, flavor dbms.Flavor) {
 	switch flavor = dbms.FlavorOn(t.Host.Engine, t.Facts.OS.ID); flavor {
 	case dbms.Postgres:
 		return "postgresql", "postgresql", flavor
-	case "mysql":
+	case dbms.MySQL:
 		return "mysql-server", "mysql", flavor
 	}
 	return "mariadb-server", "mariadb", flavor
@@ -36,7 +36,7 @@ const finishDpkg = "DEBIAN_FRONTEND=noninteractive dpkg --configure -a"
 func (s installStep) Check(ctx context.Context, t *Target) (Change, error) {
 	pkg, service, _ := s.want(t)
 	have := t.Facts.Engine.Flavor
-	if have != "" && (have == dbms.Postgres) != (t.Host.Engine == dbms.Postgres) {
+	if have != "" && have.Family() != t.Host.Engine {
 		return Change{}, fmt.Errorf("the host already has %s %s, and the inventory asks for %s: pidb does not replace a database engine (remove it yourself, or change the host's engine)",
 			have, t.Facts.Engine.Version, t.Host.Engine)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/inventory"
@@ -80,7 +81,7 @@ type Report struct {
 	Changed []string  // the steps that changed the host
 	Plan    []Planned // dry run: the steps that would change it
 	Notes   []string
-	Engine  string
+	Engine  dbms.Flavor
 	Version string
 }
 

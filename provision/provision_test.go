@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"pidb/dbms"
 	"pidb/facts"
 	"pidb/internal/fakerun"
 	"pidb/inventory"
@@ -12,7 +13,7 @@ import (
 	"pidb/usage"
 )
 
-func target(engine string, have facts.EngineState, r *fakerun.Runner) *Target {
+func target(engine dbms.Family, have facts.EngineState, r *fakerun.Runner) *Target {
 	return &Target{
 		Host:   inventory.Host{Name: "pi4", Engine: engine, Storage: "sd"},
 		Root:   r,

@@ -67,7 +67,7 @@ func Overview(l results.Listed) Row {
 	r := l.Run
 	s := r.Summary
 	row.RunID, row.Host, row.Kind, row.Preset, row.PidbVersion, row.Schema = r.ID, r.Host, r.Kind, r.Preset, r.PidbVersion, r.Schema
-	row.Workload, row.Engine, row.Clients, row.Scale, row.DurationS, row.Started = r.Workload.Name, r.Workload.Engine, r.Workload.Clients, r.Workload.Scale, s.MeasuredS, r.Started
+	row.Workload, row.Engine, row.Clients, row.Scale, row.DurationS, row.Started = r.Workload.Name, string(r.Workload.Engine), r.Workload.Clients, r.Workload.Scale, s.MeasuredS, r.Started
 	row.TPS, row.QPS, row.P50Ms, row.P95Ms, row.P99Ms = s.TPS, s.QPS, s.Latency.P50, s.Latency.P95, s.Latency.P99
 	row.TpmC = s.Extra["tpmc"]
 	if f := r.Facts; f != nil {

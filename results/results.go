@@ -11,6 +11,7 @@ import (
 	"math"
 	"time"
 
+	"pidb/dbms"
 	"pidb/facts"
 	"pidb/thermal"
 )
@@ -73,17 +74,17 @@ type Setting struct {
 
 // Workload is what ran and how.
 type Workload struct {
-	Name      string  `json:"name"`
-	Engine    string  `json:"engine"`
-	Clients   int     `json:"clients"`
-	DurationS float64 `json:"duration_s"`
-	WarmupS   float64 `json:"warmup_s"`
-	Scale     int     `json:"scale,omitempty"`
-	Tables    int     `json:"tables,omitempty"`
-	TableSize int     `json:"table_size,omitempty"`
-	Protocol  string  `json:"protocol,omitempty"`
-	Via       string  `json:"via,omitempty"`
-	TLS       bool    `json:"tls,omitempty"` // the clients' logins used TLS
+	Name      string      `json:"name"`
+	Engine    dbms.Flavor `json:"engine"`
+	Clients   int         `json:"clients"`
+	DurationS float64     `json:"duration_s"`
+	WarmupS   float64     `json:"warmup_s"`
+	Scale     int         `json:"scale,omitempty"`
+	Tables    int         `json:"tables,omitempty"`
+	TableSize int         `json:"table_size,omitempty"`
+	Protocol  string      `json:"protocol,omitempty"`
+	Via       string      `json:"via,omitempty"`
+	TLS       bool        `json:"tls,omitempty"` // the clients' logins used TLS
 	// Queries is, for a fixed amount of work (load.py's QUERIES), how many
 	// each client ran; 0: a timed run (DurationS). A fixed run's measured
 	// time is how long the work took (Summary.MeasuredS).

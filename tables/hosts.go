@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/demo"
 	"pidb/inventory"
 	"pidb/lab"
@@ -19,7 +20,7 @@ type hostView struct {
 	User         string         `json:"user"`
 	IdentityFile string         `json:"identity_file"`
 	KnownHosts   string         `json:"known_hosts"`
-	Engine       string         `json:"engine"`
+	Engine       dbms.Family    `json:"engine"`
 	Preset       string         `json:"preset"`
 	Storage      string         `json:"storage"`
 	Connections  *int           `json:"max_connections"` // null: scaled to RAM
@@ -115,7 +116,7 @@ func Hosts(hosts []inventory.Host) Table {
 			dbs = append(dbs, d.Name+"("+owner+")")
 		}
 		settings := h.Settings.Keys()
-		t.Rows = append(t.Rows, []string{h.Name, addr, h.User, h.Engine, h.Preset, conns, storage, allow,
+		t.Rows = append(t.Rows, []string{h.Name, addr, h.User, string(h.Engine), h.Preset, conns, storage, allow,
 			strings.Join(settings, ","), strings.Join(dbs, ",")})
 	}
 	return t
@@ -125,7 +126,7 @@ func Hosts(hosts []inventory.Host) Table {
 func LabStatus(st []lab.HostStatus) Table {
 	t := Table{Header: []string{"HOST", "ADDRESS", "STATE", "MODEL", "RAM", "ENGINE", "SPEED", "STORAGE", "LATENCY"}}
 	for _, s := range st {
-		t.Rows = append(t.Rows, []string{s.Name, s.Address, s.State, s.Model, strconv.FormatUint(s.RAM>>20, 10) + " MB", s.Engine, s.Speed, s.Storage, cmp.Or(s.Latency, "-")})
+		t.Rows = append(t.Rows, []string{s.Name, s.Address, s.State, s.Model, strconv.FormatUint(s.RAM>>20, 10) + " MB", string(s.Engine), s.Speed, s.Storage, cmp.Or(s.Latency, "-")})
 	}
 	return t
 }

@@ -188,7 +188,7 @@ func Facts(rs []action.HostFacts) Table {
 		f := r.Value
 		engine := "none"
 		if f.Engine.Flavor != "" {
-			engine = f.Engine.Flavor + " " + f.Engine.Version + map[bool]string{true: " (running)", false: " (stopped)"}[f.Engine.Running]
+			engine = string(f.Engine.Flavor) + " " + f.Engine.Version + map[bool]string{true: " (running)", false: " (stopped)"}[f.Engine.Running]
 		}
 		model := f.Model
 		if f.Simulated != "" {
@@ -234,7 +234,7 @@ func yesNo(b bool) string {
 func Provision(out []action.ProvisionResult, dry bool) Table {
 	t := Table{Header: []string{"HOST", "ENGINE", "PRESET", "CHANGED", "RESULT", "TIME"}}
 	for _, r := range out {
-		engine := strings.TrimSpace(r.Engine + " " + r.EngineVersion)
+		engine := strings.TrimSpace(string(r.Engine) + " " + r.EngineVersion)
 		changed := strings.Join(r.Changed, ",")
 		result := "ok"
 		if dry {

@@ -3,6 +3,8 @@ package tune
 import (
 	"errors"
 	"testing"
+
+	"pidb/dbms"
 )
 
 // FuzzCheck: an override from an inventory ([host.settings], --set) is
@@ -21,7 +23,7 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, name, raw string) {
 		var oe *OverrideError
-		for _, family := range []string{"postgres", "mysql"} {
+		for _, family := range []dbms.Family{"postgres", "mysql"} {
 			if err := Check(family, name, raw); err != nil && !errors.As(err, &oe) {
 				t.Fatalf("Check(%s, %q, %q): %T %v", family, name, raw, err, err)
 			}

@@ -13,12 +13,12 @@ type Param struct {
 	Min, Max           float64 // Int and Float; Duration in milliseconds
 	MinBytes, MaxBytes uint64  // Bytes
 	Enum               []string
-	Flavors            []string // postgres, mysql, mariadb
-	Since, Until       string   // versions: Since <= v < Until ("" = open)
+	Flavors            []dbms.Flavor
+	Since, Until       string // versions: Since <= v < Until ("" = open)
 }
 
 // has reports whether the flavour at version v has the parameter.
-func (p Param) has(flavor, v string) bool {
+func (p Param) has(flavor dbms.Flavor, v string) bool {
 	ok := false
 	for _, f := range p.Flavors {
 		if f == flavor {
@@ -38,10 +38,10 @@ func (p Param) has(flavor, v string) bool {
 }
 
 var (
-	pg      = []string{dbms.Postgres}
-	mysqls  = []string{"mysql", "mariadb"}
-	mysql   = []string{"mysql"}
-	mariadb = []string{"mariadb"}
+	pg      = []dbms.Flavor{dbms.Postgres}
+	mysqls  = []dbms.Flavor{dbms.MySQL, dbms.MariaDB}
+	mysql   = []dbms.Flavor{dbms.MySQL}
+	mariadb = []dbms.Flavor{dbms.MariaDB}
 )
 
 // params is the catalogue: the settings the presets write and the common
@@ -110,7 +110,7 @@ var params = []Param{
 }
 
 // lookup returns the parameter called name for the flavour and version.
-func lookup(flavor, version, name string) (Param, bool) {
+func lookup(flavor dbms.Flavor, version, name string) (Param, bool) {
 	for _, p := range params {
 		if p.Name == name && p.has(flavor, version) {
 			return p, true
@@ -120,7 +120,7 @@ func lookup(flavor, version, name string) (Param, bool) {
 }
 
 // Names lists the parameters the tuner knows for the flavour and version.
-func Names(flavor, version string) []string {
+func Names(flavor dbms.Flavor, version string) []string {
 	var out []string
 	for _, p := range params {
 		if p.has(flavor, version) {

@@ -106,7 +106,7 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 	conns, connWhy := connections(in)
 	redo := max(64*mb, pool/4)
 	redoSet := Setting{"innodb_log_file_size", Size(redo), "a quarter of the buffer pool, at least 64MB: fewer checkpoints, fewer writes", false}
-	if in.Flavor == "mysql" && !version.Less(in.Version, "8.0.30") {
+	if in.Flavor == dbms.MySQL && !version.Less(in.Version, "8.0.30") {
 		redoSet.Name = "innodb_redo_log_capacity"
 		redoSet.Why = "a quarter of the buffer pool, at least 64MB (MySQL 8.0.30+ sizes the redo log as a whole)"
 	}
@@ -127,7 +127,7 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 	if ram > gb {
 		fixed += 200 * mb // performance_schema
 	}
-	if in.Flavor == "mariadb" {
+	if in.Flavor == dbms.MariaDB {
 		fixed += min(max(ram/64, 8*mb), 128*mb) // aria_pagecache_buffer_size
 	}
 	if avail := ram * 9 / 10; avail > fixed {
@@ -159,7 +159,7 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 		Setting{"tmp_table_size", Size(tmp), tmpWhy, false},
 		Setting{"max_heap_table_size", Size(tmp), "the same as tmp_table_size, which it caps", false},
 	)
-	if in.Flavor == "mariadb" {
+	if in.Flavor == dbms.MariaDB {
 		aria := min(max(ram/64, 8*mb), 128*mb)
 		s = append(s, Setting{"aria_pagecache_buffer_size", Size(aria), "MariaDB's internal temporary tables use Aria: 1/64 of RAM, not the default 128MB", false})
 	}
@@ -179,7 +179,7 @@ func pow2Floor(n uint64) uint64 {
 
 // MemoryBudget is the most memory the server can take with these settings:
 // the shared buffers and every connection's buffers at once.
-func MemoryBudget(flavor string, s Settings) uint64 {
+func MemoryBudget(flavor dbms.Flavor, s Settings) uint64 {
 	get := func(name string, def uint64) uint64 {
 		if x, ok := s.Get(name); ok {
 			switch x.Value.Kind {
@@ -200,7 +200,7 @@ func MemoryBudget(flavor string, s Settings) uint64 {
 	perConn := get("sort_buffer_size", 256*kib) + get("join_buffer_size", 256*kib) + get("read_buffer_size", 128*kib) +
 		get("read_rnd_buffer_size", 256*kib) + get("thread_stack", mb) + min(get("tmp_table_size", 16*mb), get("max_heap_table_size", 16*mb))
 	total := get("innodb_buffer_pool_size", 128*mb) + get("key_buffer_size", 8*mb) + conns*perConn
-	if flavor == "mariadb" {
+	if flavor == dbms.MariaDB {
 		total += get("aria_pagecache_buffer_size", 128*mb)
 	}
 	if ps, ok := s.Get("performance_schema"); !ok || ps.Value.Bool {
@@ -250,7 +250,7 @@ func Render(in Input, preset PresetName, s Settings) string {
 }
 
 // Line is a setting as written in the file, without its comment.
-func Line(flavor string, x Setting) string {
+func Line(flavor dbms.Flavor, x Setting) string {
 	if isMySQLFamily(flavor) && x.Name == "log_bin" {
 		if x.Value.Bool {
 			return "log_bin" // the binary log on, with the server's default file name
@@ -272,7 +272,7 @@ type JSONSetting struct {
 
 // JSON returns the settings in the order written, values rendered as in the
 // file; sizes carry their bytes too, and line is the setting's whole line.
-func JSON(flavor string, s Settings) []JSONSetting {
+func JSON(flavor dbms.Flavor, s Settings) []JSONSetting {
 	out := make([]JSONSetting, 0, len(s))
 	for _, x := range s {
 		j := JSONSetting{Name: x.Name, Value: x.Value.Render(flavor), Why: x.Why, Override: x.Override, Line: Line(flavor, x)}

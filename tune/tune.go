@@ -18,7 +18,7 @@ import (
 
 // Input is what the tuner scales on.
 type Input struct {
-	Flavor         string // postgres, mysql, mariadb
+	Flavor         dbms.Flavor
 	Version        string // "15", "10.11.6", "8.0.39"; "" = the flavour's default
 	RAMBytes       uint64 // the board's nominal RAM (4 GiB on a 4 GB Pi, not MemTotal)
 	CPUs           int
@@ -26,9 +26,11 @@ type Input struct {
 	MaxConnections int    // 0 = scaled to RAM
 }
 
-// DefaultVersions are the versions Debian 12 and Raspberry Pi OS (bookworm)
-// ship, and Ubuntu 24.04 for MySQL.
-var DefaultVersions = map[string]string{dbms.Postgres: "15", "mariadb": "10.11", "mysql": "8.0.39"}
+// DefaultVersion is the version of a flavour that Debian 12 and Raspberry
+// Pi OS (bookworm) ship, and Ubuntu 24.04 for MySQL.
+func DefaultVersion(f dbms.Flavor) string {
+	return map[dbms.Flavor]string{dbms.Postgres: "15", dbms.MariaDB: "10.11", dbms.MySQL: "8.0.39"}[f]
+}
 
 // Setting is one line of the drop-in.
 type Setting struct {
@@ -80,14 +82,14 @@ func Presets() []Preset {
 // Normalize checks the input and fills in defaults.
 func Normalize(in Input) (Input, error) {
 	switch in.Flavor {
-	case dbms.Postgres, "mysql", "mariadb":
+	case dbms.Postgres, dbms.MySQL, dbms.MariaDB:
 	case "postgresql":
 		in.Flavor = dbms.Postgres
 	default:
 		return in, fmt.Errorf("unknown engine %q: want postgres, mysql or mariadb", in.Flavor)
 	}
 	if in.Version == "" {
-		in.Version = DefaultVersions[in.Flavor]
+		in.Version = DefaultVersion(in.Flavor)
 	}
 	if !version.Valid(in.Version) {
 		return in, fmt.Errorf("version %q: want the server's version in dotted numbers, like 15, 10.11.6 or 8.0.39", in.Version)
@@ -96,9 +98,9 @@ func Normalize(in Input) (Input, error) {
 	switch {
 	case in.Flavor == dbms.Postgres && (version.Less(major, "11") || version.Less("17", major)):
 		return in, fmt.Errorf("PostgreSQL %s is not supported: pidb tunes 11 to 17", in.Version)
-	case in.Flavor == "mysql" && (version.Less(in.Version, "8.0") || !version.Less(in.Version, "9")):
+	case in.Flavor == dbms.MySQL && (version.Less(in.Version, "8.0") || !version.Less(in.Version, "9")):
 		return in, fmt.Errorf("MySQL %s is not supported: pidb tunes 8.0 and 8.4", in.Version)
-	case in.Flavor == "mariadb" && (version.Less(in.Version, "10.3") || !version.Less(in.Version, "12")):
+	case in.Flavor == dbms.MariaDB && (version.Less(in.Version, "10.3") || !version.Less(in.Version, "12")):
 		return in, fmt.Errorf("MariaDB %s is not supported: pidb tunes 10.3 to 11.x", in.Version)
 	}
 	if in.RAMBytes < 256<<20 {
@@ -146,7 +148,7 @@ func Recommend(in Input, preset PresetName, overrides map[string]string) (Settin
 	// --max-connections is: the per-connection memory and the budget
 	// scale to it; given both ways, they must agree
 	for k, v := range overrides {
-		name, raw := overrideName(in.Flavor, k, v)
+		name, raw := overrideName(in.Flavor.Family(), k, v)
 		if name != "max_connections" {
 			continue
 		}
@@ -171,7 +173,7 @@ func Recommend(in Input, preset PresetName, overrides map[string]string) (Settin
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		name, raw := overrideName(in.Flavor, k, overrides[k])
+		name, raw := overrideName(in.Flavor.Family(), k, overrides[k])
 		p, ok := lookup(in.Flavor, in.Version, name)
 		if !ok {
 			msg := fmt.Sprintf("unknown %s %s setting", flavorName(in.Flavor), in.Version)
@@ -216,16 +218,16 @@ func Recommend(in Input, preset PresetName, overrides map[string]string) (Settin
 // setting's type, in its range. What needs the host's facts (its exact
 // version, the memory budget) waits for Recommend. Its error is an
 // *OverrideError.
-func Check(family, name, raw string) error {
-	flavors := []string{dbms.Postgres}
-	if family == "mysql" || family == "mariadb" {
-		flavors = []string{"mysql", "mariadb"}
+func Check(family dbms.Family, name, raw string) error {
+	flavors := []dbms.Flavor{dbms.Postgres}
+	if family == dbms.MySQLFamily {
+		flavors = []dbms.Flavor{dbms.MySQL, dbms.MariaDB}
 	}
 	key, raw := overrideName(family, name, raw)
 	var known []string
 	var firstErr error
 	for _, p := range params {
-		if !slices.ContainsFunc(flavors, func(f string) bool { return slices.Contains(p.Flavors, f) }) {
+		if !slices.ContainsFunc(flavors, func(f dbms.Flavor) bool { return slices.Contains(p.Flavors, f) }) {
 			continue
 		}
 		known = append(known, p.Name)
@@ -241,7 +243,7 @@ func Check(family, name, raw string) error {
 	if firstErr != nil {
 		return firstErr
 	}
-	what := map[bool]string{true: "PostgreSQL", false: "MySQL or MariaDB"}[family == dbms.Postgres]
+	what := map[bool]string{true: "PostgreSQL", false: "MySQL or MariaDB"}[family == dbms.PostgresFamily]
 	msg := fmt.Sprintf("pidb does not set %s on %s", key, what)
 	if other := otherFamily(family, key); other != "" {
 		msg = fmt.Sprintf("%s has no %s (it is a %s setting)", what, key, other)
@@ -254,16 +256,16 @@ func Check(family, name, raw string) error {
 }
 
 // otherFamily names the other engine family when it has the setting.
-func otherFamily(family, name string) string {
+func otherFamily(family dbms.Family, name string) string {
 	for _, p := range params {
 		if p.Name != name {
 			continue
 		}
 		pgHas := slices.Contains(p.Flavors, dbms.Postgres)
-		if family == dbms.Postgres && !pgHas {
+		if family == dbms.PostgresFamily && !pgHas {
 			return "MySQL/MariaDB"
 		}
-		if family != dbms.Postgres && pgHas {
+		if family != dbms.PostgresFamily && pgHas {
 			return "PostgreSQL"
 		}
 	}
@@ -273,9 +275,9 @@ func otherFamily(family, name string) string {
 // overrideName is an override's setting as the tuner names it: lower
 // case, hyphens read as underscores, and on MySQL and MariaDB
 // skip-log-bin = true read as log_bin = off.
-func overrideName(flavor, name, raw string) (string, string) {
+func overrideName(family dbms.Family, name, raw string) (string, string) {
 	key := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(name), "-", "_"))
-	if flavor != dbms.Postgres && key == "skip_log_bin" {
+	if family != dbms.PostgresFamily && key == "skip_log_bin" {
 		return "log_bin", negate(raw)
 	}
 	return key, raw
@@ -301,14 +303,14 @@ func PresetNames() []string {
 	return n
 }
 
-func flavorName(f string) string {
-	return map[string]string{dbms.Postgres: "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB"}[f]
+func flavorName(f dbms.Flavor) string {
+	return map[dbms.Flavor]string{dbms.Postgres: "PostgreSQL", dbms.MySQL: "MySQL", dbms.MariaDB: "MariaDB"}[f]
 }
 
 // otherFlavors names the flavours that do have name, for a clearer error.
-func otherFlavors(flavor, name string) string {
+func otherFlavors(flavor dbms.Flavor, name string) string {
 	var has []string
-	for _, f := range []string{dbms.Postgres, "mysql", "mariadb"} {
+	for _, f := range []dbms.Flavor{dbms.Postgres, dbms.MySQL, dbms.MariaDB} {
 		if f == flavor {
 			continue
 		}
@@ -323,14 +325,14 @@ func otherFlavors(flavor, name string) string {
 }
 
 // versionFor picks a version of flavor inside p's range, for otherFlavors.
-func versionFor(p Param, flavor string) string {
+func versionFor(p Param, flavor dbms.Flavor) string {
 	if p.Since != "" {
 		return p.Since
 	}
 	if p.Until != "" {
 		return "0"
 	}
-	return DefaultVersions[flavor]
+	return DefaultVersion(flavor)
 }
 
 // ParseFile reads the settings of a drop-in file as Render writes it (and

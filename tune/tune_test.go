@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pidb/dbms"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -26,7 +28,7 @@ var (
 	pi5   = board{"Pi 5 8GB NVMe", 8 << 30, 4, "nvme"}
 )
 
-func rendered(t *testing.T, flavor, version string, b board, preset PresetName, overrides map[string]string) map[string]string {
+func rendered(t *testing.T, flavor dbms.Flavor, version string, b board, preset PresetName, overrides map[string]string) map[string]string {
 	t.Helper()
 	s, err := Recommend(Input{Flavor: flavor, Version: version, RAMBytes: b.ram, CPUs: b.cpus, Storage: b.storage}, preset, overrides)
 	if err != nil {
@@ -70,12 +72,12 @@ func TestSeed(t *testing.T) {
 		expect(t, "postgres seed "+c.b.name, rendered(t, "postgres", "", c.b, "seed", nil),
 			map[string]string{"shared_buffers": c.shared, "max_parallel_workers_per_gather": "0"}, true)
 	}
-	for _, flavor := range []string{"mariadb", "mysql"} {
+	for _, flavor := range []dbms.Flavor{"mariadb", "mysql"} {
 		for _, c := range []struct {
 			b    board
 			pool string
 		}{{pi4B4, "1G"}, {pi3B, "256M"}, {zeroW, "128M"}} {
-			expect(t, flavor+" seed "+c.b.name, rendered(t, flavor, "", c.b, "seed", nil),
+			expect(t, string(flavor)+" seed "+c.b.name, rendered(t, flavor, "", c.b, "seed", nil),
 				map[string]string{"innodb_buffer_pool_size": c.pool, "log_bin": "OFF", "innodb_adaptive_hash_index": "ON"}, true)
 		}
 	}
@@ -117,9 +119,10 @@ func TestPostgresBalanced(t *testing.T) {
 
 func TestMySQLFamilyBalanced(t *testing.T) {
 	cases := []struct {
-		flavor, version string
-		b               board
-		want            map[string]string
+		flavor  dbms.Flavor
+		version string
+		b       board
+		want    map[string]string
 	}{
 		{"mariadb", "10.11", zeroW, map[string]string{"max_connections": "20", "innodb_buffer_pool_size": "128M", "innodb_log_file_size": "64M",
 			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "O_DIRECT", "innodb_adaptive_hash_index": "ON",
@@ -158,7 +161,7 @@ func TestMySQLFamilyBalanced(t *testing.T) {
 				t.Errorf("%s %s %s: %d settings, want %d: %v", c.flavor, c.version, c.b.name, len(got), n, got)
 			}
 		}
-		expect(t, c.flavor+" "+c.version+" balanced "+c.b.name, got, c.want, false)
+		expect(t, string(c.flavor)+" "+c.version+" balanced "+c.b.name, got, c.want, false)
 		fast := rendered(t, c.flavor, c.version, c.b, "fast", nil)
 		if fast["innodb_flush_log_at_trx_commit"] != "2" {
 			t.Errorf("%s fast: innodb_flush_log_at_trx_commit = %q, want 2", c.flavor, fast["innodb_flush_log_at_trx_commit"])
@@ -169,7 +172,7 @@ func TestMySQLFamilyBalanced(t *testing.T) {
 // TestFlavoursStayApart checks that no preset writes a variable the flavour
 // and version do not have: no MySQL-only variable for MariaDB, or the reverse.
 func TestFlavoursStayApart(t *testing.T) {
-	versions := map[string][]string{
+	versions := map[dbms.Flavor][]string{
 		"postgres": {"11", "13", "15", "16", "17"},
 		"mysql":    {"8.0.22", "8.0.29", "8.0.30", "8.0.39", "8.4.2"},
 		"mariadb":  {"10.3", "10.5", "10.11", "11.0", "11.4"},
@@ -203,8 +206,9 @@ func TestFlavoursStayApart(t *testing.T) {
 	}
 	// the specific differences, by name
 	for _, c := range []struct {
-		flavor, version, name string
-		has                   bool
+		flavor        dbms.Flavor
+		version, name string
+		has           bool
 	}{
 		{"mariadb", "10.11", "innodb_redo_log_capacity", false},
 		{"mysql", "8.0.39", "aria_pagecache_buffer_size", false},
@@ -231,7 +235,7 @@ func TestOverrides(t *testing.T) {
 	expect(t, "mariadb overrides", got, map[string]string{"innodb_buffer_pool_size": "512M", "log_bin": "OFF"}, false)
 
 	bad := []struct {
-		flavor string
+		flavor dbms.Flavor
 		set    map[string]string
 		want   string
 	}{
@@ -279,7 +283,7 @@ func TestBadInputs(t *testing.T) {
 // TestGolden compares the rendered drop-ins with testdata/*.conf; run with
 // -update to rewrite them after a deliberate change.
 func TestGolden(t *testing.T) {
-	for _, flavor := range []string{"postgres", "mariadb", "mysql"} {
+	for _, flavor := range []dbms.Flavor{"postgres", "mariadb", "mysql"} {
 		for _, b := range []board{zeroW, pi4B4} {
 			for _, p := range Presets() {
 				in := Input{Flavor: flavor, RAMBytes: b.ram, CPUs: b.cpus, Storage: b.storage}
@@ -289,7 +293,7 @@ func TestGolden(t *testing.T) {
 				}
 				in, _ = Normalize(in)
 				got := Render(in, p.Name, s)
-				file := filepath.Join("testdata", strings.ReplaceAll(flavor+"-"+b.name+"-"+string(p.Name), " ", "")+".conf")
+				file := filepath.Join("testdata", strings.ReplaceAll(string(flavor)+"-"+b.name+"-"+string(p.Name), " ", "")+".conf")
 				if *update {
 					if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
 						t.Fatal(err)
@@ -314,7 +318,7 @@ func FuzzOverride(f *testing.F) {
 		f.Add(seed[0], seed[1])
 	}
 	f.Fuzz(func(t *testing.T, name, value string) {
-		for _, flavor := range []string{"postgres", "mariadb"} {
+		for _, flavor := range []dbms.Flavor{"postgres", "mariadb"} {
 			s, err := Recommend(Input{Flavor: flavor, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}, "balanced", map[string]string{name: value})
 			if err != nil {
 				continue
@@ -324,7 +328,7 @@ func FuzzOverride(f *testing.F) {
 					continue
 				}
 				// what was written reads back as the same value
-				p, ok := lookup(flavor, DefaultVersions[flavor], x.Name)
+				p, ok := lookup(flavor, DefaultVersion(flavor), x.Name)
 				if !ok {
 					t.Fatalf("override %q accepted but unknown", x.Name)
 				}
@@ -343,7 +347,7 @@ func FuzzOverride(f *testing.F) {
 // TestParseFileReadsRender reads back every golden file as the settings
 // that produced it.
 func TestParseFileReadsRender(t *testing.T) {
-	for _, flavor := range []string{"postgres", "mariadb", "mysql"} {
+	for _, flavor := range []dbms.Flavor{"postgres", "mariadb", "mysql"} {
 		for _, p := range Presets() {
 			in := Input{Flavor: flavor, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}
 			s, _ := Recommend(in, p.Name, map[string]string{"max_connections": "50"})
@@ -399,7 +403,7 @@ func TestCheck(t *testing.T) {
 		{"mysql", "shared_buffers", "1GB", "it is a PostgreSQL setting"},
 		{"mysql", "init_file", "/tmp/x.sql", "never set from an inventory"},
 	} {
-		err := Check(c.family, c.name, c.value)
+		err := Check(dbms.Family(c.family), c.name, c.value)
 		var oe *OverrideError
 		switch {
 		case c.want == "" && err != nil:

@@ -48,12 +48,12 @@ func Switch(on bool) Value       { return Value{Kind: Bool, Bool: on} }
 func Word(w string) Value        { return Value{Kind: Enum, Word: w} }
 func Time(d time.Duration) Value { return Value{Kind: Duration, Dur: d} }
 
-func isMySQLFamily(flavor string) bool { return flavor == "mysql" || flavor == "mariadb" }
+func isMySQLFamily(flavor dbms.Flavor) bool { return flavor.Family() == dbms.MySQLFamily }
 
 // Render writes the value as the flavour's configuration file wants it:
 // PostgreSQL sizes as kB/MB/GB/TB and switches as on/off; MySQL and MariaDB
 // sizes as K/M/G and switches as ON/OFF.
-func (v Value) Render(flavor string) string {
+func (v Value) Render(flavor dbms.Flavor) string {
 	my := isMySQLFamily(flavor)
 	switch v.Kind {
 	case Bytes:
@@ -115,7 +115,7 @@ func (p Param) parse(s string) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		if slices.Equal(p.Flavors, []string{dbms.Postgres}) {
+		if slices.Equal(p.Flavors, []dbms.Flavor{dbms.Postgres}) {
 			// PostgreSQL reads a bare number in the setting's own unit
 			// (8kB blocks for shared_buffers, kB for work_mem), and has
 			// no unit below kB: pidb does not guess at either

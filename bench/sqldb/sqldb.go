@@ -37,7 +37,7 @@ type DB struct {
 	// Connector, when set instead, is what Open opens (a recorded
 	// connection, in tests), speaking Dialect's SQL: postgres or mysql.
 	Connector driver.Connector
-	Dialect   string
+	Dialect   dbms.Family
 }
 
 // Protocol is how a workload sends its statements.
@@ -55,7 +55,7 @@ const (
 
 // Target is a server and an account to reach it with.
 type Target struct {
-	Engine   string // family: postgres or mysql
+	Engine   dbms.Family
 	Host     string // an address, or 127.0.0.1 for an SSH forward
 	Port     int
 	User     string
@@ -76,7 +76,7 @@ func New(t Target) (DB, error) {
 		t.Timeout = 10 * time.Second
 	}
 	addr := net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
-	if t.Engine == dbms.Postgres {
+	if t.Engine == dbms.PostgresFamily {
 		cfg, err := pgx.ParseConfig(map[bool]string{true: "sslmode=require", false: "sslmode=disable"}[t.TLS])
 		if err != nil {
 			return DB{}, err
@@ -122,15 +122,15 @@ func TLSConfig(pin []byte) *tls.Config {
 	}
 }
 
-// Engine is "postgres" or "mysql" (the family).
-func (d DB) Engine() string {
+// Engine is the server's family.
+func (d DB) Engine() dbms.Family {
 	if d.Connector != nil {
 		return d.Dialect
 	}
 	if d.Postgres != nil {
-		return dbms.Postgres
+		return dbms.PostgresFamily
 	}
-	return "mysql"
+	return dbms.MySQLFamily
 }
 
 // Open returns a database handle. Its logins give the password away to
@@ -171,7 +171,7 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 // Rebind turns the ? placeholders of q into the engine's own ($1, $2... on
 // PostgreSQL). The workloads' statements have no ? inside strings.
 func (d DB) Rebind(q string) string {
-	if d.Engine() != dbms.Postgres {
+	if d.Engine() != dbms.PostgresFamily {
 		return q
 	}
 	var b strings.Builder
@@ -189,7 +189,7 @@ func (d DB) Rebind(q string) string {
 
 // Quote quotes an identifier (`user` on MySQL, "user" on PostgreSQL).
 func (d DB) Quote(name string) string {
-	if d.Engine() == dbms.Postgres {
+	if d.Engine() == dbms.PostgresFamily {
 		return `"` + name + `"`
 	}
 	return "`" + name + "`"
@@ -197,7 +197,7 @@ func (d DB) Quote(name string) string {
 
 // TableOptions is what goes after a CREATE TABLE's columns.
 func (d DB) TableOptions() string {
-	if d.Engine() == dbms.Postgres {
+	if d.Engine() == dbms.PostgresFamily {
 		return ""
 	}
 	return " ENGINE=InnoDB"
@@ -228,7 +228,7 @@ func BadPassword(err error) bool {
 // variables named (none: nothing is read).
 func (d DB) Settings(ctx context.Context, mysqlNames []string) ([][2]string, error) {
 	q := "SELECT name, current_setting(name) FROM pg_settings WHERE source = 'configuration file' ORDER BY name"
-	if d.Engine() != dbms.Postgres {
+	if d.Engine() != dbms.PostgresFamily {
 		if len(mysqlNames) == 0 {
 			return nil, nil
 		}

@@ -37,8 +37,8 @@ type Params struct {
 // Spec is one workload as pidb offers it.
 type Spec struct {
 	Name      string
-	Engines   []string // the engine families it runs on: postgres, mysql
-	DefaultOn []string // the families whose default workload it is
+	Engines   []dbms.Family // the engine families it runs on
+	DefaultOn []dbms.Family // the families whose default workload it is
 	// Protocols are the query protocols it can use, the default first.
 	Protocols []sqldb.Protocol
 	// FixedWork says it can run a fixed number of queries per client
@@ -74,19 +74,19 @@ type Spec struct {
 // All are the workloads, in the order the help lists them.
 func All() []Spec {
 	return []Spec{
-		{Name: tpcb.Name, Engines: []string{dbms.Postgres}, DefaultOn: []string{dbms.Postgres}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared},
+		{Name: tpcb.Name, Engines: []dbms.Family{dbms.PostgresFamily}, DefaultOn: []dbms.Family{dbms.PostgresFamily}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared},
 			Defaults: Params{Scale: tpcb.DefaultScale}, Means: map[string]string{"scale": "pgbench's scale"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &tpcb.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Reload: p.Reload, Log: p.Log}
 			}},
-		{Name: oltp.Name, Engines: []string{dbms.Postgres, "mysql"}, DefaultOn: []string{"mysql"}, Protocols: []sqldb.Protocol{sqldb.Prepared},
+		{Name: oltp.Name, Engines: []dbms.Family{dbms.PostgresFamily, dbms.MySQLFamily}, DefaultOn: []dbms.Family{dbms.MySQLFamily}, Protocols: []sqldb.Protocol{sqldb.Prepared},
 			Defaults: Params{Tables: oltp.DefaultTables, TableSize: oltp.DefaultTableSize}, Means: map[string]string{"tables": "sbtest tables", "table_size": "rows per table"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &oltp.Workload{DB: db, Tables: p.Tables, TableSize: p.TableSize, Reload: p.Reload, Log: p.Log}
 			}},
-		{Name: quiz.Name, Engines: []string{dbms.Postgres, "mysql"}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared}, Revision: quiz.Revision, FixedWork: true,
+		{Name: quiz.Name, Engines: []dbms.Family{dbms.PostgresFamily, dbms.MySQLFamily}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared}, Revision: quiz.Revision, FixedWork: true,
 			Defaults: Params{Scale: quiz.DefaultScale}, Means: map[string]string{"scale": "users"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &quiz.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Reload: p.Reload, Log: p.Log}
 			}},
-		{Name: tpcc.Name, Engines: []string{dbms.Postgres, "mysql"}, Protocols: []sqldb.Protocol{sqldb.Simple},
+		{Name: tpcc.Name, Engines: []dbms.Family{dbms.PostgresFamily, dbms.MySQLFamily}, Protocols: []sqldb.Protocol{sqldb.Simple},
 			Defaults: Params{Scale: tpcc.DefaultScale, Tables: tpcc.DefaultTables}, Means: map[string]string{"scale": "warehouses per table copy", "tables": "copies of the nine tables, as sysbench-tpcc's --tables"},
 			HasMix:  true,
 			Figures: tpcc.Figures, Ops: tpcc.Types[:], ForeignKeys: true,
@@ -126,7 +126,7 @@ func Get(name string) (Spec, error) {
 }
 
 // Default is the default workload of an engine family.
-func Default(family string) Spec {
+func Default(family dbms.Family) Spec {
 	for _, s := range All() {
 		if slices.Contains(s.DefaultOn, family) {
 			return s
@@ -136,7 +136,7 @@ func Default(family string) Spec {
 }
 
 // Fits reports whether the workload runs on an engine family.
-func (s Spec) Fits(family string) bool { return slices.Contains(s.Engines, family) }
+func (s Spec) Fits(family dbms.Family) bool { return slices.Contains(s.Engines, family) }
 
 // Resolve fills p's zero parameters with the workload's defaults and checks
 // the protocol; parameters the workload does not have are cleared, so a
@@ -189,14 +189,23 @@ func NamesWhere(has func(Spec) bool) string {
 	return strings.Join(names, " and ")
 }
 
+// joinFamilies writes families as help does: "postgres and mysql".
+func joinFamilies(fs []dbms.Family) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = string(f)
+	}
+	return strings.Join(names, " and ")
+}
+
 // Help is one line for the command line's help: each workload and where
 // it runs or is the default.
 func Help() string {
 	var parts []string
 	for _, s := range All() {
-		where := "on " + strings.Join(s.Engines, " and ")
+		where := "on " + joinFamilies(s.Engines)
 		if len(s.DefaultOn) > 0 {
-			where = "the default on " + strings.Join(s.DefaultOn, " and ") + ", runs " + where
+			where = "the default on " + joinFamilies(s.DefaultOn) + ", runs " + where
 		}
 		parts = append(parts, s.Name+" ("+where+")")
 	}

@@ -160,7 +160,7 @@ func TestBenchOLTPReadOnly(t *testing.T) {
 			before := serverCount(t, h, tc.engine)
 			b := benchOne(t, append(args, "--duration", "3s", "--warmup", "1s")...)
 			after := serverCount(t, h, tc.engine)
-			if b.Workload != "oltp-read-only" || b.Engine != tc.engine || b.QPS <= 0 || len(b.Errors) != 0 {
+			if b.Workload != "oltp-read-only" || string(b.Engine) != tc.engine || b.QPS <= 0 || len(b.Errors) != 0 {
 				t.Errorf("result %+v", b)
 			}
 			if b.QPS < 15.9*b.TPS || b.QPS > 16.1*b.TPS {
@@ -206,7 +206,7 @@ func TestBenchQuiz(t *testing.T) {
 				}
 				b, seen := benchSeeing(t, h, like, append(args, "--protocol", proto)...)
 				after := serverCounts(t, h, tc.engine)
-				if b.Workload != "quiz" || b.Engine != tc.engine || b.Transactions != 16000 || b.Queries != 2000 || b.QPS <= 0 || b.QPS != b.TPS || b.DurationS <= 0 || len(b.Errors) != 0 {
+				if b.Workload != "quiz" || string(b.Engine) != tc.engine || b.Transactions != 16000 || b.Queries != 2000 || b.QPS <= 0 || b.QPS != b.TPS || b.DurationS <= 0 || len(b.Errors) != 0 {
 					t.Errorf("%s: result %+v, want 8 x 2,000 queries", proto, b)
 				}
 				// the server saw every query, and few of anyone else's

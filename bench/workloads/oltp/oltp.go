@@ -59,7 +59,7 @@ func (w *Workload) open() (*sql.DB, error) { return w.DB.Open() }
 
 // createTable is sysbench's table on each engine.
 func (w *Workload) createTable(name string) string {
-	if w.DB.Engine() == dbms.Postgres {
+	if w.DB.Engine() == dbms.PostgresFamily {
 		return "CREATE TABLE " + name + " (id SERIAL NOT NULL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))"
 	}
 	return "CREATE TABLE " + name + " (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))" + w.DB.TableOptions()

@@ -12,6 +12,7 @@ import (
 
 	"pidb/bench/sqldb"
 	"pidb/bench/wire/pgwire"
+	"pidb/dbms"
 	"pidb/internal/sqlrec"
 	"pidb/internal/wiretest"
 )
@@ -22,7 +23,7 @@ import (
 func TestPrepareLoadsWhatIsMissing(t *testing.T) {
 	for _, dialect := range []string{"postgres", "mysql"} {
 		rec := &sqlrec.Recorder{Counts: map[string]int64{"sbtest2": 2500}}
-		w := &Workload{DB: sqldb.DB{Connector: rec, Dialect: dialect}, Tables: 2, TableSize: 2500}
+		w := &Workload{DB: sqldb.DB{Connector: rec, Dialect: dbms.Family(dialect)}, Tables: 2, TableSize: 2500}
 		if err := w.Prepare(context.Background()); err != nil {
 			t.Fatal(err)
 		}

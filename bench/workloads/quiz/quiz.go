@@ -182,7 +182,7 @@ var (
 
 // create is the table's CREATE TABLE on the database's engine.
 func (w *Workload) create(t table) string {
-	if w.DB.Engine() == dbms.Postgres {
+	if w.DB.Engine() == dbms.PostgresFamily {
 		return "CREATE TABLE " + w.DB.Quote(t.name) + " (" + t.pg + ")"
 	}
 	return "CREATE TABLE " + w.DB.Quote(t.name) + " (" + t.mysql + ")" + w.DB.TableOptions()
@@ -271,18 +271,18 @@ var queries = [4]query{
 // (postgres, mysql) with a protocol: for simple, the text before the id
 // and after it (load.py's, with its semicolon; on PostgreSQL "user"
 // quoted); for prepared, the statement with its placeholder.
-func Statements(engine string, protocol sqldb.Protocol) [4][2]string {
+func Statements(engine dbms.Family, protocol sqldb.Protocol) [4][2]string {
 	var out [4][2]string
 	for i, q := range queries {
 		tbl := q.table
-		if engine == dbms.Postgres && tbl == "user" {
+		if engine == dbms.PostgresFamily && tbl == "user" {
 			tbl = `"user"`
 		}
 		head := "SELECT " + q.column + " FROM " + tbl + " WHERE " + q.key + " = "
 		switch {
 		case protocol == sqldb.Simple:
 			out[i] = [2]string{head, ";"}
-		case engine == dbms.Postgres:
+		case engine == dbms.PostgresFamily:
 			out[i] = [2]string{head + "$1", ""}
 		default:
 			out[i] = [2]string{head + "?", ""}

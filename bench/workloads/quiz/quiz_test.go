@@ -11,6 +11,7 @@ import (
 	"pidb/bench"
 	"pidb/bench/sqldb"
 	"pidb/bench/wire/pgwire"
+	"pidb/dbms"
 	"pidb/internal/sqlrec"
 	"pidb/internal/wiretest"
 )
@@ -41,7 +42,7 @@ func TestPrepare(t *testing.T) {
 			"attempted_at TIMESTAMP NOT NULL"},
 	} {
 		rec := &sqlrec.Recorder{Counts: map[string]int64{"user": 100, "question": 200, "answer": 200, "attempt": 1999}}
-		w := &Workload{DB: sqldb.DB{Connector: rec, Dialect: c.dialect}, Scale: 100}
+		w := &Workload{DB: sqldb.DB{Connector: rec, Dialect: dbms.Family(c.dialect)}, Scale: 100}
 		if err := w.Prepare(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -163,7 +163,7 @@ func (w *Workload) log(s string) {
 	}
 }
 
-func (w *Workload) postgres() bool { return w.DB.Engine() == dbms.Postgres }
+func (w *Workload) postgres() bool { return w.DB.Engine() == dbms.PostgresFamily }
 
 // ErrorKind names a server error by number or SQLSTATE, after the
 // transaction it ended ("payment: mysql 1213"); a lost connection

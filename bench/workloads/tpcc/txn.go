@@ -51,7 +51,7 @@ func (c *lean) rows() *rows.Set       { return &c.rs }
 
 // dial connects a client with the lean wire client of db's engine.
 func dial(ctx context.Context, db sqldb.DB) (conn, error) {
-	if db.Engine() == dbms.Postgres {
+	if db.Engine() == dbms.PostgresFamily {
 		c, err := pgwire.Connect(ctx, &db.Postgres.Config, nil)
 		if err != nil {
 			return nil, err
