@@ -164,6 +164,9 @@ func (k Key) Usage(kind Kind) string {
 		v := Validate{}
 		def = shown(k.field(&targets{bench: &b, thermal: &t, validate: &v}))
 	}
+	if def == "" && k.Kind == inventory.Bool && !k.FlagOnly {
+		def = "false" // the inventory may turn it on
+	}
 	switch {
 	case def == "":
 		return k.Help

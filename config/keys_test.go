@@ -158,6 +158,7 @@ func TestUsage(t *testing.T) {
 		{"idle-before", ForBench, "thermal readings for `D` before the load, as a baseline (default: the inventory's [thermal] idle_before, else 0s)"},
 		{"threads", ForBench, "threads the clients share (every workload), each waiting on its clients' sockets at once, as pgbench -j; 0: a thread per client (default: this machine's cores)"},
 		{"reload", ForBench, "load the workload's data again, even when what is there matches"},
+		{"strict", ForValidate, "WARN fails too (default: the inventory's [validate] strict, else false)"},
 		{"use-fk", ForBench, "tpcc: load the tables with sysbench-tpcc's foreign keys (--use-fk=false: without, as its --use_fk=0; a load of the other kind is loaded again) (default: the inventory's [bench] use_fk, else true)"},
 	} {
 		k, ok := KeyByFlag(c.flag)

@@ -207,7 +207,7 @@ func Parse(out string) Facts {
 		Desktop:    DesktopEnabled(firstLine(s["dm"])),
 		Thermal:    strings.TrimSpace(s["thermal"]) != "",
 		Vcgencmd:   strings.TrimSpace(s["vcgencmd"]) != "",
-		Engine:     ParseEngine(s["postgres"], s["clusters"], s["mysql"], s["active"]),
+		Engine:     ParseEngine(s[string(dbms.Postgres)], s["clusters"], s["mysql"], s["active"]),
 		Simulated:  simulated(firstLine(s["simulated"])),
 	}
 	if f.Model == "" {

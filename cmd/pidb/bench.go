@@ -9,6 +9,7 @@ import (
 
 	"pidb/action"
 	"pidb/config"
+	"pidb/internal/cmdutil"
 	"pidb/tables"
 )
 
@@ -19,16 +20,14 @@ func benchCommand(run benchRun) *cli.Command {
 		Name:      "bench",
 		Usage:     "run a workload on each Pi from this machine, and save the run",
 		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--queries N] [--mix W:W:W:W:W] [--use-fk=false] [--reload] [--check] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--json]",
-		Flags: append(append(append(append(fleetFlags(), workloadFlags(config.ForBench)...),
-			settingFlags(config.ForBench, "tables", "table-size", "interval", "protocol", "queries", "reload", "use-fk", "check", "threads", "via", "tls")...),
-			thermalFlags(config.ForBench)...),
+		Flags: append(append(fleetFlags(), benchSettings().Flags(config.ForBench)...),
 			outFlag(),
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write this client's CPU profile to `FILE` (pprof), for work on its cost", Hidden: true},
 		),
-		Action: withOptions(func(c *cli.Context) (action.BenchOptions, error) {
+		Action: cmdutil.WithOptions(func(c *cli.Context) (action.BenchOptions, error) {
 			f, err := fleetOf(c)
-			return action.BenchOptions{Fleet: f, Workload: workloadOf(c), Out: c.String("out"), Version: version()}, err
-		}, orWork(run.bench, runBench)),
+			return action.BenchOptions{Fleet: f, Workload: workloadOf(c, benchSettings()), Out: c.String("out"), Version: version()}, err
+		}, cmdutil.OrWork(run.bench, runBench)),
 		Subcommands: []*cli.Command{{
 			Name:  "tpcc",
 			Usage: "TPC-C's own commands",
@@ -36,21 +35,21 @@ func benchCommand(run benchRun) *cli.Command {
 				Name:      "check",
 				Usage:     "test the standard's consistency conditions 1-4 on every warehouse of tpcc's tables on each Pi",
 				UsageText: "pidb bench tpcc check -i FILE [--limit NAMES] [--tables N] [--via auto|direct|ssh] [--tls auto|on|off] [--json]",
-				Flags:     append(fleetFlags(), settingFlags(config.ForBench, "tables", "via", "tls")...),
-				Action: withOptions(func(c *cli.Context) (action.CheckOptions, error) {
+				Flags:     append(fleetFlags(), tpccCheckSettings().Flags(config.ForBench)...),
+				Action: cmdutil.WithOptions(func(c *cli.Context) (action.CheckOptions, error) {
 					f, err := fleetOf(c)
-					return action.CheckOptions{Fleet: f, Workload: workloadOf(c)}, err
-				}, orWork(run.check, printed(action.CheckTPCC, tables.TPCCCheck))),
+					return action.CheckOptions{Fleet: f, Workload: workloadOf(c, tpccCheckSettings())}, err
+				}, cmdutil.OrWork(run.check, cmdutil.Printed(action.CheckTPCC, tables.TPCCCheck))),
 			}},
 		}, {
 			Name:      "cleanup",
 			Usage:     "drop pidb's own benchmark database (and every workload's tables in it) on each Pi",
 			UsageText: "pidb bench cleanup -i FILE [--limit NAMES] [--json]",
 			Flags:     fleetFlags(),
-			Action: withOptions(func(c *cli.Context) (action.CleanupOptions, error) {
+			Action: cmdutil.WithOptions(func(c *cli.Context) (action.CleanupOptions, error) {
 				f, err := fleetOf(c)
 				return action.CleanupOptions{Fleet: f}, err
-			}, orWork(run.cleanup, printed(action.Cleanup, tables.Cleanup))),
+			}, cmdutil.OrWork(run.cleanup, cmdutil.Printed(action.Cleanup, tables.Cleanup))),
 		}},
 	}
 }
@@ -86,14 +85,14 @@ func runBench(c *cli.Context, o action.BenchOptions) error {
 		return err
 	}
 	if c.Bool("json") {
-		return printResults(c, js, tables.Table{}, err)
+		return cmdutil.PrintResults(c, js, tables.Table{}, err)
 	}
 	for i, t := range []tables.Table{tables.Bench(js), tables.Ops(js), tables.BenchChecks(js)} {
 		if i > 0 && len(t.Rows) > 0 {
 			fmt.Fprintln(c.App.Writer)
 		}
 		if len(t.Rows) > 0 || i == 0 {
-			if perr := table(c, t); perr != nil {
+			if perr := cmdutil.Table(c, t); perr != nil {
 				return perr
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
+	"pidb/internal/cmdutil"
 	"pidb/progress"
 	"pidb/usage"
 )
@@ -24,7 +25,7 @@ func credentialsCommand(run func(*cli.Context, action.CredentialsOptions) error)
 			&cli.StringFlag{Name: "ca", Usage: "write the server's certificate, read over SSH, to `FILE` (0644) and print a URL that checks the server against it " +
 				"(sslmode=verify-full, ssl-mode=VERIFY_IDENTITY; verify-ca, VERIFY_CA, with a note, where the certificate does not name the host's address)"},
 		}, credentialsSSHFlags()...),
-		Action: withOptions(credentialsOptions, orWork(run, runCredentials)),
+		Action: cmdutil.WithOptions(credentialsOptions, cmdutil.OrWork(run, runCredentials)),
 	}
 }
 

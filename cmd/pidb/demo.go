@@ -7,6 +7,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/demo"
+	"pidb/internal/cmdutil"
+	"pidb/internal/labcmd"
 	"pidb/tables"
 	"pidb/usage"
 )
@@ -26,9 +28,9 @@ func demoCommand(run func(*cli.Context, demo.Options) error) *cli.Command {
 			&cli.DurationFlag{Name: "idle", Usage: "the idle readings before and after each load", Value: demo.DefaultIdle},
 			&cli.Float64Flag{Name: "thermal-speed", Usage: "simulated seconds per real second: 1 is real time (a Pi 4 in a case takes minutes to pass 80 C)", Value: demo.DefaultThermalSpeed},
 			&cli.StringFlag{Name: "out", Usage: "the runs and the report go into `DIR`", Value: demo.DefaultOut},
-			labDirFlag(),
-		}, viewFlags()...),
-		Action: withOptions(demoOptions, orWork(run, runDemo)),
+			labcmd.DirFlag(),
+		}, cmdutil.ViewFlags()...),
+		Action: cmdutil.WithOptions(demoOptions, cmdutil.OrWork(run, runDemo)),
 	}
 }
 
@@ -48,7 +50,7 @@ func demoOptions(c *cli.Context) (demo.Options, error) {
 	case o.ThermalSpeed <= 0 || o.ThermalSpeed > 1000:
 		return o, usage.Errorf("--thermal-speed %g: want more than 0, at most 1000", o.ThermalSpeed)
 	}
-	o.View = newView(c)
+	o.View = cmdutil.NewView(c)
 	return o, nil
 }
 
@@ -59,7 +61,7 @@ func runDemo(c *cli.Context, o demo.Options) error {
 	w := c.App.Writer
 	if len(res.Validations) > 0 {
 		fmt.Fprintln(w)
-		if err := table(c, tables.Demo(res.Validations)); err != nil {
+		if err := cmdutil.Table(c, tables.Demo(res.Validations)); err != nil {
 			return err
 		}
 		fmt.Fprintln(w, "(simulated boards; SPEED board: its board's published CPU capacity as a CPU quota and its card's limits; full: this machine's)")
@@ -69,7 +71,7 @@ func runDemo(c *cli.Context, o demo.Options) error {
 	}
 	if res.Comparison != nil {
 		fmt.Fprintln(w, "\nThe Pi 4 in a case (base) against the Pi 4 with a fan:")
-		if err := table(c, tables.Comparison(res.Comparison)); err != nil {
+		if err := cmdutil.Table(c, tables.Comparison(res.Comparison)); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
+	"pidb/internal/cmdutil"
 	"pidb/tables"
 )
 
@@ -15,10 +16,10 @@ func factsCommand(run func(*cli.Context, action.FactsOptions) error) *cli.Comman
 		Usage:     "show what each Pi is: model, RAM, cores, OS, storage, boot target, thermal sensor, engine",
 		UsageText: "pidb facts -i FILE [--limit NAMES] [--concurrency N] [--json] [--accept-new-host-keys]",
 		Flags:     fleetFlags(),
-		Action: withOptions(func(c *cli.Context) (action.FactsOptions, error) {
+		Action: cmdutil.WithOptions(func(c *cli.Context) (action.FactsOptions, error) {
 			f, err := fleetOf(c)
 			return action.FactsOptions{Fleet: f}, err
-		}, orWork(run, runFacts)),
+		}, cmdutil.OrWork(run, runFacts)),
 	}
 }
 
@@ -28,5 +29,5 @@ func runFacts(c *cli.Context, o action.FactsOptions) error {
 	if rs == nil {
 		return err
 	}
-	return printResults(c, tables.FactsJSON(rs), tables.Facts(rs), err)
+	return cmdutil.PrintResults(c, tables.FactsJSON(rs), tables.Facts(rs), err)
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
+	"pidb/internal/cmdutil"
 	"pidb/tables"
 )
 
@@ -21,9 +22,9 @@ func inventoryCommand(run func(*cli.Context, action.Fleet) error) *cli.Command {
 			Name:      "check",
 			Usage:     "validate the inventory and print the resolved hosts",
 			UsageText: "pidb inventory check -i FILE [--limit NAMES] [--json]",
-			Flags:     []cli.Flag{inventoryFlag(), limitFlag(), jsonFlag()},
+			Flags:     []cli.Flag{inventoryFlag(), limitFlag(), cmdutil.JSONFlag()},
 			Action: func(c *cli.Context) error {
-				if err := noArguments(c); err != nil {
+				if err := cmdutil.NoArguments(c); err != nil {
 					return err
 				}
 				return run(c, action.Fleet{Inventory: c.String("inventory"), Limit: c.String("limit"), Warnings: c.App.ErrWriter})
@@ -38,5 +39,5 @@ func runInventoryCheck(c *cli.Context, f action.Fleet) error {
 	if err != nil {
 		return err
 	}
-	return printResults(c, tables.HostsJSON(hosts), tables.Hosts(hosts), nil)
+	return cmdutil.PrintResults(c, tables.HostsJSON(hosts), tables.Hosts(hosts), nil)
 }

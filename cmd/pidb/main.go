@@ -9,12 +9,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"pidb/internal/build"
+	"pidb/internal/cmdutil"
+	"pidb/internal/labcmd"
 	"pidb/progress"
 	"pidb/usage"
 )
@@ -79,17 +80,17 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			reportCommand(nil),
 			compareCommand(nil),
 			tuneCommand(tuneRun{}),
-			labCommand(labRun{}),
+			labcmd.Command(labcmd.Run{}),
 			demoCommand(nil),
-			completionCommand(),
-			manCommand(),
+			cmdutil.CompletionCommand(),
+			cmdutil.ManCommand(),
 			helpCommand(),
 		},
 	}
-	app.Action = groupAction
-	setUsageErrors(app.Commands)
-	tidyFlags(app.Commands)
-	app.OnUsageError = onUsageError
+	app.Action = cmdutil.GroupAction
+	cmdutil.SetUsageErrors(app.Commands)
+	cmdutil.TidyFlags(app.Commands)
+	app.OnUsageError = cmdutil.OnUsageError
 	return app
 }
 
@@ -108,75 +109,6 @@ func helpCommand() *cli.Command {
 	}
 }
 
-// groupAction runs for a command that only holds subcommands: with no
-// argument it shows help, with an unknown one it is a usage error.
-func groupAction(c *cli.Context) error {
-	if c.Args().Present() {
-		name := c.App.Name
-		if c.Command != nil && c.Command.FullName() != "" && c.Command.FullName() != c.App.Name {
-			name += " " + c.Command.FullName()
-		}
-		return usage.Errorf("unknown command %q (see %s --help)", c.Args().First(), name)
-	}
-	return cli.ShowSubcommandHelp(c)
-}
-
-func onUsageError(c *cli.Context, err error, _ bool) error {
-	return usage.Wrap(err)
-}
-
-func setUsageErrors(cmds []*cli.Command) {
-	for _, c := range cmds {
-		c.OnUsageError = onUsageError
-		if len(c.Subcommands) > 0 && c.Action == nil {
-			c.Action = groupAction
-		}
-		setUsageErrors(c.Subcommands)
-	}
-}
-
-// tidyFlags has every flag's help say its default once: a default the
-// usage text states ("(default: the inventory's [bench], else 8)") becomes
-// the flag's default text, and a bool that is off unless given says
-// nothing. A number whose zero means "not given" states its default.
-func tidyFlags(cmds []*cli.Command) {
-	for _, c := range cmds {
-		for _, f := range c.Flags {
-			tidyFlag(f)
-		}
-		tidyFlags(c.Subcommands)
-	}
-}
-
-func tidyFlag(f cli.Flag) {
-	switch f := f.(type) {
-	case *cli.BoolFlag:
-		if !statedDefault(&f.Usage, &f.DefaultText) && !f.Value {
-			f.DisableDefaultText = true
-		}
-	case *cli.IntFlag:
-		statedDefault(&f.Usage, &f.DefaultText)
-	case *cli.DurationFlag:
-		statedDefault(&f.Usage, &f.DefaultText)
-	case *cli.Float64Flag:
-		statedDefault(&f.Usage, &f.DefaultText)
-	case *cli.StringFlag:
-		statedDefault(&f.Usage, &f.DefaultText)
-	}
-}
-
-// statedDefault moves a default the usage text ends with, " (default:
-// X)", into the flag's default text, and reports whether there was one.
-func statedDefault(usage, defaultText *string) bool {
-	i := strings.LastIndex(*usage, " (default: ")
-	if i < 0 || !strings.HasSuffix(*usage, ")") {
-		return false
-	}
-	*defaultText = (*usage)[i+len(" (default: ") : len(*usage)-1]
-	*usage = (*usage)[:i]
-	return true
-}
-
 // Flags shared by the commands that read an inventory; new ones each time
 // (see fleetFlags).
 func inventoryFlag() cli.Flag {
@@ -185,8 +117,4 @@ func inventoryFlag() cli.Flag {
 
 func limitFlag() cli.Flag {
 	return &cli.StringFlag{Name: "limit", Usage: "only these hosts: `NAMES`, comma-separated"}
-}
-
-func jsonFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"}
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"pidb/internal/cmdutil"
 	"pidb/internal/labtest"
 	"pidb/tables"
 
@@ -349,7 +350,7 @@ func TestTableSanitized(t *testing.T) {
 		{Host: inventory.Host{Name: "pi4"}, Value: facts.Facts{Host: "pi4", Model: hostile, OS: facts.OSRelease{ID: "debian", VersionID: "12"}}},
 		{Host: inventory.Host{Name: "pi3"}, Err: errors.New("gone")},
 	}
-	if err := table(c, tables.Facts(results)); err != nil {
+	if err := cmdutil.Table(c, tables.Facts(results)); err != nil {
 		t.Fatal(err)
 	}
 	noControls(t, "the table", out.String())

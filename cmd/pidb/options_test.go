@@ -14,6 +14,7 @@ import (
 	"pidb/action"
 	"pidb/config"
 	"pidb/demo"
+	"pidb/internal/cmdutil"
 	"pidb/job"
 )
 
@@ -24,8 +25,8 @@ func runWith(t *testing.T, cmd *cli.Command, args ...string) (int, string) {
 	t.Setenv("PIDB_INVENTORY", "")
 	var out, errb bytes.Buffer
 	app := &cli.App{Name: "pidb", Writer: &out, ErrWriter: &errb, Commands: []*cli.Command{cmd}, ExitErrHandler: func(*cli.Context, error) {}}
-	setUsageErrors(app.Commands)
-	app.OnUsageError = onUsageError
+	cmdutil.SetUsageErrors(app.Commands)
+	app.OnUsageError = cmdutil.OnUsageError
 	err := app.RunContext(context.Background(), append([]string{"pidb"}, args...))
 	return exitCode(err, &errb), errb.String()
 }

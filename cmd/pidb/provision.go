@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
+	"pidb/internal/cmdutil"
 	"pidb/job"
 	"pidb/progress"
 	"pidb/tables"
@@ -27,7 +28,7 @@ func provisionCommand(run func(*cli.Context, action.ProvisionOptions) error) *cl
 			&cli.BoolFlag{Name: "now", Usage: "also stop the display manager now, not only from the next boot"},
 			&cli.DurationFlag{Name: "apt-lock-timeout", Usage: "wait at most `D` for another apt or dpkg (a fresh Pi updates itself at first boot) to let go of its lock", Value: action.DefaultAptLockWait},
 		),
-		Action: withOptions(stepsOf(job.AllSteps), orWork(run, runProvision)),
+		Action: cmdutil.WithOptions(stepsOf(job.AllSteps), cmdutil.OrWork(run, runProvision)),
 	}
 }
 
@@ -54,12 +55,12 @@ func runProvision(c *cli.Context, o action.ProvisionOptions) error {
 	if o.DryRun && !c.Bool("json") {
 		fmt.Fprint(c.App.Writer, progress.Sanitize(tables.Plans(out))) // the host's files, as they are
 	}
-	if perr := printResults(c, out, tables.Provision(out, o.DryRun), nil); perr != nil || c.Bool("json") {
+	if perr := cmdutil.PrintResults(c, out, tables.Provision(out, o.DryRun), nil); perr != nil || c.Bool("json") {
 		return cmp.Or(perr, err)
 	}
 	for _, r := range out {
 		for _, n := range r.Notes {
-			lines(c.App.ErrWriter, fmt.Sprintf("%s: note: %s", r.Host, n))
+			cmdutil.Lines(c.App.ErrWriter, fmt.Sprintf("%s: note: %s", r.Host, n))
 		}
 	}
 	return err

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
+	"pidb/internal/cmdutil"
 	"pidb/output"
 	"pidb/report"
 	"pidb/tables"
@@ -26,9 +27,9 @@ func runsCommand(run func(*cli.Context, action.RunsOptions) error) *cli.Command 
 			&cli.StringFlag{Name: "host", Usage: "only this host's runs"},
 			&cli.StringFlag{Name: "workload", Usage: "only this workload's runs"},
 			&cli.IntFlag{Name: "last", Usage: "only the newest `N` (after --host and --workload) (default: all)"},
-			jsonFlag(),
+			cmdutil.JSONFlag(),
 		},
-		Action: withOptions(func(c *cli.Context) (action.RunsOptions, error) {
+		Action: cmdutil.WithOptions(func(c *cli.Context) (action.RunsOptions, error) {
 			o := action.RunsOptions{Dir: cmp.Or(c.Args().First(), resultsDir), Filter: report.Filter{Host: c.String("host"), Workload: c.String("workload"), Last: c.Int("last")}}
 			switch {
 			case c.NArg() > 1:
@@ -37,7 +38,7 @@ func runsCommand(run func(*cli.Context, action.RunsOptions) error) *cli.Command 
 				return o, usage.Errorf("--last %d: want 0 (all) or more", o.Filter.Last)
 			}
 			return o, nil
-		}, orWork(run, runRuns)),
+		}, cmdutil.OrWork(run, runRuns)),
 	}
 }
 
@@ -53,7 +54,7 @@ func runRuns(c *cli.Context, o action.RunsOptions) error {
 		}
 		return output.JSON(c.App.Writer, rows)
 	}
-	if err := table(c, tables.Runs(rows)); err != nil {
+	if err := cmdutil.Table(c, tables.Runs(rows)); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -83,8 +84,10 @@ func reportCommand(run func(*cli.Context, action.ReportOptions) error) *cli.Comm
 		Usage: "one self-contained HTML page of saved runs: the fleet table, charts of throughput, temperature, clock and latency, the settings",
 		UsageText: "pidb report [-o report.html] [--png DIR] [DIR | RUN ...]     (no arguments: the newest run of each host in ./" + resultsDir + ")\n" +
 			"   pidb report --compare [-o report.html] RUN_A RUN_B [RUN ...]   (RUN: a run's folder, its run.json, or its id)",
-		Flags:  append(reportFlags(), &cli.BoolFlag{Name: "compare", Usage: "compare the runs named, the first as the base: on the page and as a table on stdout"}),
-		Action: func(c *cli.Context) error { return orWork(run, runReport)(c, reportOptions(c, c.Bool("compare"))) },
+		Flags: append(reportFlags(), &cli.BoolFlag{Name: "compare", Usage: "compare the runs named, the first as the base: on the page and as a table on stdout"}),
+		Action: func(c *cli.Context) error {
+			return cmdutil.OrWork(run, runReport)(c, reportOptions(c, c.Bool("compare")))
+		},
 	}
 }
 
@@ -96,7 +99,7 @@ func compareCommand(run func(*cli.Context, action.ReportOptions) error) *cli.Com
 		Usage:     "compare saved runs, the first as the base (pidb report --compare)",
 		UsageText: "pidb compare [-o report.html] [--png DIR] RUN_A RUN_B [RUN ...]",
 		Flags:     reportFlags(),
-		Action:    func(c *cli.Context) error { return orWork(run, runReport)(c, reportOptions(c, true)) },
+		Action:    func(c *cli.Context) error { return cmdutil.OrWork(run, runReport)(c, reportOptions(c, true)) },
 	}
 }
 
@@ -118,7 +121,7 @@ func runReport(c *cli.Context, o action.ReportOptions) error {
 		for _, s := range r.Comparison.Cautions {
 			fmt.Fprintln(c.App.Writer, s)
 		}
-		if err := table(c, tables.Comparison(r.Comparison)); err != nil {
+		if err := cmdutil.Table(c, tables.Comparison(r.Comparison)); err != nil {
 			return err
 		}
 	}

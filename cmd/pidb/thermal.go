@@ -7,6 +7,7 @@ import (
 
 	"pidb/action"
 	"pidb/config"
+	"pidb/internal/cmdutil"
 	"pidb/tables"
 	"pidb/usage"
 )
@@ -18,7 +19,7 @@ func thermalCommand(run func(*cli.Context, action.ThermalOptions) error) *cli.Co
 		Name:      "thermal",
 		Usage:     "read each Pi's temperature, Arm clock and throttling flags, once or for a while",
 		UsageText: "pidb thermal -i FILE [--limit NAMES] [--interval D] [--duration D] [--csv FILE] [--json]",
-		Flags: append(append(fleetFlags(), settingFlags(config.ForBench, "thermal-interval=interval")...),
+		Flags: append(append(fleetFlags(), thermalSettings().Flags(config.ForBench)...),
 			&cli.DurationFlag{Name: "duration", Usage: "keep reading for `D` (default: one reading)", Action: func(_ *cli.Context, d time.Duration) error {
 				if d < 0 {
 					return usage.Errorf("--duration %s: want zero (one reading) or more", d)
@@ -27,9 +28,9 @@ func thermalCommand(run func(*cli.Context, action.ThermalOptions) error) *cli.Co
 			}},
 			&cli.StringFlag{Name: "csv", Usage: "also write every reading to `FILE` in the write-up's format: hostname, YYYYmmdd-HH:MM:SS, millidegrees (then Arm Hz, get_throttled)"},
 		),
-		Action: withOptions(func(c *cli.Context) (action.ThermalOptions, error) {
+		Action: cmdutil.WithOptions(func(c *cli.Context) (action.ThermalOptions, error) {
 			f, err := fleetOf(c)
-			return action.ThermalOptions{Fleet: f, Thermal: settingValues(c, config.ThermalSection, "thermal-interval=interval"), Duration: c.Duration("duration"), CSVFile: c.String("csv")}, err
-		}, orWork(run, printed(action.Thermal, tables.Thermal))),
+			return action.ThermalOptions{Fleet: f, Thermal: thermalSettings().Values(c, config.ThermalSection), Duration: c.Duration("duration"), CSVFile: c.String("csv")}, err
+		}, cmdutil.OrWork(run, cmdutil.Printed(action.Thermal, tables.Thermal))),
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/action"
+	"pidb/internal/cmdutil"
 	"pidb/job"
 	"pidb/output"
 	"pidb/tables"
@@ -25,7 +26,9 @@ type tuneRun struct {
 // tuneCommand is `pidb tune` with its subcommands, doing their work with
 // run's functions.
 func tuneCommand(run tuneRun) *cli.Command {
-	steps := func(s job.Steps) cli.ActionFunc { return withOptions(stepsOf(s), orWork(run.steps, runProvision)) }
+	steps := func(s job.Steps) cli.ActionFunc {
+		return cmdutil.WithOptions(stepsOf(s), cmdutil.OrWork(run.steps, runProvision))
+	}
 	return &cli.Command{
 		Name:  "tune",
 		Usage: "the tuner: RAM-scaled settings for PostgreSQL, MySQL and MariaDB",
@@ -44,9 +47,9 @@ func tuneCommand(run tuneRun) *cli.Command {
 					&cli.StringSliceFlag{Name: "set", Usage: "override a setting: `name=value` (repeatable)"},
 					&cli.IntFlag{Name: "max-connections", Usage: "connections to plan for (default: scaled to RAM)"},
 					&cli.StringFlag{Name: "format", Usage: "conf (the drop-in file) or json", Value: "conf"},
-					jsonFlag(),
+					cmdutil.JSONFlag(),
 				},
-				Action: withOptions(tuneShowOptions, orWork(run.show, runTuneShow)),
+				Action: cmdutil.WithOptions(tuneShowOptions, cmdutil.OrWork(run.show, runTuneShow)),
 			},
 			{
 				Name:      "apply",
@@ -68,9 +71,9 @@ func tuneCommand(run tuneRun) *cli.Command {
 			{
 				Name:  "presets",
 				Usage: "list the presets",
-				Flags: []cli.Flag{jsonFlag()},
+				Flags: []cli.Flag{cmdutil.JSONFlag()},
 				Action: func(c *cli.Context) error {
-					return printResults(c, action.Presets(), tables.Presets(action.Presets()), noArguments(c))
+					return cmdutil.PrintResults(c, action.Presets(), tables.Presets(action.Presets()), cmdutil.NoArguments(c))
 				},
 			},
 		},

@@ -7,6 +7,7 @@ import (
 
 	"pidb/action"
 	"pidb/config"
+	"pidb/internal/cmdutil"
 	"pidb/tables"
 )
 
@@ -18,12 +19,11 @@ func validateCommand(run func(*cli.Context, action.ValidateOptions) error) *cli.
 		Usage: "check each Pi and run its baseline workload while watching the temperature: PASS, WARN or FAIL with reasons",
 		UsageText: "pidb validate -i FILE [--limit NAMES] [--strict] [--workload W] [--clients N] [--duration D] [--warmup D] [--scale N]\n" +
 			"   [--thermal-interval D] [--idle-before D] [--idle-after D] [--out DIR] [--json]",
-		Flags: append(append(append(append(fleetFlags(), workloadFlags(config.ForValidate)...), settingFlags(config.ForValidate, "strict")...),
-			thermalFlags(config.ForValidate)...), outFlag()),
-		Action: withOptions(func(c *cli.Context) (action.ValidateOptions, error) {
+		Flags: append(append(fleetFlags(), validateSettings().Flags(config.ForValidate)...), outFlag()),
+		Action: cmdutil.WithOptions(func(c *cli.Context) (action.ValidateOptions, error) {
 			f, err := fleetOf(c)
-			return action.ValidateOptions{Fleet: f, Workload: workloadOf(c), Validate: settingValues(c, config.ValidateSection), Out: c.String("out"), Version: version()}, err
-		}, orWork(run, runValidate)),
+			return action.ValidateOptions{Fleet: f, Workload: workloadOf(c, validateSettings()), Validate: validateSettings().Values(c, config.ValidateSection), Out: c.String("out"), Version: version()}, err
+		}, cmdutil.OrWork(run, runValidate)),
 	}
 }
 
@@ -34,9 +34,9 @@ func runValidate(c *cli.Context, o action.ValidateOptions) error {
 	if js == nil {
 		return err
 	}
-	if perr := printResults(c, js, tables.Validate(js), nil); perr != nil || c.Bool("json") {
+	if perr := cmdutil.PrintResults(c, js, tables.Validate(js), nil); perr != nil || c.Bool("json") {
 		return cmp.Or(perr, err)
 	}
-	lines(c.App.Writer, tables.Reasons(js)...)
+	cmdutil.Lines(c.App.Writer, tables.Reasons(js)...)
 	return err
 }

@@ -1,4 +1,9 @@
-package main
+// Package labcmd is the simulated lab's command line: pidb lab up, down,
+// status and snapshot (and the hidden simulate and link the lab starts),
+// and the syntax of their flags, read into what package lab takes (its
+// fields), which knows no flag. Its seams and its tests are its own, as a
+// command group's are in cli/cli.
+package labcmd
 
 import (
 	"context"
@@ -7,12 +12,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pidb/internal/cmdutil"
 	"pidb/lab"
 	"pidb/tables"
 	"pidb/usage"
 )
 
-func labDirFlag() cli.Flag {
+func DirFlag() cli.Flag {
 	return &cli.StringFlag{Name: "dir", Usage: "lab state `DIR` (base image, caches, host roots, key, inventory)", Value: lab.DefaultDir, EnvVars: []string{"PIDB_LAB_DIR"}}
 }
 
@@ -39,15 +45,17 @@ type labDownOptions struct {
 	Hosts []string
 }
 
-// labRun does the work of lab's subcommands; a nil one is the command's
+// Run does the work of lab's subcommands; a nil one is the command's
 // own: a seam for the tests of their options.
-type labRun struct {
+type Run struct {
 	up       func(*cli.Context, labUpOptions) error
 	snapshot func(*cli.Context, labSnapshotOptions) error
 	down     func(*cli.Context, labDownOptions) error
 }
 
-func labCommand(run labRun) *cli.Command {
+// Command is `pidb lab` with its subcommands, doing their work with run's
+// functions (a zero Run: the lab's own).
+func Command(run Run) *cli.Command {
 	labOf := func(c *cli.Context) *lab.Lab { return lab.New(c.String("dir"), c.App.ErrWriter) }
 	return &cli.Command{
 		Name:  "lab",
@@ -66,11 +74,11 @@ func labCommand(run labRun) *cli.Command {
 					&cli.StringFlag{Name: "cooling", Usage: "how the simulated Pis are cooled: case or fan for all, or NAME=case,NAME=fan (default fan)"},
 					&cli.StringFlag{Name: "without-vcgencmd", Usage: "leave these `NAMES` without vcgencmd, as on Ubuntu"},
 					&cli.Float64Flag{Name: "thermal-speed", Usage: "simulated seconds per real second, so heat builds up faster (default 1)", Value: 1},
-					labDirFlag(),
+					DirFlag(),
 				},
-				Action: withOptions(func(c *cli.Context) (labUpOptions, error) {
+				Action: cmdutil.WithOptions(func(c *cli.Context) (labUpOptions, error) {
 					o := labUpOptions{Lab: labOf(c), From: c.String("from")}
-					if err := noArguments(c); err != nil {
+					if err := cmdutil.NoArguments(c); err != nil {
 						return o, err
 					}
 					if h := strings.TrimSpace(c.String("hosts")); h != "" {
@@ -83,7 +91,7 @@ func labCommand(run labRun) *cli.Command {
 						return o, usage.Errorf("--from needs --hosts: the hosts to boot from snapshot %s", o.From)
 					}
 					return o, labUpFlags(c, o.Lab)
-				}, orWork(run.up, func(c *cli.Context, o labUpOptions) error {
+				}, cmdutil.OrWork(run.up, func(c *cli.Context, o labUpOptions) error {
 					up := o.Lab.Up
 					if o.From != "" {
 						up = func(ctx context.Context, names []string) (string, error) { return o.Lab.UpFrom(ctx, names, o.From) }
@@ -105,13 +113,13 @@ func labCommand(run labRun) *cli.Command {
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "list", Usage: "list the lab's snapshots"},
 					&cli.StringFlag{Name: "remove", Usage: "delete the snapshot `NAME`"},
-					labDirFlag(), jsonFlag(),
+					DirFlag(), cmdutil.JSONFlag(),
 				},
-				Action: withOptions(func(c *cli.Context) (labSnapshotOptions, error) {
+				Action: cmdutil.WithOptions(func(c *cli.Context) (labSnapshotOptions, error) {
 					o := labSnapshotOptions{Lab: labOf(c), List: c.Bool("list"), Remove: c.String("remove"), Host: c.Args().Get(0), Name: c.Args().Get(1)}
 					switch {
 					case o.List || o.Remove != "":
-						return o, noArguments(c)
+						return o, cmdutil.NoArguments(c)
 					case c.NArg() < 1 || c.NArg() > 2:
 						return o, usage.Errorf("name the host to snapshot: pidb lab snapshot HOST [NAME]")
 					}
@@ -119,14 +127,14 @@ func labCommand(run labRun) *cli.Command {
 						o.Name = o.Host
 					}
 					return o, nil
-				}, orWork(run.snapshot, func(c *cli.Context, o labSnapshotOptions) error {
+				}, cmdutil.OrWork(run.snapshot, func(c *cli.Context, o labSnapshotOptions) error {
 					switch {
 					case o.List:
 						snaps, err := o.Lab.Snapshots()
 						if err != nil {
 							return err
 						}
-						return printResults(c, snaps, tables.Snapshots(snaps), nil)
+						return cmdutil.PrintResults(c, snaps, tables.Snapshots(snaps), nil)
 					case o.Remove != "":
 						return wrap("lab snapshot", o.Lab.RemoveSnapshot(o.Remove))
 					}
@@ -137,14 +145,14 @@ func labCommand(run labRun) *cli.Command {
 				Name:   "simulate",
 				Usage:  "run the lab's thermal simulator (lab up starts it in the background)",
 				Hidden: true,
-				Flags:  []cli.Flag{labDirFlag()},
+				Flags:  []cli.Flag{DirFlag()},
 				Action: func(c *cli.Context) error { return labOf(c).Simulate(c.Context) },
 			},
 			{
 				Name:   "link",
 				Usage:  "run the lab's link, which gives hosts a network's latency (lab up --latency starts it in the background)",
 				Hidden: true,
-				Flags:  []cli.Flag{labDirFlag()},
+				Flags:  []cli.Flag{DirFlag()},
 				Action: func(c *cli.Context) error { return labOf(c).Link(c.Context) },
 			},
 			{
@@ -153,11 +161,11 @@ func labCommand(run labRun) *cli.Command {
 				UsageText: "pidb lab down [--hosts NAMES] [--dir DIR]",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "hosts", Usage: "remove only these `NAMES` (their disks too); the rest of the lab stays up"},
-					labDirFlag(),
+					DirFlag(),
 				},
-				Action: withOptions(func(c *cli.Context) (labDownOptions, error) {
+				Action: cmdutil.WithOptions(func(c *cli.Context) (labDownOptions, error) {
 					o := labDownOptions{Lab: labOf(c)}
-					if err := noArguments(c); err != nil {
+					if err := cmdutil.NoArguments(c); err != nil {
 						return o, err
 					}
 					var err error
@@ -165,7 +173,7 @@ func labCommand(run labRun) *cli.Command {
 						o.Hosts, err = labHostsFlag(h)
 					}
 					return o, err
-				}, orWork(run.down, func(c *cli.Context, o labDownOptions) error {
+				}, cmdutil.OrWork(run.down, func(c *cli.Context, o labDownOptions) error {
 					if len(o.Hosts) > 0 {
 						return wrap("lab down", o.Lab.Remove(c.Context, o.Hosts))
 					}
@@ -176,10 +184,10 @@ func labCommand(run labRun) *cli.Command {
 				Name:      "status",
 				Usage:     "list the lab's hosts, addresses and state",
 				UsageText: "pidb lab status [--dir DIR] [--json]",
-				Flags:     []cli.Flag{labDirFlag(), jsonFlag()},
+				Flags:     []cli.Flag{DirFlag(), cmdutil.JSONFlag()},
 				Action: func(c *cli.Context) error {
 					st := labOf(c).Status()
-					return printResults(c, st, tables.LabStatus(st), nil)
+					return cmdutil.PrintResults(c, st, tables.LabStatus(st), nil)
 				},
 			},
 		},

@@ -1,4 +1,4 @@
-package main
+package labcmd
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pidb/internal/cmdutil"
 	"pidb/lab"
 	"pidb/usage"
 )
@@ -41,7 +42,7 @@ func TestLabHostsFlag(t *testing.T) {
 func labUpFlagsOf(t *testing.T, args ...string) (*lab.Lab, error) {
 	t.Helper()
 	var up *cli.Command
-	for _, c := range labCommand(labRun{}).Subcommands {
+	for _, c := range Command(Run{}).Subcommands {
 		if c.Name == "up" {
 			up = c
 		}
@@ -117,7 +118,7 @@ func TestLabFlagsToOptions(t *testing.T) {
 	var snap labSnapshotOptions
 	var down labDownOptions
 	ran := 0
-	cmd := labCommand(labRun{
+	cmd := Command(Run{
 		up:       func(_ *cli.Context, o labUpOptions) error { up, ran = o, ran+1; return nil },
 		snapshot: func(_ *cli.Context, o labSnapshotOptions) error { snap, ran = o, ran+1; return nil },
 		down:     func(_ *cli.Context, o labDownOptions) error { down, ran = o, ran+1; return nil },
@@ -155,4 +156,22 @@ func TestLabFlagsToOptions(t *testing.T) {
 			t.Errorf("lab %s: exit %d, ran %d, stderr %q; want exit 2 with %q before the lab is touched", c.args, code, ran, errOut, c.want)
 		}
 	}
+}
+
+// runWith runs one command as pidb does and returns its exit code and
+// what it said on stderr, its error last.
+func runWith(t *testing.T, cmd *cli.Command, args ...string) (int, string) {
+	t.Helper()
+	var errb strings.Builder
+	app := &cli.App{Name: "pidb", Writer: io.Discard, ErrWriter: &errb, Commands: []*cli.Command{cmd}, ExitErrHandler: func(*cli.Context, error) {}}
+	cmdutil.SetUsageErrors(app.Commands)
+	app.OnUsageError = cmdutil.OnUsageError
+	err := app.RunContext(context.Background(), append([]string{"pidb"}, args...))
+	switch {
+	case err == nil:
+		return 0, errb.String()
+	case usage.Is(err):
+		return 2, errb.String() + err.Error()
+	}
+	return 1, errb.String() + err.Error()
 }

@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import (
 	_ "embed"
@@ -20,7 +20,8 @@ var (
 	zshCompletion string
 )
 
-func completionCommand() *cli.Command {
+// CompletionCommand is `pidb completion bash|zsh|fish`: the shell's script.
+func CompletionCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print the shell completion script for bash, zsh or fish",
@@ -49,9 +50,9 @@ func completionCommand() *cli.Command {
 	}
 }
 
-// manCommand prints pidb's man page, made from the same definitions as
+// ManCommand prints pidb's man page, made from the same definitions as
 // its help: `pidb man > pidb.1; man ./pidb.1`.
-func manCommand() *cli.Command {
+func ManCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "man",
 		Usage:     "print pidb's man page (roff), made from the same definitions as its help",
