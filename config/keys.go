@@ -7,6 +7,7 @@ import (
 
 	"pidb/bench/sqldb"
 	"pidb/bench/workloads"
+	"pidb/dbms"
 	"pidb/inventory"
 )
 
@@ -90,6 +91,12 @@ func Keys() []Key {
 		}
 		_, err := workloads.Get(s)
 		return err
+	}, Fits: func(engine dbms.Family, s string) error {
+		w, err := workloads.Get(s)
+		if err != nil || s == "" {
+			return nil // the engine's own, or refused by Valid
+		}
+		return w.FitsOn(engine)
 	}}
 	return []Key{
 		defaultIs(bench("workload", workload, workloads.Help(), func(b *b) any { return &b.Workload }), "the engine's"),

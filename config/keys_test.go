@@ -42,6 +42,10 @@ func TestSchemaFromKeys(t *testing.T) {
 			`5: host.bench.workload: unknown workload "tpc-h"`},
 		{"a mix of four", "[[host]]\nname = \"a\"\naddress = \"x\"\n[bench]\nmix = \"1:1:1:1\"\n",
 			`5: bench.mix: want five weights joined by colons`},
+		{"a workload its engine cannot run", "[[host]]\nname = \"pi3\"\naddress = \"x\"\nengine = \"mariadb\"\n[host.bench]\nworkload = \"tpcb\"\n",
+			`6: host "pi3": bench.workload: workload tpcb needs PostgreSQL; the host's engine is mysql`},
+		{"[bench]'s workload on a host that cannot run it", "[bench]\nworkload = \"tpcb\"\n[[host]]\nname = \"pi4\"\naddress = \"x\"\n[[host]]\nname = \"pi3\"\naddress = \"y\"\nengine = \"mysql\"\n",
+			`2: host "pi3": bench.workload: workload tpcb needs PostgreSQL; the host's engine is mysql`},
 		{"too hot a limit", "[[host]]\nname = \"a\"\naddress = \"x\"\n[thermal]\nmax_temp_c = 120\n",
 			`5: thermal.max_temp_c: 120 is out of range 30-110`},
 	}

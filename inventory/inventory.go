@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -22,6 +24,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"pidb/dbms"
+	"pidb/units"
 	"pidb/usage"
 )
 
@@ -116,6 +119,13 @@ type Option func(*parser)
 // one, and a host without a preset has none.
 func Presets(def string, names ...string) Option {
 	return func(p *parser) { p.presets, p.defaultPreset = names, def }
+}
+
+// KeysExist has the inventory refuse an identity_file that is not there,
+// at its line, as every command would before it connects: the check
+// pidb inventory check makes of the controller's own files.
+func KeysExist() Option {
+	return func(p *parser) { p.keysExist = true }
 }
 
 // Settings checks each [host.settings] value against the tuner's catalogue
@@ -216,6 +226,8 @@ type parser struct {
 	sections      map[string]map[string]Rule // the settings sections' keys; nil: any
 	presets       []string                   // the presets [defaults] and hosts may name; nil: any
 	defaultPreset string                     // a host's preset when it names none
+	keysExist     bool                       // refuse an identity_file that is not there
+	keysMissing   map[int]bool               // the lines of those refused
 	settings      func(engine dbms.Family, name, value string) error
 }
 
@@ -303,7 +315,11 @@ func (p *parser) inventory(doc map[string]any) *Inventory {
 
 	raw, ok := doc["host"]
 	if !ok {
-		p.errs = append(p.errs, &Error{File: p.file, Msg: "no hosts: add at least one [[host]] with a name and an address"})
+		// a misspelt [[host]] ([[hosts]]) is reported at its line, with
+		// "did you mean", as the cause; "no hosts" is only what follows
+		if !misspelt(doc, "host", topLevel) {
+			p.errs = append(p.errs, &Error{File: p.file, Msg: "no hosts: add at least one [[host]] with a name and an address"})
+		}
 		return inv
 	}
 	hosts, ok := raw.([]map[string]any)
@@ -314,21 +330,82 @@ func (p *parser) inventory(doc map[string]any) *Inventory {
 	if len(hosts) == 0 {
 		p.errorf([]string{"host"}, "no hosts: add at least one [[host]] with a name and an address")
 	}
-	seen := map[string]int{}
+	names, places := map[string]Host{}, map[string]Host{}
 	for i, h := range hosts {
 		path := []string{"host", strconv.Itoa(i)}
 		host := p.host(path, h, defaults, inv.Bench)
 		if host.Name == "" {
 			continue
 		}
-		if first, dup := seen[host.Name]; dup {
-			p.errorf(appendPath(path, "name"), "duplicate host name %q (first defined on line %d)", host.Name, first)
+		if first, dup := names[strings.ToLower(host.Name)]; dup {
+			if first.Name == host.Name {
+				p.errorf(appendPath(path, "name"), "duplicate host name %q (first defined on line %d)", host.Name, first.Line)
+			} else {
+				p.errorf(appendPath(path, "name"), "host name %q differs from %q (line %d) only in case: they would share one results folder on a disk that ignores case (a Mac's)", host.Name, first.Name, first.Line)
+			}
 			continue
 		}
-		seen[host.Name] = host.Line
+		names[strings.ToLower(host.Name)] = host
+		if host.Address != "" {
+			place := net.JoinHostPort(canonicalAddress(host.Address), strconv.Itoa(host.Port))
+			if first, dup := places[place]; dup {
+				p.errorf(appendPath(path, "address"), "host %q is at %s, as host %q (line %d) is: one machine would be worked on twice under two names", host.Name, place, first.Name, first.Line)
+			} else {
+				places[place] = host
+			}
+		}
+		p.fits(host)
 		inv.Hosts = append(inv.Hosts, host)
 	}
 	return inv
+}
+
+// checkKey refuses a host's identity file that is not there (KeysExist),
+// at the line that names it: a host's own, or once at [defaults]'s.
+func (p *parser) checkKey(host, file string, own, defaults Section) {
+	if !p.keysExist {
+		return
+	}
+	if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	v, mine := own["identity_file"]
+	if !mine {
+		v = defaults["identity_file"]
+	}
+	if p.keysMissing[v.Line] {
+		return
+	}
+	if p.keysMissing == nil {
+		p.keysMissing = map[int]bool{}
+	}
+	p.keysMissing[v.Line] = true
+	who := "identity_file"
+	if mine {
+		who = fmt.Sprintf("host %q: identity_file", host)
+	}
+	p.errs = append(p.errs, &Error{File: p.file, Line: v.Line, Msg: fmt.Sprintf("%s %s does not exist: name the private key pidb logs in with, or make one with ssh-keygen -t ed25519", who, file)})
+}
+
+// canonicalAddress is an address as two hosts compare it: an IP address
+// in its one form, a DNS name in lower case.
+func canonicalAddress(a string) string {
+	if ip, err := netip.ParseAddr(a); err == nil {
+		return ip.Unmap().String()
+	}
+	return strings.ToLower(strings.TrimSuffix(a, "."))
+}
+
+// misspelt reports whether a table holds a key that is not one of known
+// and whose nearest known key is want: the error at that key's line
+// ("did you mean") is the cause of want's absence.
+func misspelt(m map[string]any, want string, known []string) bool {
+	for k := range m {
+		if !contains(known, k) && units.Closest(k, known) == want {
+			return true
+		}
+	}
+	return false
 }
 
 // subtable checks that doc[key] is a table and runs f on it.
@@ -352,7 +429,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	if _, ok := m["name"]; !ok {
 		p.errorf(path, "host has no name")
 	}
-	if _, ok := m["address"]; !ok {
+	if _, ok := m["address"]; !ok && !misspelt(m, "address", hostKeyNames(p.accessKeys())) {
 		name, _ := m["name"].(string)
 		if name != "" {
 			p.errorf(path, "host %q has no address", name)
@@ -387,6 +464,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	h.User = getString("user", "pi")
 	if f := getString("identity_file", ""); f != "" {
 		h.IdentityFile = p.resolvePath(f)
+		p.checkKey(h.Name, h.IdentityFile, own, defaults)
 	}
 	h.KnownHosts = p.resolvePath(getString("known_hosts", "~/.ssh/known_hosts"))
 	h.Engine = normalizeEngine(getString("engine", string(dbms.PostgresFamily)))

@@ -292,3 +292,57 @@ func TestSelect(t *testing.T) {
 		t.Errorf("Select(\",\") gave no error")
 	}
 }
+
+// TestPreflight: what would fail later is refused now, at its line: one
+// machine under two names (an address and port twice, an IP address in
+// either of its forms, a DNS name in any case), two names that a disk
+// ignoring case would make one; and only the cause is named, not what
+// follows from it.
+func TestPreflight(t *testing.T) {
+	for _, c := range []struct{ name, src, want string }{
+		{"an address twice", "[[host]]\nname = \"a\"\naddress = \"192.168.1.40\"\n\n[[host]]\nname = \"b\"\naddress = \"192.168.1.40\"\n",
+			`inv.toml:7: host "b" is at 192.168.1.40:22, as host "a" (line 1) is: one machine would be worked on twice under two names`},
+		{"an address in another form", "[[host]]\nname = \"a\"\naddress = \"::ffff:10.0.0.4\"\nport = 2222\n[[host]]\nname = \"b\"\naddress = \"10.0.0.4\"\nport = 2222\n",
+			`inv.toml:7: host "b" is at 10.0.0.4:2222, as host "a" (line 1) is`},
+		{"a name in another case", "[[host]]\nname = \"pi.lan\"\naddress = \"PI.lan.\"\n[[host]]\nname = \"x\"\naddress = \"pi.lan\"\n",
+			`inv.toml:6: host "x" is at pi.lan:22, as host "pi.lan" (line 1) is`},
+		{"names in two cases", "[[host]]\nname = \"pi4\"\naddress = \"10.0.0.4\"\n[[host]]\nname = \"PI4\"\naddress = \"10.0.0.5\"\n",
+			`inv.toml:5: host name "PI4" differs from "pi4" (line 1) only in case`},
+		{"a misspelt address", "[[host]]\nname = \"pi4\"\naddres = \"10.0.0.4\"\nport = 70000\n",
+			"inv.toml:3: unknown key \"addres\" in [host] (did you mean \"address\"?)\ninv.toml:4: host.port: 70000 is out of range 1-65535"},
+		{"a misspelt [[host]]", "[[hosts]]\nname = \"pi4\"\naddress = \"10.0.0.4\"\n",
+			`inv.toml:1: unknown key "hosts" at the top level (did you mean "host"?)`},
+	} {
+		_, err := Parse("inv.toml", "/tmp", c.src)
+		if err == nil || !usage.Is(err) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant it to begin %q", c.name, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "no address") || err != nil && strings.Contains(err.Error(), "no hosts") {
+			t.Errorf("%s: %v names what follows from the cause", c.name, err)
+		}
+	}
+	if _, err := Parse("inv.toml", "/tmp", "[[host]]\nname = \"a\"\naddress = \"10.0.0.4\"\n[[host]]\nname = \"b\"\naddress = \"10.0.0.4\"\nport = 2222\n"); err != nil {
+		t.Errorf("one address, two ports (two SSH servers, or a port forward each): %v", err)
+	}
+}
+
+// TestKeysExist: with KeysExist, an identity_file that is not there is
+// refused at the line that names it: once at [defaults]'s for every host
+// that takes it, and at a host's own; a key that is there passes.
+func TestKeysExist(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "id_pi"), []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := "[defaults]\nidentity_file = \"gone\"\n[[host]]\nname = \"a\"\naddress = \"10.0.0.1\"\n[[host]]\nname = \"b\"\naddress = \"10.0.0.2\"\n" +
+		"[[host]]\nname = \"c\"\naddress = \"10.0.0.3\"\nidentity_file = \"id_pi\"\n[[host]]\nname = \"d\"\naddress = \"10.0.0.4\"\nidentity_file = \"/nonexistent/key\"\n"
+	_, err := Parse("inv.toml", dir, src, KeysExist())
+	want := "inv.toml:2: identity_file " + filepath.Join(dir, "gone") + " does not exist: name the private key pidb logs in with, or make one with ssh-keygen -t ed25519\n" +
+		"inv.toml:16: host \"d\": identity_file /nonexistent/key does not exist: name the private key pidb logs in with, or make one with ssh-keygen -t ed25519"
+	if err == nil || err.Error() != want || !usage.Is(err) {
+		t.Errorf("got:\n%v\nwant:\n%s", err, want)
+	}
+	if _, err := Parse("inv.toml", dir, src); err != nil {
+		t.Errorf("without KeysExist the files are not looked at: %v", err)
+	}
+}

@@ -3,6 +3,8 @@ package inventory
 import (
 	"fmt"
 	"time"
+
+	"pidb/dbms"
 )
 
 // Kind is the type of a settings key's value.
@@ -27,6 +29,10 @@ type Rule struct {
 	ZeroOK   bool               // Duration: no time ("0") is allowed too
 	OneOf    []string           // String: the values allowed; none: any
 	Valid    func(string) error // String: a check of its own (tpcc's mix)
+	// Fits is nil when a host of the engine family can take the value (a
+	// workload that runs on it), else why not: checked for each host on
+	// its [bench] with its [host.bench] over it, at the value's line.
+	Fits func(engine dbms.Family, value string) error
 }
 
 // Check reads v against the rule: v as TOML decodes it (int64, float64,
@@ -91,6 +97,21 @@ func (r Rule) Check(v any) error {
 // a command reads it.
 func Sections(keys map[string]map[string]Rule) Option {
 	return func(p *parser) { p.sections = keys }
+}
+
+// fits checks a host's [bench] (its [host.bench] over it) against the
+// rules that depend on the host's engine (Rule.Fits).
+func (p *parser) fits(h Host) {
+	for _, k := range h.Bench.Keys() {
+		r, ok := p.sections["bench"][k]
+		v, isString := h.Bench[k].Raw.(string)
+		if !ok || r.Fits == nil || !isString {
+			continue
+		}
+		if err := r.Fits(h.Engine, v); err != nil {
+			p.errs = append(p.errs, &Error{File: p.file, Line: h.Bench[k].Line, Msg: fmt.Sprintf("host %q: bench.%s: %v", h.Name, k, err)})
+		}
+	}
 }
 
 // sectionKeys is the schema of a settings section.

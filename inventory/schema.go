@@ -208,6 +208,17 @@ var (
 	}
 )
 
+// hostAddress is an IP address (IPv6 too, "::1" as well as "fe80::1") or a
+// DNS name.
+func hostAddress(v any) error {
+	if s, ok := v.(string); ok {
+		if _, err := netip.ParseAddr(s); err == nil {
+			return nil
+		}
+	}
+	return matching(address, "address", "want an IP address or a DNS name")(v)
+}
+
 // isZeroOrDuration accepts "0" or "0s" (no wait) as well as a duration.
 func isZeroOrDuration(v any) error {
 	if s, ok := v.(string); ok && (s == "0" || s == "0s") {
@@ -221,12 +232,21 @@ func isZeroOrDuration(v any) error {
 func hostKeys(access table) table {
 	t := table{
 		"name":    matching(hostName, "host name", "use letters, digits, '.', '_' and '-'"),
-		"address": matching(address, "address", "want an IP address or a DNS name"),
+		"address": hostAddress,
 	}
 	for k, c := range access {
 		t[k] = c
 	}
 	return t
+}
+
+// hostKeyNames are the keys a [[host]] may hold.
+func hostKeyNames(access table) []string {
+	names := []string{"settings", "database", "bench"}
+	for k := range hostKeys(access) {
+		names = append(names, k)
+	}
+	return names
 }
 
 // topLevel are the tables an inventory may hold.

@@ -45,8 +45,8 @@ type Env struct {
 
 // LoadInventory reads an inventory with everything pidb can check before
 // it touches a host: the settings sections' keys (package config), the
-// presets' names, and each
+// identity files, the presets' names, and each
 // [host.settings] against the tuner's catalogue for its engine.
 func LoadInventory(path string) (*inventory.Inventory, error) {
-	return inventory.Load(path, config.Schema(), inventory.Presets(string(tune.Balanced), tune.PresetNames()...), inventory.Settings(tune.Check))
+	return inventory.Load(path, config.Schema(), inventory.KeysExist(), inventory.Presets(string(tune.Balanced), tune.PresetNames()...), inventory.Settings(tune.Check))
 }

@@ -5,7 +5,6 @@ import (
 
 	"pidb/bench/workloads"
 	"pidb/config"
-	"pidb/dbms"
 	"pidb/inventory"
 	"pidb/usage"
 )
@@ -31,9 +30,10 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 	} else if p.Spec, err = workloads.Get(b.Workload); err != nil {
 		return p, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
 	}
+	if err := p.Spec.FitsOn(h.Engine); err != nil {
+		return p, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
+	}
 	switch {
-	case !p.Spec.Fits(h.Engine):
-		return p, usagef("%s: workload %s needs %s; the host's engine is %s", h.Name, p.Spec.Name, engineNames(p.Spec.Engines), h.Engine)
 	case b.Check && p.Spec.Check == nil:
 		return p, usagef("%s: --check is for %s, whose data has consistency conditions; %s has none", h.Name, workloads.NamesWhere(func(s workloads.Spec) bool { return s.Check != nil }), p.Spec.Name)
 	case b.Queries > 0 && !p.Spec.FixedWork:
@@ -68,18 +68,6 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 		}
 	}
 	return p, nil
-}
-
-func engineNames(families []dbms.Family) string {
-	names := map[dbms.Family]string{dbms.PostgresFamily: "PostgreSQL", dbms.MySQLFamily: "MySQL/MariaDB"}
-	out := ""
-	for i, f := range families {
-		if i > 0 {
-			out += " or "
-		}
-		out += names[f]
-	}
-	return out
 }
 
 // Threads is how many threads the plans' clients wait in together: the

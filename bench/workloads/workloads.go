@@ -138,6 +138,19 @@ func Default(family dbms.Family) Spec {
 // Fits reports whether the workload runs on an engine family.
 func (s Spec) Fits(family dbms.Family) bool { return slices.Contains(s.Engines, family) }
 
+// FitsOn is nil when the workload runs on an engine family, else why not.
+func (s Spec) FitsOn(family dbms.Family) error {
+	if s.Fits(family) {
+		return nil
+	}
+	names := map[dbms.Family]string{dbms.PostgresFamily: "PostgreSQL", dbms.MySQLFamily: "MySQL/MariaDB"}
+	var need []string
+	for _, f := range s.Engines {
+		need = append(need, names[f])
+	}
+	return fmt.Errorf("workload %s needs %s; the host's engine is %s", s.Name, strings.Join(need, " or "), family)
+}
+
 // Resolve fills p's zero parameters with the workload's defaults and checks
 // the protocol; parameters the workload does not have are cleared, so a
 // saved run records only what applied.

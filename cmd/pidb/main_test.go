@@ -140,7 +140,7 @@ func TestExitCodes(t *testing.T) {
 	// settings the tuner does not have, or of the wrong type, on the host's engine
 	badSettings := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n[host.settings]\nshared_preload_libraries = \"evil\"\n"+
 		"work_mem = \"lots\"\ninnodb_buffer_pool_size = \"1G\"\n\n[[host]]\nname = \"b\"\naddress = \"10.1.2.4\"\nengine = \"mysql\"\n[host.settings]\nskip-log-bin = true\ninnodb_buffer_pool_size = \"1G\"\n")
-	noKey := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"127.0.0.1\"\n[[host]]\nname = \"b\"\naddress = \"127.0.0.1\"\nidentity_file = \"/nonexistent/pidb-key\"\n")
+	noKey := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"127.0.0.1\"\n[[host]]\nname = \"b\"\naddress = \"127.0.0.2\"\nidentity_file = \"/nonexistent/pidb-key\"\n")
 	conns := writeInventory(t, "[defaults]\nmax_connections = 200\n[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n[host.settings]\nmax_connections = 50\n")
 	cases := []struct {
 		args    []string
@@ -151,7 +151,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"inventory", "check", "-i", badSettings}, 2, badSettings + ":6: host \"a\": setting work_mem = \"lots\": want a size"},
 		{[]string{"inventory", "check", "-i", badSettings}, 2, badSettings + ":7: host \"a\": setting innodb_buffer_pool_size = \"1G\": PostgreSQL has no innodb_buffer_pool_size (it is a MySQL/MariaDB setting)"},
 		{[]string{"inventory", "check", "-i", conns}, 2, conns + ":7: host \"a\": [host.settings] max_connections = 50, but max_connections = 200 plans the connections"},
-		{[]string{"facts", "-i", noKey}, 2, "pidb: b: identity file /nonexistent/pidb-key does not exist"},
+		{[]string{"inventory", "check", "-i", noKey}, 2, noKey + ":7: host \"b\": identity_file /nonexistent/pidb-key does not exist"},
+		{[]string{"facts", "-i", noKey}, 2, noKey + ":7: host \"b\": identity_file /nonexistent/pidb-key does not exist"},
 		{[]string{"--version"}, 0, ""},
 		{[]string{"inventory", "check", "-i", good}, 0, ""},
 		{[]string{"inventory", "check", "-i", bad}, 2, bad + ":4: host.engine: unknown engine \"oracle\""},
