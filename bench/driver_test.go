@@ -402,18 +402,18 @@ func TestOpsSeries(t *testing.T) {
 	if b := sum.Ops["b"].Count; b == 0 || sum.RolledBack == 0 || sum.RolledBack > b || sum.Ops["a"].Count+b != sum.Transactions {
 		t.Errorf("a %d, b %d (%d rolled back), of %d", sum.Ops["a"].Count, b, sum.RolledBack, sum.Transactions)
 	}
-	var a, b float64
 	for _, iv := range series[1:] {
 		if iv.Transactions == 0 {
 			continue
 		}
-		if len(iv.Ops) != 2 || math.Abs(iv.Ops["a"]+iv.Ops["b"]-iv.TPS) > 1e-6*iv.TPS {
+		if math.Abs(iv.Ops["a"]+iv.Ops["b"]-iv.TPS) > 1e-6*iv.TPS {
 			t.Errorf("interval at %.2fs: %v, TPS %.1f", iv.T, iv.Ops, iv.TPS)
 		}
-		a, b = a+iv.Ops["a"], b+iv.Ops["b"]
 	}
-	if a <= b { // two of every three are a's
-		t.Errorf("a's rates add up to %.1f, b's to %.1f", a, b)
+	// each client's every third is a b: whatever the machine's load, a
+	// client's a's are at least its b's, and its first is an a
+	if a, b := sum.Ops["a"].Count, sum.Ops["b"].Count; a <= b {
+		t.Errorf("%d a's, %d b's", a, b)
 	}
 	_, series, err = Run(context.Background(), &memWorkload{}, Options{Clients: 1, Duration: 300 * time.Millisecond, Interval: 100 * time.Millisecond})
 	if err != nil {
