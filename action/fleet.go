@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"pidb/config"
 	"pidb/fleet"
 	"pidb/inventory"
 	"pidb/job"
@@ -129,10 +130,36 @@ func values[T any](res []Result[T], set func(v *T, h inventory.Host, err string)
 	return out
 }
 
+// CheckedHost is a host as pidb inventory check resolves it: its keys,
+// and the settings a command takes before its flags, with where each
+// value came from (Settings.From: "FILE:LINE" or "default", by key:
+// "user", "bench.clients").
+type CheckedHost struct {
+	Host     inventory.Host
+	Settings config.Resolved
+}
+
 // InventoryCheck reads the inventory with every check pidb makes before
 // it touches a host, and returns the selected hosts as resolved (pidb
 // inventory check): it connects to none.
-func InventoryCheck(f Fleet) ([]inventory.Host, error) {
-	_, hosts, err := f.load()
-	return hosts, err
+func InventoryCheck(f Fleet) ([]CheckedHost, error) {
+	inv, hosts, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CheckedHost, 0, len(hosts))
+	for _, h := range hosts {
+		r, err := config.Resolve(inv, h, config.ForBench)
+		if err != nil {
+			return nil, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
+		}
+		for _, k := range []string{"name", "address", "port", "user", "identity_file", "known_hosts", "engine", "preset", "storage", "max_connections", "allow_from", "allow_public", "tls"} {
+			r.From[k] = "default"
+			if line, ok := h.Lines[k]; ok {
+				r.From[k] = fmt.Sprintf("%s:%d", inv.Path, line)
+			}
+		}
+		out = append(out, CheckedHost{Host: h, Settings: r})
+	}
+	return out, nil
 }

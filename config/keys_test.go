@@ -174,3 +174,62 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestResolve: a host's settings as a command takes them, each with where
+// it came from: the host's [host.bench] over [bench], the inventory's
+// [thermal] and [validate], the engine's and the workload's defaults,
+// pidb's.
+func TestResolve(t *testing.T) {
+	inv, err := inventory.Parse("pis.toml", "/tmp", `[bench]
+clients = 4
+[thermal]
+interval = "15s"
+[validate]
+min_tps = 500
+[[host]]
+name = "pi4"
+address = "10.0.0.4"
+[host.bench]
+workload = "tpcc"
+duration = "1m"
+[[host]]
+name = "pi3"
+address = "10.0.0.3"
+engine = "mariadb"
+`, Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi4, err := Resolve(inv, inv.Hosts[0], ForBench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]struct {
+		value any
+		from  string
+	}{
+		"bench.workload":      {"tpcc", "pis.toml:11"},
+		"bench.clients":       {4, "pis.toml:2"},
+		"bench.duration":      {"1m0s", "pis.toml:12"},
+		"bench.warmup":        {"10s", "default"},
+		"bench.scale":         {1, "the workload's default"},
+		"bench.mix":           {"45:43:4:4:4", "the workload's default"},
+		"bench.protocol":      {"simple", "the workload's default"},
+		"bench.table_size":    {nil, "tpcc has none"},
+		"bench.via":           {"auto", "default"},
+		"thermal.interval":    {"15s", "pis.toml:4"},
+		"thermal.idle_before": {"0s", "default"},
+		"validate.min_tps":    {500.0, "pis.toml:6"},
+		"validate.strict":     {false, "default"},
+	} {
+		section, name, _ := strings.Cut(key, ".")
+		got := map[string]map[string]any{"bench": pi4.Bench, "thermal": pi4.Thermal, "validate": pi4.Validate}[section][name]
+		if got != want.value || pi4.From[key] != want.from {
+			t.Errorf("pi4's %s = %v (%T) from %q, want %v from %q", key, got, got, pi4.From[key], want.value, want.from)
+		}
+	}
+	pi3, _ := Resolve(inv, inv.Hosts[1], ForValidate)
+	if pi3.Bench["workload"] != "oltp-read-only" || pi3.From["bench.workload"] != "the engine's default" || pi3.Bench["duration"] != "5m0s" || pi3.Thermal["idle_before"] != "1m0s" {
+		t.Errorf("pi3 for validate: %v %v, from %v", pi3.Bench, pi3.Thermal, pi3.From)
+	}
+}

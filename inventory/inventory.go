@@ -61,6 +61,9 @@ type Host struct {
 	Databases    []Database     // [[host.database]]
 	Bench        Section        // [bench] with this host's [host.bench] over it
 	Line         int            // where the host's [[host]] header is
+	// Lines are where its keys of [defaults] came from: the host's own
+	// line or [defaults]'s, by key; a key not there took pidb's default.
+	Lines map[string]int
 }
 
 // NetworkTLS reports whether the host's logins from the network must use
@@ -440,11 +443,14 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	if _, ok := own["name"]; !ok {
 		return Host{} // reported above or by checkTable
 	}
+	h.Lines = map[string]int{}
 	get := func(key string) (any, bool) {
 		if v, ok := own[key]; ok {
+			h.Lines[key] = v.Line
 			return v.Raw, true
 		}
 		if v, ok := defaults[key]; ok {
+			h.Lines[key] = v.Line
 			return v.Raw, true
 		}
 		return nil, false
@@ -457,6 +463,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	}
 	h.Name = own["name"].Raw.(string)
 	h.Address = own.String("address", "")
+	h.Lines["name"], h.Lines["address"] = own["name"].Line, own["address"].Line
 	h.Port = 22
 	if v, ok := get("port"); ok {
 		h.Port = int(v.(int64))

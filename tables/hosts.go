@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidb/action"
 	"pidb/dbms"
 	"pidb/demo"
 	"pidb/inventory"
@@ -29,7 +30,11 @@ type hostView struct {
 	Settings     map[string]any `json:"settings"`
 	Databases    []databaseView `json:"databases"`
 	Bench        map[string]any `json:"bench"`
-	Line         int            `json:"line"`
+	Thermal      map[string]any `json:"thermal"`
+	Validate     map[string]any `json:"validate"`
+	// From is where each value came from: "FILE:LINE", or a default
+	From map[string]string `json:"from"`
+	Line int               `json:"line"`
 }
 
 type databaseView struct {
@@ -47,15 +52,19 @@ func storageOf(h inventory.Host) string {
 	return h.Storage
 }
 
-// HostsJSON is `pidb inventory check --json`: each resolved host.
-func HostsJSON(hosts []inventory.Host) []hostView {
-	views := make([]hostView, 0, len(hosts))
-	for _, h := range hosts {
+// HostsJSON is `pidb inventory check --json`: each resolved host, with
+// every value a command would take before its flags and where it came
+// from, as ansible-inventory --host shows a host.
+func HostsJSON(checked []action.CheckedHost) []hostView {
+	views := make([]hostView, 0, len(checked))
+	for _, c := range checked {
+		h := c.Host
 		v := hostView{
 			Host: h.Name, Address: h.Address, Port: h.Port, User: h.User,
 			IdentityFile: h.IdentityFile, KnownHosts: h.KnownHosts,
 			Engine: h.Engine, Preset: h.Preset, Storage: storageOf(h),
-			AllowFrom: allowStrings(h), TLS: h.TLS, Settings: raw(h.Settings), Bench: raw(h.Bench),
+			AllowFrom: allowStrings(h), TLS: h.TLS, Settings: raw(h.Settings),
+			Bench: c.Settings.Bench, Thermal: c.Settings.Thermal, Validate: c.Settings.Validate, From: c.Settings.From,
 			Databases: []databaseView{}, Line: h.Line,
 		}
 		if h.Connections > 0 {
@@ -86,9 +95,10 @@ func allowStrings(h inventory.Host) []string {
 }
 
 // Hosts is `pidb inventory check`'s table: each resolved host.
-func Hosts(hosts []inventory.Host) Table {
+func Hosts(checked []action.CheckedHost) Table {
 	t := Table{Header: []string{"HOST", "ADDRESS", "USER", "ENGINE", "PRESET", "CONNECTIONS", "STORAGE", "ALLOW_FROM", "SETTINGS", "DATABASES"}}
-	for _, h := range hosts {
+	for _, c := range checked {
+		h := c.Host
 		addr := h.Address
 		if h.Port != 22 {
 			addr += ":" + strconv.Itoa(h.Port)

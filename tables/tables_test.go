@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pidb/action"
+	"pidb/config"
 	"pidb/facts"
 	"pidb/inventory"
 	"pidb/job"
@@ -121,12 +122,14 @@ func TestHosts(t *testing.T) {
 			Settings: inventory.Section{"work_mem": {Raw: "8MB"}}, Databases: []inventory.Database{{Name: "inv", Owner: "app", Adopt: true}}},
 		{Name: "pi3", Address: "10.0.0.3", Port: 22, User: "pi", Engine: "mysql", Preset: "fast"},
 	}
-	rowsEqual(t, "hosts", Hosts(hosts).Rows, [][]string{
+	checked := []action.CheckedHost{{Host: hosts[0]}, {Host: hosts[1], Settings: config.Resolved{Bench: map[string]any{"clients": 8}, From: map[string]string{"bench.clients": "default"}}}}
+	rowsEqual(t, "hosts", Hosts(checked).Rows, [][]string{
 		{"pi4", "10.0.0.4:2222", "pi", "postgres", "balanced", "50", "usb", "10.0.0.0/24 (TLS)", "work_mem", "inv(app, adopted)"},
 		{"pi3", "10.0.0.3", "pi", "mysql", "fast", "by RAM", "detect", "localhost only", "", ""},
 	})
-	js := HostsJSON(hosts)
-	if js[1].Connections != nil || js[1].Storage != "detect" || len(js[1].AllowFrom) != 0 || js[0].Settings["work_mem"] != "8MB" {
+	js := HostsJSON(checked)
+	if js[1].Connections != nil || js[1].Storage != "detect" || len(js[1].AllowFrom) != 0 || js[0].Settings["work_mem"] != "8MB" ||
+		js[1].Bench["clients"] != 8 || js[1].From["bench.clients"] != "default" {
 		t.Errorf("the hosts' JSON: %+v", js)
 	}
 }

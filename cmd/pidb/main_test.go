@@ -132,6 +132,17 @@ func TestInventoryCheckJSON(t *testing.T) {
 	if allow, _ := hosts[0]["allow_from"].([]any); len(allow) != 1 || allow[0] != "10.9.0.0/24" {
 		t.Errorf("allow_from = %v", hosts[0]["allow_from"])
 	}
+	// every value a command would take, and where it came from
+	bench, _ := hosts[0]["bench"].(map[string]any)
+	thermal, _ := hosts[0]["thermal"].(map[string]any)
+	from, _ := hosts[0]["from"].(map[string]any)
+	if bench["workload"] != "oltp-read-only" || bench["clients"] != float64(8) || bench["table_size"] != float64(10000) || thermal["interval"] != "5s" {
+		t.Errorf("bench %v, thermal %v", bench, thermal)
+	}
+	if from["bench.workload"] != "the engine's default" || from["bench.clients"] != "default" || from["bench.table_size"] != "the workload's default" ||
+		from["allow_from"] != inv+":2" || from["engine"] != inv+":11" || from["user"] != "default" {
+		t.Errorf("from %v", from)
+	}
 }
 
 func TestExitCodes(t *testing.T) {
