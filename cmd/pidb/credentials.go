@@ -32,7 +32,7 @@ func credentialsCommand(run func(*cli.Context, action.CredentialsOptions) error)
 // credentialsOptions reads credentials' flags and its one host.
 func credentialsOptions(c *cli.Context) (action.CredentialsOptions, error) {
 	if c.NArg() != 1 {
-		return action.CredentialsOptions{}, usage.Errorf("credentials needs one host name (flags go before it)")
+		return action.CredentialsOptions{}, usage.Errorf("credentials needs one host name")
 	}
 	f, err := fleetFlagsOf(c)
 	if err != nil {

@@ -170,7 +170,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"inventory", "check", "-i", good, "--limit", "pi5"}, 2, `no host named "pi5"`},
 		{[]string{"inventory", "check", "-i", filepath.Join(t.TempDir(), "missing.toml")}, 2, "cannot read inventory"},
 		{[]string{"inventory", "check"}, 2, "no inventory"},
-		{[]string{"inventory", "check", "--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"inventory", "check", "--no-such-flag"}, 2, "unknown flag --no-such-flag: see pidb inventory check --help"},
+		{[]string{"provison"}, 2, `unknown command "provison" (did you mean "provision"?): see pidb --help`},
+		{[]string{"provision", "-i", good, "--dryrun"}, 2, "unknown flag --dryrun (did you mean --dry-run?)"},
+		{[]string{"bench", "-i", good, "--duration", "5"}, 2, `--duration "5": want a number and a unit, like "90s", "5m" or "1h"`},
 		{[]string{"inventory", "chek"}, 2, `unknown command "chek"`},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"inventory", "check", "-i", good, "extra"}, 2, "unexpected argument"},
@@ -227,7 +230,7 @@ func TestHelpEverywhere(t *testing.T) {
 	if code, out, errOut := runPidb(t, "help", "facts"); code != 0 || !strings.Contains(out, "pidb facts -i FILE") {
 		t.Errorf("pidb help facts: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, _, errOut := runPidb(t, "nosuch"); code != 2 || !strings.Contains(errOut, `unknown command "nosuch" (see pidb --help)`) {
+	if code, _, errOut := runPidb(t, "nosuch"); code != 2 || !strings.Contains(errOut, `unknown command "nosuch": see pidb --help`) {
 		t.Errorf("pidb nosuch: exit %d, %q", code, errOut)
 	}
 }

@@ -56,8 +56,10 @@ func TestFleetFlagsToOptions(t *testing.T) {
 		"facts -i lab.toml --concurrency 0":      "--concurrency must be at least 1",
 		"facts -i lab.toml --connect-timeout 0s": "--connect-timeout must be more than zero",
 		"facts -i lab.toml pi4":                  `unexpected argument "pi4"`,
-		"facts -i lab.toml --concurrency many":   `invalid value "many" for flag -concurrency`,
-		"facts -i lab.toml --x":                  "flag provided but not defined: -x",
+		"facts -i lab.toml --concurrency many":   `--concurrency "many": want a whole number`,
+		"facts -i lab.toml --x":                  "unknown flag --x: see pidb facts --help",
+		"facts -i lab.toml --concurency 3":       "unknown flag --concurency (did you mean --concurrency?)",
+		"facts -i lab.toml --connect-timeout 5":  `--connect-timeout "5": want a number and a unit, like "90s", "5m" or "1h"`,
 	} {
 		ran = 0
 		code, errOut := runWith(t, factsCommand(capture), strings.Fields(args)...)

@@ -25,6 +25,23 @@ func TestRunsCommand(t *testing.T) {
 	if code, _, errOut := runPidb(t, "runs", "--last", "-1", dir); code != 2 {
 		t.Errorf("--last -1: exit %d\n%s", code, errOut)
 	}
+	// a flag after the folder is read as a flag
+	if code, out, errOut := runPidb(t, "runs", dir, "--host", "pi3"); code != 0 || strings.Count(out, "\n") != 1+1 || !strings.Contains(out, "pi3") {
+		t.Errorf("runs DIR --host pi3: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// a host's folder, and a run's
+	pi4 := filepath.Join(dir, "pi4")
+	runs, _ := filepath.Glob(filepath.Join(pi4, "2026*"))
+	if code, out, errOut := runPidb(t, "runs", pi4); code != 0 || strings.Count(out, "\n") != 1+len(runs)+1 || strings.Contains(out, "pi3") {
+		t.Errorf("runs of pi4's folder (%d runs and a broken one): exit %d\n%s\n%s", len(runs), code, out, errOut)
+	}
+	if code, out, errOut := runPidb(t, "runs", runs[0]); code != 0 || strings.Count(out, "\n") != 1+1 || !strings.Contains(out, filepath.Base(runs[0])) {
+		t.Errorf("runs of one run's folder: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// a folder that is not there is not an empty one
+	if code, _, errOut := runPidb(t, "runs", filepath.Join(dir, "no-such-folder")); code != 2 || !strings.Contains(errOut, "no-such-folder: no such folder") {
+		t.Errorf("a folder that is not there: exit %d\n%s", code, errOut)
+	}
 }
 
 // TestReportCommand writes the page of a results folder, and compares two
@@ -33,7 +50,7 @@ func TestReportCommand(t *testing.T) {
 	dir := t.TempDir()
 	copyRuns(t, "../../report/testdata/demo", dir)
 	page := filepath.Join(t.TempDir(), "r.html")
-	code, out, errOut := runPidb(t, "report", "-o", page, dir)
+	code, out, errOut := runPidb(t, "report", dir, "-o", page) // a flag after the folder is read as a flag
 	if code != 0 || strings.TrimSpace(out) != page {
 		t.Fatalf("report: exit %d\n%s\n%s", code, out, errOut)
 	}

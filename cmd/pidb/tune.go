@@ -84,7 +84,7 @@ func tuneCommand(run tuneRun) *cli.Command {
 // each --set name=value.
 func tuneShowOptions(c *cli.Context) (action.TuneShowOptions, error) {
 	if c.Args().Present() {
-		return action.TuneShowOptions{}, usage.Errorf("unexpected argument %q (flags go before arguments)", c.Args().First())
+		return action.TuneShowOptions{}, usage.Errorf("unexpected argument %q: pidb tune show takes no arguments", c.Args().First())
 	}
 	for _, f := range []string{"engine", "mem", "cpus"} {
 		if !c.IsSet(f) {

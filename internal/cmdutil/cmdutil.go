@@ -17,21 +17,22 @@ import (
 )
 
 // GroupAction runs for a command that only holds subcommands: with no
-// argument it shows help, with an unknown one it is a usage error.
+// argument it shows help, with an unknown one it is a usage error naming
+// the command it was close to.
 func GroupAction(c *cli.Context) error {
 	if c.Args().Present() {
-		name := c.App.Name
+		name, cmds := c.App.Name, c.App.Commands
 		if c.Command != nil && c.Command.FullName() != "" && c.Command.FullName() != c.App.Name {
-			name += " " + c.Command.FullName()
+			name, cmds = name+" "+c.Command.FullName(), c.Command.Subcommands
 		}
-		return usage.Errorf("unknown command %q (see %s --help)", c.Args().First(), name)
+		return unknownCommand(c.Args().First(), name, cmds)
 	}
 	return cli.ShowSubcommandHelp(c)
 }
 
 // OnUsageError makes a flag urfave/cli cannot read a usage error.
 func OnUsageError(c *cli.Context, err error, _ bool) error {
-	return usage.Wrap(err)
+	return flagError(c, err)
 }
 
 // SetUsageErrors makes every command's bad flags usage errors, and gives a
@@ -91,7 +92,7 @@ func statedDefault(usage, defaultText *string) bool {
 // NoArguments refuses a command's arguments, for one that takes none.
 func NoArguments(c *cli.Context) error {
 	if c.Args().Present() {
-		return usage.Errorf("unexpected argument %q: %s takes no arguments, and pidb reads no flag after one (put -i FILE and the other flags before it)", c.Args().First(), c.Command.HelpName)
+		return usage.Errorf("unexpected argument %q: %s takes no arguments", c.Args().First(), c.Command.HelpName)
 	}
 	return nil
 }

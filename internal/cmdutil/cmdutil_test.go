@@ -66,7 +66,7 @@ func TestGroupAction(t *testing.T) {
 	if out, _, err := app(t, group, "lab"); err != nil || !strings.Contains(out, "up") {
 		t.Errorf("lab alone: %v, stdout %q; want its help", err, out)
 	}
-	if _, _, err := app(t, group, "lab", "upp"); !usage.Is(err) || !strings.Contains(err.Error(), `unknown command "upp" (see pidb lab --help)`) {
+	if _, _, err := app(t, group, "lab", "upp"); !usage.Is(err) || err.Error() != `unknown command "upp" (did you mean "up"?): see pidb lab --help` {
 		t.Errorf("lab upp: %v", err)
 	}
 }
@@ -124,5 +124,59 @@ func TestSettings(t *testing.T) {
 	}
 	if _, _, err := app(t, cmd, "x", "--clients", "0"); !usage.Is(err) || err.Error() != "--clients: 0 is out of range 1-10000" {
 		t.Errorf("no clients: %v", err)
+	}
+}
+
+// TestIntersperse: a command's flags after its arguments move before them,
+// each with its value (a switch has none), and the arguments follow "--";
+// what has no command, a "--" of the user's, and the shells' completion
+// request stay as they are.
+func TestIntersperse(t *testing.T) {
+	cmds := []*cli.Command{
+		{Name: "report", Flags: []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}}, &cli.BoolFlag{Name: "compare"}}},
+		{Name: "lab", Subcommands: []*cli.Command{{Name: "snapshot", Flags: []cli.Flag{&cli.StringFlag{Name: "dir"}, &cli.BoolFlag{Name: "list"}}}}},
+	}
+	for _, c := range []struct{ in, want string }{
+		{"pidb report DIR -o x.html", "pidb report -o x.html -- DIR"},
+		{"pidb report -o x.html DIR", "pidb report -o x.html -- DIR"},
+		{"pidb report A --compare B -o=x.html", "pidb report --compare -o=x.html -- A B"},
+		{"pidb report A -- -o", "pidb report -- A -o"},
+		{"pidb lab snapshot pi4 --dir /tmp/lab seeded", "pidb lab snapshot --dir /tmp/lab -- pi4 seeded"},
+		{"pidb lab snapshot --list", "pidb lab snapshot --list"},
+		{"pidb report DIR --unknown x", "pidb report --unknown -- DIR x"},
+		{"pidb --help", "pidb --help"},
+		{"pidb nosuch a -b", "pidb nosuch a -b"},
+		{"pidb report DIR --generate-bash-completion", "pidb report DIR --generate-bash-completion"},
+	} {
+		if got := strings.Join(Intersperse(cmds, strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestFlagErrors: the flag package's errors in pidb's words, with two
+// dashes, what a value wants, and the flag or command a typo was close to.
+func TestFlagErrors(t *testing.T) {
+	provision := func() *cli.Command {
+		return &cli.Command{Name: "provision", Flags: []cli.Flag{&cli.BoolFlag{Name: "dry-run"}, &cli.DurationFlag{Name: "apt-lock-timeout"},
+			&cli.IntFlag{Name: "concurrency"}, &cli.Float64Flag{Name: "speed"}, &cli.StringFlag{Name: "inventory", Aliases: []string{"i"}}},
+			Action: func(*cli.Context) error { return nil }}
+	}
+	for args, want := range map[string]string{
+		"--dryrun":             "unknown flag --dryrun (did you mean --dry-run?): see pidb provision --help",
+		"--zzzzzzzz":           "unknown flag --zzzzzzzz: see pidb provision --help",
+		"--apt-lock-timeout 5": `--apt-lock-timeout "5": want a number and a unit, like "90s", "5m" or "1h"`,
+		"--concurrency ten":    `--concurrency "ten": want a whole number`,
+		"--speed fast":         `--speed "fast": want a number`,
+		"--dry-run=maybe":      `--dry-run "maybe": want true or false`,
+	} {
+		_, _, err := app(t, provision(), append([]string{"provision"}, strings.Fields(args)...)...)
+		if !usage.Is(err) || err.Error() != want {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+	group := &cli.Command{Name: "bench", Subcommands: []*cli.Command{{Name: "cleanup", Action: func(*cli.Context) error { return nil }}}}
+	if _, _, err := app(t, group, "bench", "clenaup"); !usage.Is(err) || err.Error() != `unknown command "clenaup" (did you mean "cleanup"?): see pidb bench --help` {
+		t.Errorf("a misspelt subcommand: %v", err)
 	}
 }
