@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"pidb/bench/workloads"
 	"pidb/bench/workloads/tpcc"
 	"pidb/config"
 	"pidb/engine"
@@ -54,6 +55,23 @@ func (w Workload) plans(inv *inventory.Inventory, hosts []inventory.Host, kind c
 		runtime.GOMAXPROCS(n)
 	}
 	return out, nil
+}
+
+// Names are the names of what: "workloads" (those bench and validate
+// can run) or "hosts" (the inventory's), for the shells' completion.
+func Names(what, inventory string) ([]string, error) {
+	switch what {
+	case "workloads":
+		return workloads.Names(), nil
+	case "hosts":
+		checked, err := InventoryCheck(Fleet{Inventory: inventory})
+		names := make([]string, 0, len(checked))
+		for _, h := range checked {
+			names = append(names, h.Host.Name)
+		}
+		return names, err
+	}
+	return nil, usage.Errorf("names of %q: want workloads or hosts", what)
 }
 
 // BenchOptions are `pidb bench`'s.

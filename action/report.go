@@ -1,10 +1,12 @@
 package action
 
 import (
+	"os"
 	"path/filepath"
 	"time"
 
 	"pidb/report"
+	"pidb/results"
 	"pidb/usage"
 )
 
@@ -24,6 +26,9 @@ type Reported struct {
 	Page       string // the page's absolute path
 	PNGs       []string
 	Comparison *report.Comparison
+	// Unreadable are the runs in the folders read that could not be
+	// read (a run cut off before it was saved whole): left off the page
+	Unreadable []results.Listed
 }
 
 // Report writes one self-contained HTML page of saved runs, with the
@@ -32,9 +37,36 @@ func Report(o ReportOptions) (Reported, error) {
 	if o.Compare && len(o.Runs) < 2 {
 		return Reported{}, usage.Errorf("a comparison wants two runs or more (a run's folder, its run.json or its id), have %d", len(o.Runs))
 	}
+	// the page's folder first: nothing is built for a page that cannot be written
+	switch st, err := os.Stat(filepath.Dir(o.Output)); {
+	case err != nil:
+		return Reported{}, usage.Errorf("-o %s: no folder %s to write it in", o.Output, filepath.Dir(o.Output))
+	case !st.IsDir():
+		return Reported{}, usage.Errorf("-o %s: %s is not a folder", o.Output, filepath.Dir(o.Output))
+	}
 	runs, source, err := report.Gather(o.Runs, o.Dir)
 	if err != nil {
 		return Reported{}, usage.Wrap(err)
+	}
+	var out Reported
+	folders := []string{o.Dir}
+	if len(o.Runs) > 0 {
+		folders = nil
+		for _, n := range o.Runs {
+			if st, err := os.Stat(n); err == nil && st.IsDir() {
+				if _, err := os.Stat(filepath.Join(n, "run.json")); err != nil {
+					folders = append(folders, n)
+				}
+			}
+		}
+	}
+	for _, f := range folders {
+		l, _ := listRuns(f)
+		for _, x := range l {
+			if x.Err != nil {
+				out.Unreadable = append(out.Unreadable, x)
+			}
+		}
 	}
 	in := report.Input{Runs: runs, Source: source, Version: o.Version, Now: time.Now()}
 	if o.Compare {
@@ -47,7 +79,6 @@ func Report(o ReportOptions) (Reported, error) {
 	if err := rep.WriteFile(o.Output); err != nil {
 		return Reported{}, err
 	}
-	var out Reported
 	if o.PNGDir != "" {
 		if out.PNGs, err = rep.WritePNGs(o.PNGDir); err != nil {
 			return out, err

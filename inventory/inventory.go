@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -625,38 +626,63 @@ func (p *parser) resolvePath(s string) string {
 	return filepath.Clean(s)
 }
 
-// Select returns the hosts named in limit (comma-separated names; "" or
-// "all" selects every host), in inventory order. An unknown name is an error.
+// Select returns the hosts limit selects, in inventory order: names,
+// comma-separated, each a host's name or a pattern (pi*, pi[34], as a
+// shell matches file names), and !NAME or !PATTERN to leave hosts out
+// (with only those, of every host), as Ansible's --limit reads them; ""
+// or "all" selects every host. A name that is no host's, a pattern that
+// matches none (an exclusion too: a typo there would select a host meant
+// to be left out), and a selection of no host are errors.
 func (inv *Inventory) Select(limit string) ([]Host, error) {
 	limit = strings.TrimSpace(limit)
 	if limit == "" || limit == "all" {
 		return inv.Hosts, nil
 	}
-	want := map[string]bool{}
+	in, out := map[string]bool{}, map[string]bool{}
+	includes, named := false, false
 	var unknown []string
-	for _, n := range strings.Split(limit, ",") {
-		n = strings.TrimSpace(n)
-		if n == "" {
+	for _, item := range strings.Split(limit, ",") {
+		item = strings.TrimSpace(item)
+		into := in
+		if rest, ok := strings.CutPrefix(item, "!"); ok {
+			item, into = strings.TrimSpace(rest), out
+		} else if item != "" {
+			includes = true
+		}
+		if item == "" {
 			continue
 		}
-		if !inv.has(n) {
-			unknown = append(unknown, n)
+		named = true
+		matched := false
+		for _, h := range inv.Hosts {
+			ok, err := path.Match(item, h.Name)
+			if err != nil {
+				return nil, &Error{File: inv.Path, Msg: fmt.Sprintf("--limit: bad pattern %q: %v", item, err)}
+			}
+			if ok {
+				into[h.Name], matched = true, true
+			}
 		}
-		want[n] = true
+		if !matched {
+			unknown = append(unknown, item)
+		}
 	}
 	if len(unknown) > 0 {
 		return nil, inv.unknown("--limit: ", unknown)
 	}
-	if len(want) == 0 {
-		return nil, &Error{File: inv.Path, Msg: "--limit: no host names given"}
+	if !named {
+		return nil, &Error{File: inv.Path, Msg: fmt.Sprintf("--limit %q names no host", limit)}
 	}
-	var out []Host
+	var hosts []Host
 	for _, h := range inv.Hosts {
-		if want[h.Name] {
-			out = append(out, h)
+		if (!includes || in[h.Name]) && !out[h.Name] {
+			hosts = append(hosts, h)
 		}
 	}
-	return out, nil
+	if len(hosts) == 0 {
+		return nil, &Error{File: inv.Path, Msg: fmt.Sprintf("--limit %q selects no host", limit)}
+	}
+	return hosts, nil
 }
 
 // Named returns the host called name; an unknown name is an error that
@@ -678,19 +704,13 @@ func (inv *Inventory) unknown(prefix string, unknown []string) error {
 		names[i] = h.Name
 	}
 	msg := fmt.Sprintf("%sno host named %s in the inventory (hosts: %s)", prefix, quoteList(unknown), strings.Join(names, ", "))
+	if strings.ContainsAny(strings.Join(unknown, ""), "*?[") {
+		msg = fmt.Sprintf("%sno host matches %s in the inventory (hosts: %s)", prefix, quoteList(unknown), strings.Join(names, ", "))
+	}
 	if len(unknown) == 1 {
 		msg += suggest(unknown[0], names)
 	}
 	return &Error{File: inv.Path, Msg: msg}
-}
-
-func (inv *Inventory) has(name string) bool {
-	for _, h := range inv.Hosts {
-		if h.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

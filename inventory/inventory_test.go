@@ -274,6 +274,11 @@ func TestSelect(t *testing.T) {
 		"zero":       "zero",
 		"zero,pi4":   "pi4,zero", // inventory order
 		" pi3 , pi3": "pi3",
+		"pi*":        "pi4,pi3",
+		"pi[34]":     "pi4,pi3",
+		"!pi3":       "pi4,zero",
+		"pi*,!pi3":   "pi4",
+		"*, !zero":   "pi4,pi3",
 	} {
 		hs, err := inv.Select(limit)
 		if err != nil {
@@ -288,8 +293,16 @@ func TestSelect(t *testing.T) {
 	if err == nil || !usage.Is(err) || !strings.Contains(err.Error(), `no host named "pi44"`) || !strings.Contains(err.Error(), `did you mean "pi4"?`) {
 		t.Errorf("Select(pi4,pi44) error = %v", err)
 	}
-	if _, err := inv.Select(","); err == nil {
-		t.Errorf("Select(\",\") gave no error")
+	for limit, want := range map[string]string{
+		",":        `--limit "," names no host`,
+		"pi*,!pi*": `--limit "pi*,!pi*" selects no host`,
+		"!pi33":    `no host named "pi33"`, // a typo would select the host meant to be left out
+		"pi9*":     `no host matches "pi9*"`,
+		"pi[":      `bad pattern "pi["`,
+	} {
+		if _, err := inv.Select(limit); err == nil || !usage.Is(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Select(%q): %v, want a usage error with %q", limit, err, want)
+		}
 	}
 }
 

@@ -5,14 +5,17 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"pidb/action"
 	"pidb/internal/build"
 	"pidb/internal/cmdutil"
 	"pidb/internal/labcmd"
@@ -51,6 +54,13 @@ func exitCode(err error, stderr io.Writer) int {
 // -ldflags "-X main.release=v1.2.3"); set by the linker, never changed.
 var release string
 
+// manSections are the man page's sections beside the commands' (EXIT
+// STATUS, ENVIRONMENT, FILES, EXAMPLES): the file beside this one, set at
+// build time and never changed.
+//
+//go:embed man.roff
+var manSections string
+
 // version is pidb's version: the release's, else the module's, with the
 // commit it was built from.
 func version() string { return build.Version(release) }
@@ -83,8 +93,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			tuneCommand(tuneRun{}),
 			labcmd.Command(labcmd.Run{}),
 			demoCommand(nil),
-			cmdutil.CompletionCommand(),
-			cmdutil.ManCommand(),
+			cmdutil.CompletionCommand(func(c *cli.Context, what string) ([]string, error) { return action.Names(what, c.String("inventory")) }),
+			cmdutil.ManCommand(manSections),
 			helpCommand(),
 		},
 	}
@@ -117,5 +127,11 @@ func inventoryFlag() cli.Flag {
 }
 
 func limitFlag() cli.Flag {
-	return &cli.StringFlag{Name: "limit", Usage: "only these hosts: `NAMES`, comma-separated"}
+	return &cli.StringFlag{Name: "limit", Usage: "only these hosts: `NAMES`, comma-separated: names, patterns (pi*), and !NAME to leave hosts out",
+		Action: func(_ *cli.Context, v string) error {
+			if strings.TrimSpace(v) == "" {
+				return usage.Errorf(`--limit "": name the hosts (pi4,pi3, pi*, !zero), or leave --limit out for every host`)
+			}
+			return nil
+		}}
 }

@@ -289,6 +289,21 @@ func TestCompletion(t *testing.T) {
 	if got := complete("tune", ""); !slices.Contains(got, "show") || !slices.Contains(got, "apply") {
 		t.Errorf("pidb tune <TAB>: %v, want its subcommands", got)
 	}
+	// a flag's value: the workloads, the inventory's hosts (the last of a
+	// list), files after -i
+	if got := complete("bench", "--workload", "tp"); strings.Join(got, " ") != "tpcb tpcc" {
+		t.Errorf("pidb bench --workload tp<TAB>: %v, want tpcb tpcc", got)
+	}
+	inv := writeInventory(t, twoHosts)
+	if got := complete("facts", "-i", inv, "--limit", "pi"); strings.Join(got, " ") != "pi4 pi3" {
+		t.Errorf("pidb facts -i INV --limit pi<TAB>: %v, want the inventory's hosts", got)
+	}
+	if got := complete("facts", "-i", inv, "--limit", "pi4,pi"); strings.Join(got, " ") != "pi4,pi4 pi4,pi3" {
+		t.Errorf("pidb facts -i INV --limit pi4,pi<TAB>: %v, want the list's last name completed", got)
+	}
+	if got := complete("facts", "-i", strings.TrimSuffix(inv, "inv.toml")+"in"); len(got) != 1 || got[0] != inv {
+		t.Errorf("pidb facts -i DIR/in<TAB>: %v, want %s", got, inv)
+	}
 	for _, shell := range []string{"zsh", "fish"} {
 		if code, out, errOut := runPidb(t, "completion", shell); code != 0 || !strings.Contains(out, "pidb") {
 			t.Errorf("completion %s: exit %d\n%s%s", shell, code, out, errOut)
@@ -307,6 +322,18 @@ func TestManPage(t *testing.T) {
 		t.Fatalf("man: exit %d\n%.200s", code, man)
 	}
 	page := strings.ReplaceAll(man, `\-`, "-")
+	// the sections a man page has that help has no place for, after the commands
+	last := strings.LastIndex(page, ".SH help")
+	for _, section := range []string{`.SH "EXIT STATUS"`, ".SH ENVIRONMENT", ".SH FILES", ".SH EXAMPLES"} {
+		if i := strings.Index(page, section); i < last {
+			t.Errorf("man: %s at %d, want it after the commands (%d)", section, i, last)
+		}
+	}
+	for _, want := range []string{"PIDB_INVENTORY", "NO_COLOR", "known_hosts", "pidb-results", "pidb inventory check -i pis.toml"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("man: no %s", want)
+		}
+	}
 	for _, cmd := range [][]string{{"validate"}, {"bench"}, {"tune", "show"}, {"lab", "up"}} {
 		_, help, _ := runPidb(t, append(cmd, "--help")...)
 		for _, f := range regexp.MustCompile(`(?m)^\s+(--[a-z-]+)`).FindAllStringSubmatch(help, -1) {

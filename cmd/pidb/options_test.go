@@ -69,6 +69,17 @@ func TestFleetFlagsToOptions(t *testing.T) {
 	}
 }
 
+// TestLimitGivenEmpty: --limit "" is a mistake (a variable that was not
+// set), never every host in silence.
+func TestLimitGivenEmpty(t *testing.T) {
+	ran := 0
+	capture := func(_ *cli.Context, o action.FactsOptions) error { ran++; return nil }
+	code, errOut := runWith(t, factsCommand(capture), "facts", "-i", "lab.toml", "--limit", "")
+	if code != 2 || ran != 0 || !strings.Contains(errOut, `--limit "": name the hosts`) {
+		t.Errorf("exit %d, ran %d, stderr %q", code, ran, errOut)
+	}
+}
+
 // TestThermalFlagsToOptions: --interval overrides [thermal]'s interval by
 // its key; --duration and --csv are the options' own.
 func TestThermalFlagsToOptions(t *testing.T) {

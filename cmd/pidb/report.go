@@ -114,6 +114,9 @@ func runReport(c *cli.Context, o action.ReportOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, x := range r.Unreadable {
+		cmdutil.Lines(c.App.ErrWriter, fmt.Sprintf("%s: cannot be read, left off the page: %v", x.Dir, x.Err))
+	}
 	if o.PNGDir != "" {
 		fmt.Fprintf(c.App.ErrWriter, "%d charts written to %s\n", len(r.PNGs), o.PNGDir)
 	}

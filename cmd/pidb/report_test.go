@@ -50,9 +50,18 @@ func TestReportCommand(t *testing.T) {
 	dir := t.TempDir()
 	copyRuns(t, "../../report/testdata/demo", dir)
 	page := filepath.Join(t.TempDir(), "r.html")
+	broken := filepath.Join(dir, "pi4", "20991231T000000Z-broken")
+	os.MkdirAll(broken, 0o755)
 	code, out, errOut := runPidb(t, "report", dir, "-o", page) // a flag after the folder is read as a flag
 	if code != 0 || strings.TrimSpace(out) != page {
 		t.Fatalf("report: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, broken+": cannot be read, left off the page") {
+		t.Errorf("a broken run is left off the page in silence: %q", errOut)
+	}
+	os.RemoveAll(broken)
+	if code, _, errOut := runPidb(t, "report", "-o", "/nonexistent/dir/r.html", dir); code != 2 || !strings.Contains(errOut, "-o /nonexistent/dir/r.html: no folder /nonexistent/dir to write it in") {
+		t.Errorf("a page where no folder is: exit %d\n%s", code, errOut)
 	}
 	data, err := os.ReadFile(page)
 	if err != nil || strings.Count(string(data), "<tr data-host=") != 3 {

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	_ "embed"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,12 +22,28 @@ var (
 )
 
 // CompletionCommand is `pidb completion bash|zsh|fish`: the shell's script.
-func CompletionCommand() *cli.Command {
+// The bash and zsh scripts complete files after -i, -o and --csv, folders
+// after --out, --dir and --png, and ask values (its hidden --values) for
+// the names after --workload ("workloads") and --limit ("hosts", of the
+// inventory -i names).
+func CompletionCommand(values func(c *cli.Context, what string) ([]string, error)) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print the shell completion script for bash, zsh or fish",
 		UsageText: "pidb completion bash|zsh|fish\n\n   source <(pidb completion bash)\n   pidb completion fish > ~/.config/fish/completions/pidb.fish",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "values", Hidden: true},
+			&cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Hidden: true, EnvVars: []string{"PIDB_INVENTORY"}},
+		},
 		Action: func(c *cli.Context) error {
+			if what := c.String("values"); what != "" {
+				names, err := values(c, what)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(c.App.Writer, strings.Join(names, "\n"))
+				return err
+			}
 			if c.NArg() != 1 {
 				return usage.Errorf("completion needs one shell: bash, zsh or fish")
 			}
@@ -51,8 +68,10 @@ func CompletionCommand() *cli.Command {
 }
 
 // ManCommand prints pidb's man page, made from the same definitions as
-// its help: `pidb man > pidb.1; man ./pidb.1`.
-func ManCommand() *cli.Command {
+// its help, with the sections help has no place for after them (sections:
+// roff, EXIT STATUS, ENVIRONMENT, FILES, EXAMPLES): `pidb man > pidb.1;
+// man ./pidb.1`.
+func ManCommand(sections string) *cli.Command {
 	return &cli.Command{
 		Name:      "man",
 		Usage:     "print pidb's man page (roff), made from the same definitions as its help",
@@ -65,7 +84,7 @@ func ManCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprint(c.App.Writer, s)
+			_, err = fmt.Fprint(c.App.Writer, strings.TrimRight(s, "\n")+"\n\n"+sections)
 			return err
 		},
 	}
