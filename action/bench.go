@@ -92,7 +92,7 @@ func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version}
+	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version, Alongside: o.alongside(hosts)}
 	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.BenchResult, error) {
 		return env.Bench(ctx, h, c, plans[h.Name], r)
 	})
@@ -186,7 +186,7 @@ func Validate(ctx context.Context, o ValidateOptions) ([]job.ValidateResult, err
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
-	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version}
+	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version, Alongside: o.alongside(hosts)}
 	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.ValidateResult, error) {
 		return env.Validate(ctx, h, c, plans[h.Name], vc, r)
 	})
@@ -200,7 +200,7 @@ func Validate(ctx context.Context, o ValidateOptions) ([]job.ValidateResult, err
 			j.Reasons = []results.Reason{}
 		}
 		if e != "" {
-			j.Verdict = "ERROR"
+			j.Verdict = results.Error
 		}
 		if j.Failed(vc.Strict) {
 			failed++

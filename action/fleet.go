@@ -86,6 +86,16 @@ func (f Fleet) load() (*inventory.Inventory, []inventory.Host, error) {
 	return inv, hosts, nil
 }
 
+// alongside is how many other hosts run at the same time as each, at
+// most: the hosts, as many at once as the concurrency allows.
+func (f Fleet) alongside(hosts []inventory.Host) int {
+	n := f.Concurrency
+	if n <= 0 {
+		n = fleet.DefaultConcurrency
+	}
+	return max(min(n, len(hosts))-1, 0)
+}
+
 // each runs task on every host, a connection each: the one fleet loop of
 // every use case. A key that cannot be read names the hosts that use it
 // (a usage error: no host was touched).

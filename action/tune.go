@@ -41,7 +41,8 @@ type Tuned struct {
 // TuneShow is the tuner's recommendation for the board described, offline.
 // A board or a setting the tuner refuses is a usage error.
 func TuneShow(o TuneShowOptions) (Tuned, error) {
-	in := tune.Input{Flavor: dbms.Flavor(o.Engine), Version: o.Version, RAMBytes: o.RAMBytes, CPUs: o.CPUs, Storage: o.Storage, MaxConnections: o.MaxConnections}
+	in := tune.Input{Flavor: dbms.Flavor(o.Engine), Version: o.Version, RAMBytes: o.RAMBytes, CPUs: o.CPUs, Storage: o.Storage, MaxConnections: o.MaxConnections,
+		ConnectionsAsk: "--max-connections"}
 	s, err := tune.Recommend(in, tune.PresetName(o.Preset), o.Set)
 	if err != nil {
 		return Tuned{}, usage.Wrap(err)

@@ -18,6 +18,10 @@ import (
 	"pidb/remote"
 )
 
+// DefaultConcurrency is how many hosts are worked on at once when the
+// options say nothing.
+const DefaultConcurrency = 10
+
 // Options are the settings of one fleet run.
 type Options struct {
 	Concurrency       int            // hosts at once; default 10
@@ -44,7 +48,7 @@ type Result[T any] struct {
 // concurrency wait for a turn), and the view is done when Run returns.
 func Run[T any](ctx context.Context, hosts []inventory.Host, opt Options, task Task[T]) []Result[T] {
 	if opt.Concurrency <= 0 {
-		opt.Concurrency = 10
+		opt.Concurrency = DefaultConcurrency
 	}
 	view := opt.View
 	if view == nil {

@@ -38,6 +38,9 @@ type Env struct {
 	Inventory *inventory.Inventory
 	Out       string // save runs under this folder
 	Version   string // pidb's, saved with every run
+	// Alongside is how many other hosts' workloads run at the same time
+	// from this controller, at most: saved with every run
+	Alongside int
 	// ReadSettings reads the live settings recorded with a run; nil: from
 	// the server, over the workload's connection (sqldb.DB.Settings).
 	ReadSettings func(ctx context.Context, db sqldb.DB, mysqlNames []string) ([][2]string, error)

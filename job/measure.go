@@ -285,6 +285,8 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 	}
 	m.Run = results.Run{ID: results.NewID(start, id), Kind: kind, Host: h.Name, PidbVersion: e.Version, Preset: p.Preset,
 		Started: start, Facts: &f, Settings: pw.settings, Workload: wl, Summary: sum, Series: series, Client: client}
+	alongside := e.Alongside
+	m.Run.Alongside = &alongside
 	return m, nil
 }
 

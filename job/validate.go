@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -29,6 +30,27 @@ type ValidateResult struct {
 	TPSLastQuarter  float64          `json:"tps_last_quarter"`
 	RunDir          string           `json:"run_dir"`
 	Error           string           `json:"error,omitempty"`
+}
+
+// Measured reports whether the host's workload ran and was saved: a host
+// that could not be reached, or failed before its run, has no numbers.
+func (r ValidateResult) Measured() bool { return r.RunDir != "" }
+
+// MarshalJSON writes null, not zero, for what was never measured.
+func (r ValidateResult) MarshalJSON() ([]byte, error) {
+	type plain ValidateResult
+	if r.Measured() {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		plain
+		TPS             *float64 `json:"tps"`
+		QPS             *float64 `json:"qps"`
+		P95Ms           *float64 `json:"p95_ms"`
+		Throttled       *bool    `json:"throttled"`
+		TPSFirstQuarter *float64 `json:"tps_first_quarter"`
+		TPSLastQuarter  *float64 `json:"tps_last_quarter"`
+	}{plain: plain(r)})
 }
 
 // Codes are the result's reasons' codes, in order.

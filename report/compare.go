@@ -239,11 +239,25 @@ func cautions(rs []results.Run) []string {
 		if a.TLS != b.TLS {
 			diffs = append(diffs, fmt.Sprintf("logins %s against %s", withTLS(a.TLS), withTLS(b.TLS)))
 		}
+		if base.Alongside != nil && r.Alongside != nil && *base.Alongside != *r.Alongside {
+			diffs = append(diffs, fmt.Sprintf("%s against %s", alongside(*base.Alongside), alongside(*r.Alongside)))
+		}
 		if len(diffs) > 0 {
 			out = append(out, fmt.Sprintf("Run %d is not like the base: %s; the changes below are not the settings' or the cooling's alone.", i+2, strings.Join(diffs, ", ")))
 		}
 	}
 	return out
+}
+
+// alongside says how many other hosts a run's controller ran beside it.
+func alongside(n int) string {
+	switch n {
+	case 0:
+		return "run alone"
+	case 1:
+		return "run beside 1 other host"
+	}
+	return fmt.Sprintf("run beside up to %d other hosts", n)
 }
 
 // work is a run's amount of work: a number of queries per client, or

@@ -331,6 +331,32 @@ func TestCompareUnlike(t *testing.T) {
 	if len(c.Cautions) != 1 || !strings.Contains(c.Cautions[0], "the mix 45:43:4:4:4 against 10:10:1:1:1") {
 		t.Errorf("cautions %q for two mixes", c.Cautions)
 	}
+	// the demo's first fan run, beside the other two hosts, against one alone
+	beside, alone := d["pi4 fan"], d["pi4 fan again"]
+	two, none := 2, 0
+	beside.Run.Alongside, alone.Run.Alongside = &two, &none
+	c, _ = Compare([]results.Listed{beside, alone})
+	if len(c.Cautions) != 1 || !strings.Contains(c.Cautions[0], "run beside up to 2 other hosts against run alone") {
+		t.Errorf("cautions %q for a run beside others against one alone", c.Cautions)
+	}
+	// runs saved before pidb recorded it are not said to differ
+	alone.Run.Alongside = nil
+	if c, _ = Compare([]results.Listed{beside, alone}); len(c.Cautions) != 0 {
+		t.Errorf("cautions %q where one run did not record it", c.Cautions)
+	}
+}
+
+// TestRiseSaysNoCause: a run whose throughput rose says so, and names no
+// cause it has no evidence for.
+func TestRiseSaysNoCause(t *testing.T) {
+	r := demoRuns(t)["pi4 fan"].Run
+	for i := range r.Series {
+		r.Series[i].TPS = float64(100 + 10*i) // rising all the way
+	}
+	words := strings.Join(Reading(r), " ")
+	if !strings.Contains(words, "Throughput rose") || !strings.Contains(words, "had not reached a steady state") || strings.Contains(words, "cache") {
+		t.Errorf("a rising run's reading: %s", words)
+	}
 }
 
 // TestReading: the case run's reading says what its verdict and charts

@@ -43,7 +43,7 @@ func Reading(r results.Run) []string {
 		}
 		out = append(out, s+".")
 	case change >= 10:
-		out = append(out, fmt.Sprintf("Throughput rose %.0f%% from the first quarter of the run (%.1f TPS) to the last (%.1f TPS): the caches were still warming up; a longer warm-up measures the steady state.", change, first, last))
+		out = append(out, fmt.Sprintf("Throughput rose %.0f%% from the first quarter of the run (%.1f TPS) to the last (%.1f TPS): the run had not reached a steady state; a longer warm-up would show whether it does.", change, first, last))
 	default:
 		out = append(out, fmt.Sprintf("Throughput held steady: the last quarter's %.1f TPS is within %.0f%% of the first quarter's %.1f.", last, math.Max(math.Abs(change), 1), first))
 	}

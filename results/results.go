@@ -40,6 +40,10 @@ const (
 	Pass Grade = "PASS"
 	Warn Grade = "WARN"
 	Fail Grade = "FAIL"
+	// Error is a host that could not be validated (unreachable, or its
+	// server would not answer): its error is on stderr, and nothing of it
+	// was measured. It fails the command, as FAIL does.
+	Error Grade = "ERROR"
 )
 
 // Run is one saved run.
@@ -58,9 +62,13 @@ type Run struct {
 	Summary     Summary      `json:"summary"`
 	Series      []Interval   `json:"series"`
 	Thermal     []Reading    `json:"thermal,omitempty"`
-	Client      *Client      `json:"client,omitempty"`  // what pidb used of the controller
-	Verdict     *Verdict     `json:"verdict,omitempty"` // validate's
-	Checks      []Check      `json:"checks,omitempty"`  // the data's consistency after the run (bench --check)
+	Client      *Client      `json:"client,omitempty"` // what pidb used of the controller
+	// Alongside is how many other hosts' workloads this controller ran
+	// at the same time, at most (the command's hosts and --concurrency);
+	// nil in a run saved before pidb recorded it
+	Alongside *int     `json:"alongside,omitempty"`
+	Verdict   *Verdict `json:"verdict,omitempty"` // validate's
+	Checks    []Check  `json:"checks,omitempty"`  // the data's consistency after the run (bench --check)
 }
 
 // Setting is a server setting as it was live, with what the tuner wanted

@@ -130,6 +130,10 @@ func Cleanup(js []job.CleanupResult) Table {
 func Validate(js []job.ValidateResult) Table {
 	t := Table{Header: []string{"HOST", "VERDICT", "TPS", "MAX_C", "THROTTLED", "TPS_Q1", "TPS_Q4", "REASONS", "RUN"}}
 	for _, j := range js {
+		if !j.Measured() { // never measured is not zero
+			t.Rows = append(t.Rows, []string{j.Host, string(j.Verdict), "", numOr(j.MaxTempC, "%.1f"), "", "", "", strings.Join(j.Codes(), ","), ""})
+			continue
+		}
 		t.Rows = append(t.Rows, []string{j.Host, string(j.Verdict), fmt.Sprintf("%.1f", j.TPS), numOr(j.MaxTempC, "%.1f"), fmt.Sprint(j.Throttled),
 			fmt.Sprintf("%.1f", j.TPSFirstQuarter), fmt.Sprintf("%.1f", j.TPSLastQuarter), strings.Join(j.Codes(), ","), j.RunDir})
 	}

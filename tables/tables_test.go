@@ -1,9 +1,11 @@
 package tables
 
 import (
+	"encoding/json"
 	"errors"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
 	"pidb/action"
@@ -55,11 +57,11 @@ func TestValidate(t *testing.T) {
 	js := []job.ValidateResult{
 		{Host: "pi4", Verdict: "FAIL", TPS: 512.04, MaxTempC: &hot, Throttled: true, TPSFirstQuarter: 700, TPSLastQuarter: 420.55, RunDir: "r/pi4",
 			Reasons: []results.Reason{{Code: "temperature", Message: "83.4 C, over 80 C", Fail: true}, {Code: "sag", Message: "TPS fell 40%"}}},
-		{Host: "zero", Verdict: "PASS", TPS: 50},
+		{Host: "zero", Verdict: "PASS", TPS: 50, RunDir: "r/zero"},
 	}
 	rowsEqual(t, "validate", Validate(js).Rows, [][]string{
 		{"pi4", "FAIL", "512.0", "83.4", "true", "700.0", "420.6", "temperature,sag", "r/pi4"},
-		{"zero", "PASS", "50.0", "-", "false", "0.0", "0.0", "", ""},
+		{"zero", "PASS", "50.0", "-", "false", "0.0", "0.0", "", "r/zero"},
 	})
 	want := []string{"pi4: FAIL temperature: 83.4 C, over 80 C", "pi4: WARN sag: TPS fell 40%"}
 	if got := Reasons(js); !reflect.DeepEqual(got, want) {
@@ -131,5 +133,33 @@ func TestHosts(t *testing.T) {
 	if js[1].Connections != nil || js[1].Storage != "detect" || len(js[1].AllowFrom) != 0 || js[0].Settings["work_mem"] != "8MB" ||
 		js[1].Bench["clients"] != 8 || js[1].From["bench.clients"] != "default" {
 		t.Errorf("the hosts' JSON: %+v", js)
+	}
+}
+
+// TestNeverMeasured: a host that could not be validated has ERROR, and
+// "-" in the table and null in the JSON for what was never measured, not
+// a zero; a measured host's zero stays a zero.
+func TestNeverMeasured(t *testing.T) {
+	gone := job.ValidateResult{Host: "zero", Verdict: results.Error, Reasons: []results.Reason{}, Error: "zero: connect: no route to host"}
+	rowsEqual(t, "validate", Validate([]job.ValidateResult{gone}).Rows, [][]string{{"zero", "ERROR", "", "-", "", "", "", "", ""}})
+	data, err := json.Marshal(gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"tps", "qps", "p95_ms", "max_temp_c", "throttled", "tps_first_quarter", "tps_last_quarter"} {
+		if v, ok := got[k]; !ok || v != nil {
+			t.Errorf("%s = %v (present %v), want null: %s", k, v, ok, data)
+		}
+	}
+	if got["verdict"] != "ERROR" || got["error"] != "zero: connect: no route to host" || got["host"] != "zero" {
+		t.Errorf("the host and its error: %s", data)
+	}
+	ran := job.ValidateResult{Host: "pi4", Verdict: results.Fail, RunDir: "r/pi4"}
+	if data, _ := json.Marshal(ran); !strings.Contains(string(data), `"tps":0,`) || !strings.Contains(string(data), `"throttled":false`) {
+		t.Errorf("a measured host's zero TPS: %s", data)
 	}
 }

@@ -18,7 +18,10 @@ const (
 // a process, every MySQL one a thread with its own buffers.
 func connections(in Input) (int, string) {
 	if in.MaxConnections > 0 {
-		return in.MaxConnections, "as the inventory asks"
+		if in.ConnectionsAsk != "" {
+			return in.MaxConnections, "as " + in.ConnectionsAsk + " asks"
+		}
+		return in.MaxConnections, "as asked"
 	}
 	switch {
 	case in.RAMBytes <= 512*mb:
@@ -50,9 +53,12 @@ func postgres(in Input, preset PresetName) Settings {
 	} else {
 		work = max(work/kib*kib, 64*kib)
 	}
-	walMin, walMax, walWhy := gb, 4*gb, "PGTune's sizes: checkpoints by time, not by WAL volume"
+	walMin, walMax := gb, 4*gb
+	minWhy, maxWhy := "PGTune's size (the default 80MB): WAL files kept for reuse, not made anew", "PGTune's size (the default 1GB): checkpoints by time, not by WAL volume"
 	if in.Storage == "sd" {
-		walMin, walMax, walWhy = 512*mb, 2*gb, "checkpoints less often than the default 1GB: fewer full-page writes wear the SD card less, and 2GB of WAL still fits on a card"
+		walMin, walMax = 512*mb, 2*gb
+		minWhy = "512MB of WAL files kept for reuse (the default 80MB): fewer new files made on the SD card"
+		maxWhy = "checkpoints less often than the default 1GB: fewer full-page writes wear the SD card less, and 2GB of WAL still fits on a card"
 	}
 	rpc, rpcWhy := 4.0, "the default: storage unknown"
 	eio, eioWhy := int64(1), "the default: storage unknown"
@@ -76,8 +82,8 @@ func postgres(in Input, preset PresetName) Settings {
 		{"maintenance_work_mem", Size(maint), "1/16 of RAM for VACUUM and CREATE INDEX (PGTune), at most 2GB", false},
 		{"work_mem", Size(work), fmt.Sprintf("(RAM - shared_buffers) / (max_connections x 3) (PGTune): %d connections' sorts fit in RAM", conns), false},
 		{"wal_buffers", Size(min(sb/32, 16*mb)), "1/32 of shared_buffers, at most one WAL segment (16MB): PostgreSQL's own rule, written out", false},
-		{"min_wal_size", Size(walMin), walWhy, false},
-		{"max_wal_size", Size(walMax), walWhy, false},
+		{"min_wal_size", Size(walMin), minWhy, false},
+		{"max_wal_size", Size(walMax), maxWhy, false},
 		{"checkpoint_completion_target", Number(0.9), "spread checkpoint writes over 90% of the interval: no write bursts on slow storage", false},
 		{"random_page_cost", Number(rpc), rpcWhy, false},
 		{"effective_io_concurrency", Integer(eio), eioWhy, false},

@@ -24,6 +24,9 @@ type Input struct {
 	CPUs           int
 	Storage        string // sd, usb, nvme, unknown
 	MaxConnections int    // 0 = scaled to RAM
+	// ConnectionsAsk says who asked for MaxConnections, for its reason
+	// ("the inventory's max_connections"); "" for "asked"
+	ConnectionsAsk string
 }
 
 // DefaultVersion is the version of a flavour that Debian 12 and Raspberry
@@ -144,6 +147,7 @@ func Recommend(in Input, preset PresetName, overrides map[string]string) (Settin
 	if !slices.Contains(PresetNames(), string(preset)) {
 		return nil, fmt.Errorf("unknown preset %q: want one of %s", preset, strings.Join(PresetNames(), ", "))
 	}
+	asked := in
 	// max_connections set is the connections to plan for, as
 	// --max-connections is: the per-connection memory and the budget
 	// scale to it; given both ways, they must agree
@@ -156,17 +160,16 @@ func Recommend(in Input, preset PresetName, overrides map[string]string) (Settin
 		switch {
 		case err != nil || n <= 0: // refused by the setting's own check below
 		case in.MaxConnections == 0:
-			in.MaxConnections = n
+			in.MaxConnections, in.ConnectionsAsk = n, "the override max_connections = "+strconv.Itoa(n)
 		case n != in.MaxConnections:
 			return nil, &OverrideError{Name: k, Value: v, Msg: fmt.Sprintf(
 				"the connections planned for are %d (the host's max_connections in the inventory, or --max-connections): give the number once", in.MaxConnections)}
 		}
 	}
-	if in.Flavor == dbms.Postgres {
-		s = postgres(in, preset)
-	} else {
-		s = mysqlFamily(in, preset)
-	}
+	s = rules(in, preset)
+	// what the preset says without the overrides, for their reasons: a
+	// max_connections override changes the preset's own value too
+	said := rules(asked, preset)
 	keys := make([]string, 0, len(overrides))
 	for k := range overrides {
 		keys = append(keys, k)
@@ -192,7 +195,12 @@ func Recommend(in Input, preset PresetName, overrides map[string]string) (Settin
 		replaced := false
 		for i := range s {
 			if s[i].Name == name {
-				set.Why = "override (the preset says " + s[i].Value.Render(in.Flavor) + ")"
+				set.Why = "override"
+				for _, x := range said {
+					if x.Name == name {
+						set.Why = "override (the preset says " + x.Value.Render(in.Flavor) + ")"
+					}
+				}
 				s[i] = set
 				replaced = true
 			}
@@ -209,6 +217,14 @@ func Recommend(in Input, preset PresetName, overrides map[string]string) (Settin
 		}
 	}
 	return s, nil
+}
+
+// rules are the preset's settings for in.
+func rules(in Input, preset PresetName) Settings {
+	if in.Flavor == dbms.Postgres {
+		return postgres(in, preset)
+	}
+	return mysqlFamily(in, preset)
 }
 
 // Check is an override as the inventory can check it before any host is

@@ -440,3 +440,46 @@ func TestMaxConnectionsIsAPlan(t *testing.T) {
 		t.Errorf("max_connections %+v, want 400 as the override", m)
 	}
 }
+
+// TestReasonsTrue: each setting's reason says what made it: an override's
+// what the preset would say without it (a max_connections override
+// changes the preset's own value too), the connections as the one who
+// asked for them, and min_wal_size its own default.
+func TestReasonsTrue(t *testing.T) {
+	why := func(s Settings, name string) string {
+		for _, x := range s {
+			if x.Name == name {
+				return x.Why
+			}
+		}
+		return ""
+	}
+	in := Input{Flavor: "postgres", RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}
+	s, err := Recommend(in, Balanced, map[string]string{"max_connections": "50"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := why(s, "max_connections"); got != "override (the preset says 100)" {
+		t.Errorf("max_connections: %q", got)
+	}
+	if got := why(s, "work_mem"); !strings.Contains(got, "50 connections'") {
+		t.Errorf("work_mem scales to the override's connections: %q", got)
+	}
+	in.MaxConnections, in.ConnectionsAsk = 50, "--max-connections"
+	s, _ = Recommend(in, Balanced, nil)
+	if got := why(s, "max_connections"); !strings.HasPrefix(got, "as --max-connections asks:") {
+		t.Errorf("max_connections from the flag: %q", got)
+	}
+	in.ConnectionsAsk = ""
+	s, _ = Recommend(in, Balanced, nil)
+	if got := why(s, "max_connections"); !strings.HasPrefix(got, "as asked:") || strings.Contains(got, "inventory") {
+		t.Errorf("max_connections asked by nobody named: %q", got)
+	}
+	for _, storage := range []string{"sd", "usb"} {
+		in.Storage = storage
+		s, _ = Recommend(in, Balanced, nil)
+		if got := why(s, "min_wal_size"); !strings.Contains(got, "the default 80MB") || strings.Contains(got, "1GB") {
+			t.Errorf("min_wal_size on %s: %q", storage, got)
+		}
+	}
+}
