@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"pidb/results"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/log"
@@ -97,8 +100,45 @@ func TestReportInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the workload and the engine are in sight without scrolling the table
+	engineSeen, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const th = [...document.querySelectorAll("#fleet-table th")].find(x => x.textContent == "engine");
+		return th.getBoundingClientRect().right <= th.closest(".scroll").getBoundingClientRect().right })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !engineSeen {
+		t.Error("the fleet table's engine column is scrolled out of sight")
+	}
+	// a page of one host's two runs: each reached from the navigation
+	d := demoRuns(t)
+	two := []results.Listed{d["pi4 case"], d["pi4 fan"]}
+	pair, err := Build(Input{Runs: two, Compare: two, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairPage := filepath.Join(dir, "pair.html")
+	if err := pair.WriteFile(pairPage); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+pairPage), chromedp.WaitReady("footer")); err != nil {
+		t.Fatal(err)
+	}
+	type reached struct {
+		Header   string   `json:"header"`
+		Sections []string `json:"sections"`
+		Missing  []string `json:"missing"`
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[reached](`({header: document.querySelector("header .meta").textContent,
+		sections: [...document.querySelectorAll("section[id^=run-]")].map(s => s.id),
+		missing: [...document.querySelectorAll("nav a, #fleet-table a")].map(a => a.getAttribute("href")).filter(h => !document.querySelector(h))})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got.Header, "2 runs of 1 host") || len(got.Sections) != 2 || got.Sections[0] == got.Sections[1] || len(got.Missing) != 0 {
+		t.Errorf("one host's two runs: header %q, sections %q, links to nothing %q", got.Header, got.Sections, got.Missing)
+	}
 	// a phone's width: nothing wider than the screen but the tables, which scroll in their boxes
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 800)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+page), chromedp.WaitReady("footer"), chromedp.EmulateViewport(390, 800)); err != nil {
 		t.Fatal(err)
 	}
 	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))

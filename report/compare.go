@@ -196,10 +196,46 @@ func labels(rs []results.Run) []string {
 	for i, r := range rs {
 		out[i] = r.Host
 		if hosts[r.Host] > 1 {
-			out[i] = r.Host + " " + r.Started.UTC().Format("01-02 15:04:05")
+			out[i] = r.Host + " " + r.ID + differs(r, rs)
 		}
 	}
 	return out
+}
+
+// differs names what sets a host's run apart from its other runs in rs:
+// its preset, storage or board speed, " (preset fast, storage usb)"; ""
+// when nothing of these does.
+func differs(r results.Run, rs []results.Run) string {
+	var parts []string
+	for _, k := range []struct {
+		what string
+		of   func(results.Run) string
+	}{
+		{"preset", func(x results.Run) string { return x.Preset }},
+		{"storage", func(x results.Run) string {
+			if x.Facts == nil {
+				return ""
+			}
+			return x.Facts.Storage
+		}},
+		{"speed", func(x results.Run) string {
+			if x.Facts == nil {
+				return ""
+			}
+			return x.Facts.Simulated
+		}},
+	} {
+		for _, o := range rs {
+			if o.Host == r.Host && k.of(o) != k.of(r) && k.of(r) != "" {
+				parts = append(parts, k.what+" "+k.of(r))
+				break
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // cautions are what makes the runs not alike.

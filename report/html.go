@@ -101,29 +101,31 @@ details summary { cursor: pointer; }
 <body>
 <header>
 <h1>pidb report</h1>
-<p class="meta">{{len .Rows}} host{{if ne (len .Rows) 1}}s{{end}}{{with .Source}} from {{.}}{{end}} · made {{.Generated.UTC.Format "2006-01-02 15:04 UTC"}}{{with .Version}} by pidb {{.}}{{end}}</p>
+<p class="meta">{{.Count}}{{with .Source}} from {{.}}{{end}} · made {{.Generated.UTC.Format "2006-01-02 15:04 UTC"}}{{with .Version}} by pidb {{.}}{{end}}</p>
 </header>
 <nav><ul>
 {{if .Rows}}<li><a href="#fleet">The fleet</a></li>{{end}}
 {{if .Comparison}}<li><a href="#comparison">Comparison</a></li>{{end}}
-{{range .Hosts}}<li><a href="#host-{{.Row.Host}}">{{.Label}}</a>: {{with .Row.Verdict}}{{.}}, {{end}}{{num "%.1f" .Row.TPS}} TPS</li>{{end}}
+{{range .Hosts}}<li><a href="#{{.Row.Anchor}}">{{.Label}}</a>: {{with .Row.Verdict}}{{.}}, {{end}}{{num "%.1f" .Row.TPS}} TPS</li>{{end}}
 </ul></nav>
 
 {{if .Rows}}
 <section id="fleet">
 <h2>The fleet</h2>
 <div class="scroll"><table id="fleet-table">
-<thead><tr><th>host</th><th>verdict</th><th>TPS</th><th>QPS</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>highest C</th><th>lowest MHz</th><th>throttled</th><th>reasons</th><th>workload</th><th>clients</th><th>board</th><th>RAM</th><th>cores</th><th>storage</th><th>OS</th><th>engine</th><th>preset</th></tr></thead>
+<thead><tr><th>host</th><th>verdict</th><th>workload</th><th>engine</th><th>TPS</th><th>QPS</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>highest C</th><th>lowest MHz</th><th>throttled</th><th>reasons</th><th>clients</th><th>board</th><th>RAM</th><th>cores</th><th>storage</th><th>OS</th><th>preset</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr data-host="{{.Host}}">
-<td><a href="#host-{{.Host}}">{{.Host}}</a></td><td class="{{.Verdict}}" data-col="verdict">{{if .Verdict}}{{.Verdict}}{{else}}bench{{end}}</td>
+<td><a href="#{{.Anchor}}">{{.Host}}</a></td><td class="{{.Verdict}}" data-col="verdict">{{if .Verdict}}{{.Verdict}}{{else}}bench{{end}}</td>
+<td data-col="workload">{{.Workload}}{{if .TpmC}}, {{num "%.0f" .TpmC}} tpmC{{end}}</td><td data-col="engine">{{version .}}</td>
 <td class="n" data-col="tps">{{num "%.1f" .TPS}}</td><td class="n">{{num "%.1f" .QPS}}</td>
 <td class="n">{{num "%.2f" .P50Ms}}</td><td class="n" data-col="p95">{{num "%.2f" .P95Ms}}</td><td class="n">{{num "%.2f" .P99Ms}}</td>
 <td class="n" data-col="max_temp">{{opt "%.1f" .MaxTempC}}</td><td class="n">{{opt "%.0f" .MinArmMHz}}</td><td>{{yesno .Throttled}}</td><td>{{reasons .Reasons}}</td>
-<td data-col="workload">{{.Workload}}{{if .TpmC}}, {{num "%.0f" .TpmC}} tpmC{{end}}</td><td class="n">{{.Clients}}</td><td data-col="board">{{.Model}}{{with .Simulated}} <span class="note">(simulated, {{.}} speed)</span>{{end}}</td><td class="n">{{mb .RAMBytes}}</td><td class="n">{{.CPUs}}</td><td>{{.Storage}}</td><td>{{.OS}}</td><td>{{version .}}</td><td>{{.Preset}}</td>
+<td class="n">{{.Clients}}</td><td data-col="board">{{.Model}}{{with .Simulated}} <span class="note">(simulated, {{.}} speed)</span>{{end}}</td><td class="n">{{mb .RAMBytes}}</td><td class="n">{{.CPUs}}</td><td>{{.Storage}}</td><td>{{.OS}}</td><td>{{.Preset}}</td>
 </tr>
 {{end}}</tbody></table></div>
 {{if .Simulated}}<p class="note" id="simulated">The boards marked simulated are pidb's lab: containers on one machine that show a Pi's /proc, RAM and heat. At board speed each gets its board's published CPU capacity (7-Zip's benchmark, sbc-bench) as a CPU quota, so its figures follow the board's; at full speed it has the lab machine's processor, shared, and its figures say nothing of a Pi's. Their storage is the lab machine's disk, not a card.</p>{{end}}
+{{with .Unlike}}<p class="caution" id="unlike">{{.}}</p>{{end}}
 {{range .Fleet}}<figure id="chart-{{.ID}}" data-series="{{range $i, $s := .Series}}{{if $i}}|{{end}}{{$s}}{{end}}">{{svg .}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 </section>
@@ -148,7 +150,7 @@ details summary { cursor: pointer; }
 {{end}}
 
 {{range .Hosts}}
-<section id="host-{{.Row.Host}}">
+<section id="{{.Row.Anchor}}">
 <h2>{{.Label}}{{with .Row.Verdict}}: <span class="{{.}}">{{.}}</span>{{end}}</h2>
 <p class="meta">{{.Row.Kind}} run {{.Row.RunID}} · {{.Row.Workload}} on {{version .Row}}, {{.Row.Clients}} clients for {{seconds .Row.DurationS}}{{with .Row.Preset}} · preset {{.}}{{end}}{{with .Row.PidbVersion}} · pidb {{.}}{{end}}</p>
 <ul class="reading">{{range .Reading}}<li>{{.}}</li>{{end}}</ul>

@@ -23,6 +23,8 @@ import (
 // fleet table shows it. A folder that cannot be read has only Dir, Host,
 // RunID and Error.
 type Row struct {
+	// Anchor is the run's own section on a report's page
+	Anchor        string           `json:"-"`
 	RunID         string           `json:"run_id"`
 	Dir           string           `json:"dir"`
 	Host          string           `json:"host"`

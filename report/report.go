@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"pidb/facts"
@@ -24,6 +25,10 @@ type Input struct {
 // Report is a page's content: the fleet table, the fleet's charts, one
 // section per run and the comparison.
 type Report struct {
+	Count string // what the page holds: "3 hosts", "2 runs of 1 host"
+	// Unlike says, beside the fleet's charts, that its runs are not alike
+	// (workloads or engines): their lines side by side are not a comparison
+	Unlike     string
 	Source     string
 	Version    string
 	Generated  time.Time
@@ -57,9 +62,12 @@ func Build(in Input) (*Report, error) {
 			return nil, fmt.Errorf("%s: %w", l.Dir, l.Err)
 		}
 		rs = append(rs, l.Run)
-		rep.Rows = append(rep.Rows, Overview(l))
+		row := Overview(l)
+		row.Anchor = "run-" + row.Host + "-" + row.RunID
+		rep.Rows = append(rep.Rows, row)
 		rep.Simulated = rep.Simulated || rep.Rows[len(rep.Rows)-1].Simulated != ""
 	}
+	rep.Count, rep.Unlike = count(rs), unlike(rs)
 	names := labels(rs)
 	lr := make([]labelled, len(rs))
 	for i, r := range rs {
@@ -103,6 +111,47 @@ func Build(in Input) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// count says what the page holds: its hosts, and its runs where a host
+// has more than one.
+func count(rs []results.Run) string {
+	hosts := map[string]bool{}
+	for _, r := range rs {
+		hosts[r.Host] = true
+	}
+	plural := func(n int, what string) string {
+		if n == 1 {
+			return "1 " + what
+		}
+		return fmt.Sprintf("%d %ss", n, what)
+	}
+	if len(hosts) == len(rs) {
+		return plural(len(rs), "host")
+	}
+	return plural(len(rs), "run") + " of " + plural(len(hosts), "host")
+}
+
+// unlike says which runs of the fleet ran what, where they differ in
+// workload or engine; "" when they are alike.
+func unlike(rs []results.Run) string {
+	kinds := map[string][]string{}
+	var order []string
+	for _, r := range rs {
+		k := r.Workload.Name + " on " + string(r.Workload.Engine)
+		if kinds[k] == nil {
+			order = append(order, k)
+		}
+		kinds[k] = append(kinds[k], r.Host)
+	}
+	if len(order) < 2 {
+		return ""
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = k + " (" + strings.Join(kinds[k], ", ") + ")"
+	}
+	return "These runs are not alike: " + strings.Join(parts, "; ") + ". Their lines side by side show each run, not how the boards compare: compare runs of one workload on one engine."
 }
 
 // Figures are every chart of the report, in the page's order.

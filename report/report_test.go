@@ -145,7 +145,7 @@ func TestChartsHaveTheirSeries(t *testing.T) {
 	hosts := []string{"pi3", "pi4", "zero"}
 	want := map[string][]string{
 		"throughput": hosts, "throughput-window": hosts, "temperature": hosts,
-		"compare-throughput": {"pi4 12-01", "pi4 12-01"}, "compare-window": {"pi4 12-01", "pi4 12-01"}, "compare-temperature": {"pi4 12-01", "pi4 12-01"},
+		"compare-throughput": {"pi4 20261201T", "pi4 20261201T"}, "compare-window": {"pi4 20261201T", "pi4 20261201T"}, "compare-temperature": {"pi4 20261201T", "pi4 20261201T"},
 	}
 	for _, h := range hosts {
 		want["thermal-"+h] = []string{"temperature", "Arm clock"}
@@ -552,5 +552,49 @@ func TestSimulatedBoards(t *testing.T) {
 	}
 	if !strings.Contains(page, `id="simulated"`) {
 		t.Errorf("the page does not say what a simulated board's figures are")
+	}
+}
+
+// TestOneHostsRuns: a page of one host's two runs says so, gives each run
+// its own section, reached from the navigation and the fleet table, and
+// labels each by its id.
+func TestOneHostsRuns(t *testing.T) {
+	d := demoRuns(t)
+	two := []results.Listed{d["pi4 case"], d["pi4 fan"]}
+	rep, err := Build(Input{Runs: two, Compare: two, Now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := pageOf(t, rep)
+	if !strings.Contains(page, `<p class="meta">2 runs of 1 host`) {
+		t.Errorf("the page's header does not say 2 runs of 1 host")
+	}
+	for _, l := range two {
+		id := "run-pi4-" + l.Run.ID
+		if strings.Count(page, `<section id="`+id+`">`) != 1 || strings.Count(page, `href="#`+id+`"`) != 2 {
+			t.Errorf("run %s: %d sections, %d links (the navigation's and the fleet row's); want 1 and 2", l.Run.ID,
+				strings.Count(page, `<section id="`+id+`">`), strings.Count(page, `href="#`+id+`"`))
+		}
+		if !strings.Contains(page, "<h2>pi4 "+l.Run.ID) {
+			t.Errorf("run %s's section is not labelled by its id", l.Run.ID)
+		}
+	}
+	if strings.Contains(page, `id="unlike"`) {
+		t.Errorf("two runs of one workload are said to be unlike")
+	}
+}
+
+// TestUnlikeFleet: a fleet of unlike runs (tpcb on PostgreSQL beside
+// oltp-read-only on MariaDB) says so beside its charts, and the table has
+// the workload and engine before the numbers.
+func TestUnlikeFleet(t *testing.T) {
+	page := pageOf(t, demoReport(t))
+	c := regexp.MustCompile(`<p class="caution" id="unlike">([^<]*)</p>`).FindStringSubmatch(page)
+	if c == nil || !strings.Contains(c[1], "tpcb on postgres (pi4, zero)") || !strings.Contains(c[1], "oltp-read-only on mariadb (pi3)") {
+		t.Errorf("the fleet's caution: %q", c)
+	}
+	head := regexp.MustCompile(`<thead><tr><th>host</th><th>verdict</th><th>workload</th><th>engine</th><th>TPS</th>`)
+	if !head.MatchString(page) {
+		t.Errorf("the fleet table does not have the workload and the engine before the numbers")
 	}
 }
