@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -36,6 +37,29 @@ type BenchResult struct {
 	Checks       []results.Check  `json:"checks,omitempty"` // --check: the data's consistency after the run
 	RunDir       string           `json:"run_dir"`
 	Error        string           `json:"error,omitempty"`
+}
+
+// Measured reports whether the host's workload ran and was saved: a host
+// that failed before its run has no numbers.
+func (b BenchResult) Measured() bool { return b.RunDir != "" }
+
+// MarshalJSON writes null, not zero, for what was never measured.
+func (b BenchResult) MarshalJSON() ([]byte, error) {
+	type plain BenchResult
+	if b.Measured() {
+		return json.Marshal(plain(b))
+	}
+	return json.Marshal(struct {
+		plain
+		DurationS    *float64         `json:"duration_s"`
+		Transactions *int64           `json:"transactions"`
+		TPS          *float64         `json:"tps"`
+		QPS          *float64         `json:"qps"`
+		LatencyMs    *results.Latency `json:"latency_ms"`
+		P95Ms        *float64         `json:"p95_ms"`
+		Retries      *int64           `json:"retries"`
+		RolledBack   *int64           `json:"rolled_back"`
+	}{plain: plain(b)})
 }
 
 // Op is one operation's (a transaction type's) share of a run, as bench

@@ -163,3 +163,24 @@ func TestNeverMeasured(t *testing.T) {
 		t.Errorf("a measured host's zero TPS: %s", data)
 	}
 }
+
+// TestBenchNeverMeasured: a host bench could not run has null, not zero,
+// for its numbers in the JSON.
+func TestBenchNeverMeasured(t *testing.T) {
+	data, err := json.Marshal(job.BenchResult{Host: "zero", Workload: "tpcb", Clients: 8, Error: "zero: connect: no route to host"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"tps", "qps", "transactions", "duration_s", "latency_ms", "p95_ms", "retries", "rolled_back"} {
+		if v, ok := got[k]; !ok || v != nil {
+			t.Errorf("%s = %v (present %v), want null: %s", k, v, ok, data)
+		}
+	}
+	if got["clients"] != float64(8) || got["workload"] != "tpcb" {
+		t.Errorf("what was asked is kept: %s", data)
+	}
+}

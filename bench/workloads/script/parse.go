@@ -1,0 +1,139 @@
+// Package script reads a user's SQL script as pidb bench's sql workload
+// runs it: pgbench's script format, the subset a Pi's application needs.
+// A script is one transaction, run again and again by every client: SQL
+// statements, each ended by a semicolon (and may span lines), with
+// :name standing for a variable's value, and \set lines that give the
+// variables their values before the statements that use them:
+//
+//	\set aid random(1, 100000 * :scale)
+//	\set delta random(-5000, 5000)
+//	UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+//	SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+//
+// An expression is whole numbers, :variables (:scale and :client_id are
+// given), + - * / % and parentheses, and random(lo, hi), both ends in it.
+// Other meta-commands (\sleep, \if, \gset...) and other functions are
+// refused, each at its line, before any host is touched.
+package script
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Script is a parsed script: its steps in order.
+type Script struct {
+	Name  string // the file, for errors
+	Steps []Step
+}
+
+// Step is one line's \set, or one SQL statement.
+type Step struct {
+	Line int    // where it begins
+	Set  string // the variable a \set gives a value; "" for a statement
+	Expr Expr   // a \set's expression
+	// SQL is a statement's text with each :name in it; Vars are those
+	// names, in order
+	SQL  string
+	Vars []string
+}
+
+// Given are the variables every script has: the scale (--scale) and the
+// client's number, from 1.
+func Given() []string { return []string{"scale", "client_id"} }
+
+var setLine = regexp.MustCompile(`^\\set\s+([A-Za-z_][A-Za-z0-9_]*)\s+(.+)$`)
+
+// refs are the variables a statement uses, in order: each :name, where
+// PostgreSQL's casts (::int) are not one, as pgbench reads them.
+func refs(sql string) []string {
+	var out []string
+	for i := 0; i < len(sql); i++ {
+		if sql[i] != ':' {
+			continue
+		}
+		if i+1 < len(sql) && sql[i+1] == ':' {
+			i++ // a cast
+			continue
+		}
+		j := i + 1
+		for j < len(sql) && (sql[j] == '_' || sql[j] >= 'a' && sql[j] <= 'z' || sql[j] >= 'A' && sql[j] <= 'Z' || j > i+1 && sql[j] >= '0' && sql[j] <= '9') {
+			j++
+		}
+		if j > i+1 {
+			out = append(out, sql[i+1:j])
+		}
+		i = j - 1
+	}
+	return out
+}
+
+// Parse reads a script; name is its file, for the errors, which each name
+// the line (FILE:LINE).
+func Parse(name, src string) (*Script, error) {
+	s := &Script{Name: name}
+	known := map[string]bool{}
+	for _, g := range Given() {
+		known[g] = true
+	}
+	errf := func(line int, format string, args ...any) error {
+		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))
+	}
+	var stmt strings.Builder
+	stmtLine := 0
+	for i, raw := range strings.Split(src, "\n") {
+		line := i + 1
+		text := strings.TrimSpace(raw)
+		if stmt.Len() == 0 && (text == "" || strings.HasPrefix(text, "--")) {
+			continue
+		}
+		if stmt.Len() == 0 && strings.HasPrefix(text, `\`) {
+			m := setLine.FindStringSubmatch(text)
+			if m == nil {
+				word := strings.Fields(text)[0]
+				if word == `\set` {
+					return nil, errf(line, `\set wants a name and an expression, like \set aid random(1, 100000)`)
+				}
+				return nil, errf(line, `%s: pidb runs \set and SQL; not %s`, word, word)
+			}
+			e, err := parseExpr(m[2], known)
+			if err != nil {
+				return nil, errf(line, `\set %s: %v`, m[1], err)
+			}
+			known[m[1]] = true
+			s.Steps = append(s.Steps, Step{Line: line, Set: m[1], Expr: e})
+			continue
+		}
+		if stmt.Len() == 0 {
+			stmtLine = line
+		} else {
+			stmt.WriteString("\n")
+		}
+		stmt.WriteString(raw)
+		if strings.HasSuffix(text, ";") {
+			sql := strings.TrimSpace(stmt.String())
+			stmt.Reset()
+			vars := refs(sql)
+			for _, v := range vars {
+				if !known[v] {
+					return nil, errf(stmtLine, "the statement uses :%s, which no \\set before it gives a value (and pidb gives only :scale and :client_id)", v)
+				}
+			}
+			s.Steps = append(s.Steps, Step{Line: stmtLine, SQL: sql, Vars: vars})
+		}
+	}
+	if stmt.Len() > 0 {
+		return nil, errf(stmtLine, "the statement has no semicolon at its end")
+	}
+	statements := 0
+	for _, st := range s.Steps {
+		if st.Set == "" {
+			statements++
+		}
+	}
+	if statements == 0 {
+		return nil, fmt.Errorf("%s: no SQL statement: a script is the statements of one transaction, each ended by a semicolon", name)
+	}
+	return s, nil
+}
