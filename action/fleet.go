@@ -163,7 +163,7 @@ func InventoryCheck(f Fleet) ([]CheckedHost, error) {
 		if err != nil {
 			return nil, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
 		}
-		for _, k := range []string{"name", "address", "port", "user", "identity_file", "known_hosts", "engine", "preset", "storage", "max_connections", "allow_from", "allow_public", "tls"} {
+		for _, k := range inventory.HostKeys() {
 			r.From[k] = "default"
 			if line, ok := h.Lines[k]; ok {
 				r.From[k] = fmt.Sprintf("%s:%d", inv.Path, line)

@@ -44,30 +44,11 @@ func Report(o ReportOptions) (Reported, error) {
 	case !st.IsDir():
 		return Reported{}, usage.Errorf("-o %s: %s is not a folder", o.Output, filepath.Dir(o.Output))
 	}
-	runs, source, err := report.Gather(o.Runs, o.Dir)
+	runs, unreadable, source, err := report.Gather(o.Runs, o.Dir)
 	if err != nil {
 		return Reported{}, usage.Wrap(err)
 	}
-	var out Reported
-	folders := []string{o.Dir}
-	if len(o.Runs) > 0 {
-		folders = nil
-		for _, n := range o.Runs {
-			if st, err := os.Stat(n); err == nil && st.IsDir() {
-				if _, err := os.Stat(filepath.Join(n, "run.json")); err != nil {
-					folders = append(folders, n)
-				}
-			}
-		}
-	}
-	for _, f := range folders {
-		l, _ := listRuns(f)
-		for _, x := range l {
-			if x.Err != nil {
-				out.Unreadable = append(out.Unreadable, x)
-			}
-		}
-	}
+	out := Reported{Unreadable: unreadable}
 	in := report.Input{Runs: runs, Source: source, Version: o.Version, Now: time.Now()}
 	if o.Compare {
 		in.Compare = runs

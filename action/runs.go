@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"pidb/report"
 	"pidb/results"
@@ -52,22 +51,7 @@ func listRuns(dir string) ([]results.Listed, error) {
 		return []results.Listed{l}, nil
 	}
 	if runs, _ := filepath.Glob(filepath.Join(dir, "*", "run.json")); len(runs) > 0 {
-		// a host's folder: each folder in it a run, a broken one too
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, err
-		}
-		var out []results.Listed
-		for _, e := range entries {
-			if !e.IsDir() || e.Name()[0] == '.' {
-				continue
-			}
-			l := results.Listed{Dir: filepath.Join(dir, e.Name())}
-			l.Run, l.Err = results.Load(filepath.Join(l.Dir, "run.json"))
-			out = append(out, l)
-		}
-		sort.SliceStable(out, func(i, j int) bool { return filepath.Base(out[i].Dir) > filepath.Base(out[j].Dir) })
-		return out, nil
+		return results.ListHost(dir) // a host's folder: each folder in it a run, a broken one too
 	}
 	return results.List(dir)
 }

@@ -104,37 +104,38 @@ func ValidateFor(inv *inventory.Inventory, flags Values) (Validate, error) {
 // apply sets a section's values, then the flags', in the order of their
 // keys: the first error is the same each time.
 func (t *targets) apply(section Section, sec inventory.Section, flags Values) error {
-	for _, k := range sec.Keys() {
-		if err := t.set(section, k, sec[k].Raw); err != nil {
-			return err
-		}
-	}
-	keys := make([]string, 0, len(flags))
-	for k := range flags {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := t.set(section, k, flags[k]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// set sets the key named key of section in t, from the inventory's value
-// or a flag's, checked against the key's rule.
-func (t *targets) set(section Section, key string, v any) error {
+	keys := map[string]Key{}
 	for _, k := range Keys() {
-		if k.Section != section || k.Name != key {
-			continue
+		if k.Section == section {
+			keys[k.Name] = k
+		}
+	}
+	set := func(name string, v any) error {
+		k, ok := keys[name]
+		if !ok {
+			return fmt.Errorf("[%s] has no setting %q", section, name)
 		}
 		if err := k.Check(v); err != nil {
 			return fmt.Errorf("%s: %w", k.name(), err)
 		}
 		return assign(k.field(t), v)
 	}
-	return fmt.Errorf("[%s] has no setting %q", section, key)
+	for _, k := range sec.Keys() {
+		if err := set(k, sec[k].Raw); err != nil {
+			return err
+		}
+	}
+	names := make([]string, 0, len(flags))
+	for k := range flags {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if err := set(k, flags[k]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // name is how an error names the key: its flag where it has one.
@@ -145,23 +146,23 @@ func (k Key) name() string {
 	return fmt.Sprintf("[%s] %s", k.Section, k.Name)
 }
 
-// assign stores v, checked, in the field p points to.
+// assign stores v, checked by its key's rule, in the field p points to.
 func assign(p, v any) (err error) {
 	switch f := p.(type) {
 	case *string:
-		err = setString(f, v)
+		setString(f, v)
 	case *Via:
-		err = setString(f, v)
+		setString(f, v)
 	case *TLSMode:
-		err = setString(f, v)
+		setString(f, v)
 	case *sqldb.Protocol:
-		err = setString(f, v)
+		setString(f, v)
 	case *bool:
-		*f, err = v.(bool), nil
+		*f = v.(bool)
 	case *int:
-		*f, err = asInt(v)
+		*f = asInt(v)
 	case *float64:
-		*f, err = asFloat(v)
+		*f = asFloat(v)
 	case *time.Duration:
 		*f, err = asDuration(v)
 	default:
@@ -171,29 +172,30 @@ func assign(p, v any) (err error) {
 }
 
 // setString sets a field of a string type from a checked string.
-func setString[T ~string](f *T, v any) error {
+func setString[T ~string](f *T, v any) {
 	s, _ := v.(string)
 	*f = T(s)
-	return nil
 }
 
-func asInt(v any) (int, error) {
+// asInt is a checked whole number: the inventory's int64 or a flag's int.
+func asInt(v any) int {
 	if n, ok := v.(int64); ok {
-		return int(n), nil
+		return int(n)
 	}
 	n, _ := v.(int)
-	return n, nil
+	return n
 }
 
-func asFloat(v any) (float64, error) {
+// asFloat is a checked number: a whole one too.
+func asFloat(v any) float64 {
 	switch n := v.(type) {
 	case int64:
-		return float64(n), nil
+		return float64(n)
 	case int:
-		return float64(n), nil
+		return float64(n)
 	}
 	f, _ := v.(float64)
-	return f, nil
+	return f
 }
 
 // asDuration reads a flag's time.Duration or the inventory's string ("0"

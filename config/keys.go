@@ -136,14 +136,15 @@ func flagName(key string) string {
 	return string(out)
 }
 
-// KeyByFlag finds the key a flag overrides.
-func KeyByFlag(flag string) (Key, bool) {
+// KeysByFlag are the keys that have a flag, by the flag's name.
+func KeysByFlag() map[string]Key {
+	out := map[string]Key{}
 	for _, k := range Keys() {
-		if k.Flag == flag && k.Flag != "" {
-			return k, true
+		if k.Flag != "" {
+			out[k.Flag] = k
 		}
 	}
-	return Key{}, false
+	return out
 }
 
 // Schema is the inventory's option that declares the settings sections'

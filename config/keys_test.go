@@ -119,7 +119,7 @@ func TestEachKeyItsOwnField(t *testing.T) {
 		}
 		b, th, x := DefaultBench(), DefaultThermal(ForBench), Validate{}
 		tg := &targets{bench: &b, thermal: &th, validate: &x}
-		if err := tg.set(k.Section, k.Name, v); err != nil {
+		if err := tg.apply(k.Section, nil, Values{k.Name: v}); err != nil {
 			t.Errorf("%s.%s = %v: %v", k.Section, k.Name, v, err)
 			continue
 		}
@@ -165,7 +165,7 @@ func TestUsage(t *testing.T) {
 		{"strict", ForValidate, "WARN fails too (default: the inventory's [validate] strict, else false)"},
 		{"use-fk", ForBench, "tpcc: load the tables with sysbench-tpcc's foreign keys (--use-fk=false: without, as its --use_fk=0; a load of the other kind is loaded again) (default: the inventory's [bench] use_fk, else true)"},
 	} {
-		k, ok := KeyByFlag(c.flag)
+		k, ok := KeysByFlag()[c.flag]
 		if !ok {
 			t.Fatalf("no key has the flag --%s", c.flag)
 		}

@@ -249,6 +249,11 @@ func hostKeyNames(access table) []string {
 	return names
 }
 
+// HostKeys are the keys a [[host]] may set for itself (beside its
+// tables), in name order: its name and address, and those it shares with
+// [defaults].
+func HostKeys() []string { return sortedKeys(hostKeys(accessKeys)) }
+
 // topLevel are the tables an inventory may hold.
 var topLevel = []string{"defaults", "host", "bench", "thermal", "validate"}
 

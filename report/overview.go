@@ -218,37 +218,50 @@ func Open(paths []string) ([]results.Listed, error) {
 	return out, nil
 }
 
+// broken are the runs of l that cannot be read.
+func broken(l []results.Listed) []results.Listed {
+	var out []results.Listed
+	for _, x := range l {
+		if x.Err != nil {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // Gather finds the runs the command line names. With no names, the newest
 // run of each host in dir. Each name is a results folder (the newest run
 // of each host in it), a run's folder or its run.json, or a run id in dir
-// (as `pidb runs` lists it). source says where they came from.
-func Gather(names []string, dir string) (runs []results.Listed, source string, err error) {
+// (as `pidb runs` lists it). source says where they came from;
+// unreadable are the runs in the folders it read that cannot be read (a
+// run cut off before it was saved whole), left out of runs.
+func Gather(names []string, dir string) (runs, unreadable []results.Listed, source string, err error) {
 	if len(names) == 0 {
 		l, err := results.List(dir)
 		if err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
 		if runs = NewestPerHost(l); len(runs) == 0 {
-			return nil, "", fmt.Errorf("no readable runs in %s: pidb bench and pidb validate save them there (--out)", dir)
+			return nil, nil, "", fmt.Errorf("no readable runs in %s: pidb bench and pidb validate save them there (--out)", dir)
 		}
-		return runs, dir, nil
+		return runs, broken(l), dir, nil
 	}
 	for _, n := range names {
 		switch st, err := os.Stat(n); {
 		case err == nil && st.IsDir() && !exists(filepath.Join(n, "run.json")):
 			l, err := results.List(n)
 			if err != nil {
-				return nil, "", err
+				return nil, nil, "", err
 			}
 			newest := NewestPerHost(l)
 			if len(newest) == 0 {
-				return nil, "", fmt.Errorf("%s: no readable runs here", n)
+				return nil, nil, "", fmt.Errorf("%s: no readable runs here", n)
 			}
-			runs = append(runs, newest...)
+			runs, unreadable = append(runs, newest...), append(unreadable, broken(l)...)
 		case err == nil:
 			r, err := Open([]string{n})
 			if err != nil {
-				return nil, "", err
+				return nil, nil, "", err
 			}
 			runs = append(runs, r...)
 		default:
@@ -258,19 +271,19 @@ func Gather(names []string, dir string) (runs []results.Listed, source string, e
 			}
 			switch len(matches) {
 			case 0:
-				return nil, "", fmt.Errorf("%s: no such run folder, and no run of that id in %s", n, dir)
+				return nil, nil, "", fmt.Errorf("%s: no such run folder, and no run of that id in %s", n, dir)
 			case 1:
 			default:
-				return nil, "", fmt.Errorf("%s: runs of %d hosts have that id in %s: name one as HOST/%s", n, len(matches), dir, n)
+				return nil, nil, "", fmt.Errorf("%s: runs of %d hosts have that id in %s: name one as HOST/%s", n, len(matches), dir, n)
 			}
 			r, err := Open(matches)
 			if err != nil {
-				return nil, "", err
+				return nil, nil, "", err
 			}
 			runs = append(runs, r...)
 		}
 	}
-	return runs, strings.Join(names, ", "), nil
+	return runs, unreadable, strings.Join(names, ", "), nil
 }
 
 func exists(p string) bool {

@@ -172,21 +172,45 @@ func List(dir string) ([]Listed, error) {
 		if !h.IsDir() || h.Name()[0] == '.' {
 			continue
 		}
-		runs, err := os.ReadDir(filepath.Join(dir, h.Name()))
+		runs, err := listRuns(filepath.Join(dir, h.Name()))
 		if err != nil {
 			return nil, err
 		}
-		for _, rd := range runs {
-			if !rd.IsDir() || rd.Name()[0] == '.' {
-				continue
-			}
-			l := Listed{Dir: filepath.Join(dir, h.Name(), rd.Name())}
-			l.Run, l.Err = Load(filepath.Join(l.Dir, "run.json"))
-			out = append(out, l)
-		}
+		out = append(out, runs...)
 	}
-	// a run id starts with its start time (NewID), so its folder's name
-	// sorts runs by time, broken ones too
+	newestFirst(out)
+	return out, nil
+}
+
+// ListHost finds the runs in one host's folder (dir/RUN-ID/run.json),
+// newest first, as List lists them.
+func ListHost(dir string) ([]Listed, error) {
+	out, err := listRuns(dir)
+	newestFirst(out)
+	return out, err
+}
+
+// listRuns reads each run folder in dir: its run, or its error.
+func listRuns(dir string) ([]Listed, error) {
+	runs, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Listed
+	for _, rd := range runs {
+		if !rd.IsDir() || rd.Name()[0] == '.' {
+			continue
+		}
+		l := Listed{Dir: filepath.Join(dir, rd.Name())}
+		l.Run, l.Err = Load(filepath.Join(l.Dir, "run.json"))
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// newestFirst sorts runs by their folders' names: a run id starts with
+// its start time (NewID), so the name sorts runs by time, broken ones too.
+func newestFirst(out []Listed) {
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := filepath.Base(out[i].Dir), filepath.Base(out[j].Dir)
 		if a != b {
@@ -194,5 +218,4 @@ func List(dir string) ([]Listed, error) {
 		}
 		return out[i].Dir < out[j].Dir
 	})
-	return out, nil
 }

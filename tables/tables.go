@@ -31,7 +31,7 @@ const Failed = "FAILED (see stderr)"
 func Bench(js []job.BenchResult) Table {
 	t := Table{Header: []string{"HOST", "WORKLOAD", "CLIENTS", "TRANSACTIONS", "SECONDS", "TPS", "QPS", "AVG_MS", "P95_MS", "P99_MS", "ERRORS", "RUN"}}
 	for _, b := range js {
-		if b.Error != "" && b.RunDir == "" {
+		if !b.Measured() { // failed before its run: its error is on stderr
 			t.Rows = append(t.Rows, []string{b.Host, b.Workload, "", "", "", "", "", "", "", "", Failed, ""})
 			continue
 		}

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -20,9 +21,10 @@ type Settings []string
 // command in their help, each checked by its key's rule as it is read.
 func (s Settings) Flags(kind config.Kind) []cli.Flag {
 	out := make([]cli.Flag, 0, len(s))
+	keys := config.KeysByFlag()
 	for _, n := range s {
 		flag, as := splitAs(n)
-		k, ok := config.KeyByFlag(flag)
+		k, ok := keys[flag]
 		if !ok {
 			panic("no setting has the flag " + flag) // a mistake in this file: the tests catch it
 		}
@@ -56,21 +58,21 @@ func checkAs(k config.Key, as string) func(any) error {
 
 // splitAs reads "flag=as" (or "flag", as itself).
 func splitAs(n string) (flag, as string) {
-	for i := range n {
-		if n[i] == '=' {
-			return n[:i], n[i+1:]
-		}
+	flag, as, renamed := strings.Cut(n, "=")
+	if !renamed {
+		as = flag
 	}
-	return n, n
+	return flag, as
 }
 
 // Values are the values of the command's setting flags given on the
 // command line, by their keys in section.
 func (s Settings) Values(c *cli.Context, section config.Section) config.Values {
 	v := config.Values{}
+	keys := config.KeysByFlag()
 	for _, n := range s {
 		flag, as := splitAs(n)
-		if k, ok := config.KeyByFlag(flag); ok && k.Section == section && c.IsSet(as) {
+		if k, ok := keys[flag]; ok && k.Section == section && c.IsSet(as) {
 			v[k.Name] = c.Value(as) // int, float64, string, bool or time.Duration, as config reads them
 		}
 	}

@@ -114,26 +114,18 @@ func (p *exprParser) peek() byte {
 	return 0
 }
 
-func (p *exprParser) sum() (Expr, error) {
-	l, err := p.product()
-	for err == nil && (p.peek() == '+' || p.peek() == '-') {
-		op := p.s[p.i]
-		p.i++
-		var r Expr
-		if r, err = p.product(); err == nil {
-			l = binary{op, l, r}
-		}
-	}
-	return l, err
-}
+func (p *exprParser) sum() (Expr, error) { return p.level("+-", p.product) }
 
-func (p *exprParser) product() (Expr, error) {
-	l, err := p.factor()
-	for err == nil && strings.IndexByte("*/%", p.peek()) >= 0 {
+func (p *exprParser) product() (Expr, error) { return p.level("*/%", p.factor) }
+
+// level reads operands (next) joined by any of ops, left to right.
+func (p *exprParser) level(ops string, next func() (Expr, error)) (Expr, error) {
+	l, err := next()
+	for err == nil && strings.IndexByte(ops, p.peek()) >= 0 {
 		op := p.s[p.i]
 		p.i++
 		var r Expr
-		if r, err = p.factor(); err == nil {
+		if r, err = next(); err == nil {
 			l = binary{op, l, r}
 		}
 	}
