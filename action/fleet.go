@@ -163,6 +163,15 @@ func InventoryCheck(f Fleet) ([]CheckedHost, error) {
 		if err != nil {
 			return nil, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
 		}
+		// what bench and validate would refuse in the settings together
+		// (a script without the sql workload, --queries for tpcb)
+		b, err := config.BenchFor(h, nil)
+		if err != nil {
+			return nil, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
+		}
+		if _, err := job.Resolve(h, b, config.Thermal{}); err != nil {
+			return nil, err
+		}
 		for _, k := range inventory.HostKeys() {
 			r.From[k] = "default"
 			if line, ok := h.Lines[k]; ok {

@@ -38,6 +38,10 @@ type Bench struct {
 	UseFK   bool   // tpcc: with the foreign keys (default true; sysbench-tpcc's --use_fk)
 	Reload  bool   // the command line's --reload: load the data again
 	Check   bool   // the command line's --check: test the data's consistency after the run
+	// Script and SetupScript are the sql workload's files: its
+	// transaction, and what runs once before (an inventory's are
+	// absolute, a flag's as given)
+	Script, SetupScript string
 }
 
 // DefaultBench is [bench] when the inventory says nothing.

@@ -7,6 +7,7 @@ import (
 
 	"pidb/bench/sqldb"
 	"pidb/bench/workloads"
+	"pidb/bench/workloads/script"
 	"pidb/dbms"
 	"pidb/inventory"
 )
@@ -98,6 +99,10 @@ func Keys() []Key {
 		}
 		return w.FitsOn(engine)
 	}}
+	file := inventory.Rule{Kind: inventory.String, Path: true, Valid: func(s string) error {
+		_, err := script.Read(s)
+		return err
+	}}
 	return []Key{
 		defaultIs(bench("workload", workload, workloads.Help(), func(b *b) any { return &b.Workload }), "the engine's"),
 		bench("clients", intIn(1, 10000), "client connections", func(b *b) any { return &b.Clients }),
@@ -110,6 +115,8 @@ func Keys() []Key {
 		bench("interval", positive, "one point of the series per `D`", func(b *b) any { return &b.Interval }),
 		defaultIs(bench("protocol", oneOf(string(sqldb.Simple), string(sqldb.Prepared)), "tpcb and quiz: simple (the value in the statement's text: pgbench's default, and load.py's through MySQLdb) or prepared (pgbench -M prepared); oltp-read-only always prepares, as sysbench does", func(b *b) any { return &b.Protocol }), "the workload's"),
 		defaultIs(bench("queries", intIn(1, 1000000000), "quiz: a fixed amount of work instead of a time: each client runs `N` queries, as load.py's QUERIES, with no warm-up; --duration is then the most it may take", func(b *b) any { return &b.Queries }), "a timed run"),
+		bench("script", file, "sql: the `FILE` of statements each client runs as one transaction, again and again, in pgbench's format (\\set name random(1, N), :name)", func(b *b) any { return &b.Script }),
+		bench("setup_script", file, "sql: a `FILE` of statements run once before the run, in pidb's database, to make the tables the script reads", func(b *b) any { return &b.SetupScript }),
 		flagOnly(bench("reload", boolean, "load the workload's data again, even when what is there matches", func(b *b) any { return &b.Reload })),
 		bench("use_fk", boolean, "tpcc: load the tables with sysbench-tpcc's foreign keys (--use-fk=false: without, as its --use_fk=0; a load of the other kind is loaded again)", func(b *b) any { return &b.UseFK }),
 		flagOnly(bench("check", boolean, "tpcc: after the run, test the standard's consistency conditions 1-4 on every warehouse (as pidb bench tpcc check); one that fails is exit 1", func(b *b) any { return &b.Check })),

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -103,6 +105,10 @@ func TestFlagsChecked(t *testing.T) {
 func TestEachKeyItsOwnField(t *testing.T) {
 	sample := map[inventory.Kind]any{inventory.Int: 7, inventory.Number: 77.0, inventory.Duration: 7 * time.Minute}
 	seen := map[string]string{}
+	file := filepath.Join(t.TempDir(), "q.sql")
+	if err := os.WriteFile(file, []byte("SELECT 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range Keys() {
 		v, ok := sample[k.Kind]
 		switch {
@@ -112,6 +118,8 @@ func TestEachKeyItsOwnField(t *testing.T) {
 			v = "quiz"
 		case k.Name == "mix":
 			v = "1:1:1:1:1"
+		case k.Path:
+			v = file
 		case len(k.OneOf) > 0:
 			v = k.OneOf[len(k.OneOf)-1]
 		case !ok:

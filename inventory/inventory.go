@@ -257,6 +257,11 @@ func (p *parser) settingsSection(section string, path []string, m map[string]any
 		}
 		return sec
 	}
+	for k, v := range m {
+		if s, ok := v.(string); ok && s != "" && p.sections[section][k].Path {
+			m[k] = p.resolvePath(s)
+		}
+	}
 	return p.checkTable(path, m, p.sectionKeys(section))
 }
 

@@ -29,6 +29,10 @@ type Rule struct {
 	ZeroOK   bool               // Duration: no time ("0") is allowed too
 	OneOf    []string           // String: the values allowed; none: any
 	Valid    func(string) error // String: a check of its own (tpcc's mix)
+	// Path says a String is a file's path: the inventory makes a relative
+	// one absolute against its own folder (and ~ the home folder) before
+	// Valid reads it
+	Path bool
 	// Fits is nil when a host of the engine family can take the value (a
 	// workload that runs on it), else why not: checked for each host on
 	// its [bench] with its [host.bench] over it, at the value's line.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"pidb/bench"
 	"pidb/bench/sqldb"
+	"pidb/bench/workloads/script"
 	"pidb/config"
 	"pidb/dbms"
 	"pidb/engine"
@@ -279,6 +281,14 @@ func (e Env) run(ctx context.Context, h inventory.Host, f facts.Facts, p Plan, p
 		Revision: p.Spec.Revision, Queries: b.Queries}
 	if p.Spec.HasMix {
 		wl.Mix = p.Params.Mix.String()
+	}
+	for _, f := range []struct {
+		s  *script.Script
+		to **results.File
+	}{{p.Params.Script, &wl.Script}, {p.Params.Setup, &wl.Setup}} {
+		if f.s != nil {
+			*f.to = &results.File{Name: filepath.Base(f.s.Name), SHA256: f.s.Digest}
+		}
 	}
 	if b.Queries > 0 { // the time the work took is the summary's (Resolve left no warm-up)
 		wl.DurationS = 0

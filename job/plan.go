@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"pidb/bench/workloads"
+	"pidb/bench/workloads/script"
 	"pidb/config"
 	"pidb/inventory"
 	"pidb/usage"
@@ -48,6 +49,17 @@ func Resolve(h inventory.Host, b config.Bench, t config.Thermal) (Plan, error) {
 	if b.Mix != "" {
 		if params.Mix, err = workloads.ParseMix(b.Mix); err != nil {
 			return p, usage.Wrap(fmt.Errorf("%s: --mix: %w", h.Name, err))
+		}
+	}
+	for _, f := range []struct {
+		path string
+		to   **script.Script
+	}{{b.Script, &params.Script}, {b.SetupScript, &params.Setup}} {
+		if f.path == "" {
+			continue
+		}
+		if *f.to, err = script.Read(f.path); err != nil {
+			return p, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
 		}
 	}
 	if p.Params, err = p.Spec.Resolve(params); err != nil {

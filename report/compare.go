@@ -263,6 +263,9 @@ func cautions(rs []results.Run) []string {
 		if a.Mix != b.Mix {
 			diffs = append(diffs, fmt.Sprintf("the mix %s against %s", orStandard(a.Mix), orStandard(b.Mix)))
 		}
+		if !sameFile(a.Script, b.Script) || !sameFile(a.Setup, b.Setup) {
+			diffs = append(diffs, fmt.Sprintf("the script %s against %s", fileOf(a), fileOf(b)))
+		}
 		if a.Queries != b.Queries {
 			diffs = append(diffs, fmt.Sprintf("%s against %s", work(a), work(b)))
 		}
@@ -283,6 +286,26 @@ func cautions(rs []results.Run) []string {
 		}
 	}
 	return out
+}
+
+// sameFile says two runs ran the same text (or neither ran one).
+func sameFile(a, b *results.File) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.SHA256 == b.SHA256
+}
+
+// fileOf names a run's scripts with the start of their digests, which
+// tell two texts of one name apart.
+func fileOf(w results.Workload) string {
+	var parts []string
+	for _, f := range []*results.File{w.Script, w.Setup} {
+		if f != nil {
+			parts = append(parts, fmt.Sprintf("%s (%.8s)", f.Name, f.SHA256))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " with ")
 }
 
 // alongside says how many other hosts a run's controller ran beside it.

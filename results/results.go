@@ -103,6 +103,17 @@ type Workload struct {
 	// Mix is tpcc's weights of its five transactions, new_order:payment:
 	// order_status:delivery:stock_level ("45:43:4:4:4", the standard's).
 	Mix string `json:"mix,omitempty"`
+	// Script is the sql workload's script, Setup its setup script: runs
+	// of other text are other work
+	Script *File `json:"script,omitempty"`
+	Setup  *File `json:"setup_script,omitempty"`
+}
+
+// File is a user's file a run ran: its name and its text's SHA-256, in
+// hex.
+type File struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
 }
 
 // Check is one consistency condition tested on one warehouse after a

@@ -15,6 +15,7 @@ import (
 	"pidb/bench/sqldb"
 	"pidb/bench/workloads/oltp"
 	"pidb/bench/workloads/quiz"
+	"pidb/bench/workloads/script"
 	"pidb/bench/workloads/tpcb"
 	"pidb/bench/workloads/tpcc"
 	"pidb/dbms"
@@ -31,7 +32,10 @@ type Params struct {
 	Mix       tpcc.Mix // tpcc: the transactions' weights (zero before Resolve: the standard's)
 	Reload    bool     // load the data even when what is there matches
 	NoFK      bool     // tpcc: load without the foreign keys (sysbench-tpcc's --use_fk=0)
-	Log       func(string)
+	// Script is the sql workload's transaction, Setup what it runs once
+	// before (nil: nothing)
+	Script, Setup *script.Script
+	Log           func(string)
 }
 
 // Spec is one workload as pidb offers it.
@@ -68,7 +72,9 @@ type Spec struct {
 	// ForeignKeys says its tables can be loaded with foreign keys or
 	// without (tpcc, as sysbench-tpcc's --use_fk).
 	ForeignKeys bool
-	New         func(db sqldb.DB, p Params) bench.Workload
+	// Scripted says it runs the user's script (Params.Script: --script).
+	Scripted bool
+	New      func(db sqldb.DB, p Params) bench.Workload
 }
 
 // All are the workloads, in the order the help lists them.
@@ -94,6 +100,10 @@ func All() []Spec {
 				return newTPCC(db, p).Check(ctx)
 			},
 			New: func(db sqldb.DB, p Params) bench.Workload { return newTPCC(db, p) }},
+		{Name: script.Name, Engines: []dbms.Family{dbms.PostgresFamily, dbms.MySQLFamily}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared}, Scripted: true,
+			Defaults: Params{Scale: script.DefaultScale}, Means: map[string]string{"scale": "the script's :scale"}, New: func(db sqldb.DB, p Params) bench.Workload {
+				return &script.Workload{DB: db, Script: p.Script, Setup: p.Setup, Scale: p.Scale, Protocol: p.Protocol, Log: p.Log}
+			}},
 	}
 }
 
@@ -176,6 +186,14 @@ func (s Spec) Resolve(p Params) (Params, error) {
 	}
 	if p.NoFK && !s.ForeignKeys {
 		return p, fmt.Errorf("--use-fk=false is for %s; %s has no foreign keys", NamesWhere(func(s Spec) bool { return s.ForeignKeys }), s.Name)
+	}
+	switch scripted := NamesWhere(func(s Spec) bool { return s.Scripted }); {
+	case s.Scripted && p.Script == nil:
+		return p, fmt.Errorf("workload %s runs your own script: name it with --script FILE.sql or [bench] script", s.Name)
+	case !s.Scripted && p.Script != nil:
+		return p, fmt.Errorf("--script is for %s; %s runs its own transactions", scripted, s.Name)
+	case !s.Scripted && p.Setup != nil:
+		return p, fmt.Errorf("--setup-script is for %s; %s loads its own data", scripted, s.Name)
 	}
 	if !slices.Contains(s.Protocols, p.Protocol) {
 		if len(s.Protocols) == 1 {

@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"pidb/bench/sqldb"
+	"pidb/bench/workloads/script"
 	tpccpkg "pidb/bench/workloads/tpcc"
 )
 
 func TestRegistry(t *testing.T) {
-	if got := strings.Join(Names(), ","); got != "tpcb,oltp-read-only,quiz,tpcc" {
+	if got := strings.Join(Names(), ","); got != "tpcb,oltp-read-only,quiz,tpcc,sql" {
 		t.Errorf("names %s", got)
 	}
 	if Default("postgres").Name != "tpcb" || Default("mysql").Name != "oltp-read-only" {
@@ -19,7 +20,7 @@ func TestRegistry(t *testing.T) {
 	if tpcb.Fits("mysql") || !tpcb.Fits("postgres") {
 		t.Errorf("tpcb fits %v", tpcb.Engines)
 	}
-	if _, err := Get("tpc-h"); err == nil || !strings.Contains(err.Error(), `unknown workload "tpc-h": want one of tpcb, oltp-read-only, quiz, tpcc`) {
+	if _, err := Get("tpc-h"); err == nil || !strings.Contains(err.Error(), `unknown workload "tpc-h": want one of tpcb, oltp-read-only, quiz, tpcc, sql`) {
 		t.Errorf("unknown: %v", err)
 	}
 	for _, s := range All() {
@@ -56,13 +57,31 @@ func TestResolveParams(t *testing.T) {
 	if p, err := tpcc.Resolve(Params{NoFK: true}); err != nil || !p.NoFK {
 		t.Errorf("tpcc without foreign keys: %+v %v", p, err)
 	}
+	// sql runs a script, and only sql does
+	sql, _ := Get("sql")
+	if _, err := sql.Resolve(Params{}); err == nil || !strings.Contains(err.Error(), "workload sql runs your own script: name it with --script FILE.sql") {
+		t.Errorf("sql without a script: %v", err)
+	}
+	s, err := script.Parse("q.sql", "SELECT 1;\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := sql.Resolve(Params{Script: s}); err != nil || p.Scale != 1 || p.Protocol != "simple" || p.Script != s {
+		t.Errorf("sql: %+v %v", p, err)
+	}
+	if _, err := tpcb.Resolve(Params{Script: s}); err == nil || err.Error() != "--script is for sql; tpcb runs its own transactions" {
+		t.Errorf("tpcb with a script: %v", err)
+	}
+	if _, err := tpcc.Resolve(Params{Setup: s}); err == nil || err.Error() != "--setup-script is for sql; tpcc loads its own data" {
+		t.Errorf("tpcc with a setup script: %v", err)
+	}
 	if p, err := tpcb.Resolve(Params{Protocol: "prepared"}); err != nil || p.Scale != 10 || p.Protocol != "prepared" {
 		t.Errorf("tpcb: %+v %v", p, err)
 	}
 }
 
 func TestHelp(t *testing.T) {
-	if got, want := ParamHelp("scale"), "tpcb: pgbench's scale (default 10); quiz: users (default 1000); tpcc: warehouses per table copy (default 1)"; got != want {
+	if got, want := ParamHelp("scale"), "tpcb: pgbench's scale (default 10); quiz: users (default 1000); tpcc: warehouses per table copy (default 1); sql: the script's :scale (default 1)"; got != want {
 		t.Errorf("scale help %q", got)
 	}
 	if got, want := ParamHelp("table_size"), "oltp-read-only: rows per table (default 10000)"; got != want {

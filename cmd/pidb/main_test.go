@@ -153,11 +153,37 @@ func TestExitCodes(t *testing.T) {
 		"work_mem = \"lots\"\ninnodb_buffer_pool_size = \"1G\"\n\n[[host]]\nname = \"b\"\naddress = \"10.1.2.4\"\nengine = \"mysql\"\n[host.settings]\nskip-log-bin = true\ninnodb_buffer_pool_size = \"1G\"\n")
 	noKey := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"127.0.0.1\"\n[[host]]\nname = \"b\"\naddress = \"127.0.0.2\"\nidentity_file = \"/nonexistent/pidb-key\"\n")
 	conns := writeInventory(t, "[defaults]\nmax_connections = 200\n[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n[host.settings]\nmax_connections = 50\n")
+	// the sql workload's scripts, named relative to the inventory's folder
+	scripts := t.TempDir()
+	for name, src := range map[string]string{"good.sql": "\\set id random(1, 10)\nSELECT :id;\n", "bad.sql": "SELECT 1;\n\\set id random(1)\nSELECT :id;\n"} {
+		if err := os.WriteFile(filepath.Join(scripts, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scripted := func(bench string) string {
+		p := filepath.Join(scripts, "inv"+strconv.Itoa(len(bench))+".toml")
+		if err := os.WriteFile(p, []byte("[bench]\n"+bench+"\n[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	goodScript := scripted("workload = \"sql\"\nscript = \"good.sql\"")
+	badScript := scripted("workload = \"sql\"\nscript = \"bad.sql\"")
+	noScript := scripted("workload = \"sql\"")
+	strayScript := scripted("workload = \"tpcb\"\nscript = \"good.sql\"\n")
 	cases := []struct {
 		args    []string
 		code    int
 		errText string
 	}{
+		{[]string{"inventory", "check", "-i", goodScript}, 0, ""},
+		{[]string{"inventory", "check", "-i", badScript}, 2, badScript + ":3: bench.script: " + filepath.Join(scripts, "bad.sql") + ":2: \\set id: random wants two values"},
+		{[]string{"inventory", "check", "-i", noScript}, 2, "a: workload sql runs your own script: name it with --script FILE.sql or [bench] script"},
+		{[]string{"inventory", "check", "-i", strayScript}, 2, "a: --script is for sql; tpcb runs its own transactions"},
+		{[]string{"bench", "-i", good, "--limit", "pi4", "--workload", "sql"}, 2, "pi4: workload sql runs your own script"},
+		{[]string{"bench", "-i", good, "--limit", "pi4", "--workload", "sql", "--script", filepath.Join(scripts, "none.sql")}, 2, "--script: " + filepath.Join(scripts, "none.sql") + " does not exist"},
+		{[]string{"bench", "-i", good, "--limit", "pi4", "--workload", "sql", "--script", filepath.Join(scripts, "bad.sql")}, 2, filepath.Join(scripts, "bad.sql") + ":2: \\set id: random wants two values"},
+		{[]string{"bench", "-i", good, "--limit", "pi4", "--script", filepath.Join(scripts, "good.sql")}, 2, "pi4: --script is for sql; tpcb runs its own transactions"},
 		{[]string{"inventory", "check", "-i", badSettings}, 2, badSettings + ":5: host \"a\": setting shared_preload_libraries = \"evil\": pidb does not set shared_preload_libraries on PostgreSQL"},
 		{[]string{"inventory", "check", "-i", badSettings}, 2, badSettings + ":6: host \"a\": setting work_mem = \"lots\": want a size"},
 		{[]string{"inventory", "check", "-i", badSettings}, 2, badSettings + ":7: host \"a\": setting innodb_buffer_pool_size = \"1G\": PostgreSQL has no innodb_buffer_pool_size (it is a MySQL/MariaDB setting)"},
@@ -303,6 +329,9 @@ func TestCompletion(t *testing.T) {
 	}
 	if got := complete("facts", "-i", strings.TrimSuffix(inv, "inv.toml")+"in"); len(got) != 1 || got[0] != inv {
 		t.Errorf("pidb facts -i DIR/in<TAB>: %v, want %s", got, inv)
+	}
+	if got := complete("bench", "--workload", "sql", "--script", strings.TrimSuffix(inv, "inv.toml")+"in"); len(got) != 1 || got[0] != inv {
+		t.Errorf("pidb bench --script DIR/in<TAB>: %v, want the file %s", got, inv)
 	}
 	for _, shell := range []string{"zsh", "fish"} {
 		if code, out, errOut := runPidb(t, "completion", shell); code != 0 || !strings.Contains(out, "pidb") {

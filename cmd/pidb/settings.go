@@ -11,13 +11,13 @@ import (
 // benchSettings are bench's flags over [bench] and [thermal].
 func benchSettings() cmdutil.Settings {
 	return cmdutil.Settings{"workload", "clients", "duration", "scale", "warmup", "mix", "tables", "table-size", "interval", "protocol",
-		"queries", "reload", "use-fk", "check", "threads", "via", "tls", "thermal-interval", "idle-before", "idle-after"}
+		"script", "setup-script", "queries", "reload", "use-fk", "check", "threads", "via", "tls", "thermal-interval", "idle-before", "idle-after"}
 }
 
 // validateSettings are validate's flags over [bench], [validate] and
 // [thermal].
 func validateSettings() cmdutil.Settings {
-	return cmdutil.Settings{"workload", "clients", "duration", "scale", "warmup", "mix", "strict", "thermal-interval", "idle-before", "idle-after"}
+	return cmdutil.Settings{"workload", "clients", "duration", "scale", "warmup", "mix", "script", "setup-script", "strict", "thermal-interval", "idle-before", "idle-after"}
 }
 
 // tpccCheckSettings are tpcc check's: which tables, and how to reach them.

@@ -3,7 +3,7 @@
 _pidb_complete() {
 	local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" words inv="$PIDB_INVENTORY" i pre=""
 	case "$prev" in
-	-i|--inventory|-o|--output|--csv)
+	-i|--inventory|-o|--output|--csv|--script|--setup-script)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--out|--dir|--png)

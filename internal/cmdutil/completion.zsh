@@ -5,7 +5,7 @@ _pidb() {
 	local -a words_
 	local cur=${words[CURRENT]} prev=${words[CURRENT-1]} inv=$PIDB_INVENTORY i
 	case $prev in
-	-i|--inventory|-o|--output|--csv)
+	-i|--inventory|-o|--output|--csv|--script|--setup-script)
 		_files
 		return ;;
 	--out|--dir|--png)

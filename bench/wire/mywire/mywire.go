@@ -413,7 +413,9 @@ func (c *Conn) afterParams() {
 		return
 	}
 	switch {
-	case r.prepare.Params > 0:
+	case r.prepare.Params > 0 && (c.eof || r.columns > 0):
+		// an EOF ends the parameters, or the columns follow (which tell
+		// whether the server sends EOFs, should the probe not have run)
 		r.state = stParamsEOF
 	case r.columns > 0:
 		r.state = stColumns

@@ -86,6 +86,31 @@ func TestPrepareAndExecute(t *testing.T) {
 	}
 }
 
+// TestPrepareWithoutColumns: a statement with parameters and no result
+// (an UPDATE) is prepared in both modes, its answer ending after its
+// parameters where the server sends no EOF (as Connect's probe learnt),
+// and executed to its OK.
+func TestPrepareWithoutColumns(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		eof  bool
+		prep []byte
+	}{{"EOF packets", true, packets(prepareOK(8, 0, 1), paramDef, eof)}, {"CLIENT_DEPRECATE_EOF", false, packets(prepareOK(8, 0, 1), paramDef)}} {
+		for _, n := range []int{1, 3, 64 << 10} {
+			c := &Conn{out: make([]byte, 0, 64), in: newFrames(64), eof: mode.eof}
+			var s Stmt
+			c.SetPrepare("UPDATE counter SET n = n + 1 WHERE k = ?", &s)
+			if err := roundTrip(t, c, mode.prep, n); err != nil || s.ID != 8 || s.Params != 1 || s.Columns != 0 {
+				t.Fatalf("%s, reads of %d: prepare: %v, %+v", mode.name, n, err, s)
+			}
+			c.SetExecute(&s, 5)
+			if err := roundTrip(t, c, packets(ok), n); err != nil {
+				t.Errorf("%s, reads of %d: execute: %v", mode.name, n, err)
+			}
+		}
+	}
+}
+
 func TestExecuteRequest(t *testing.T) {
 	c := &Conn{out: make([]byte, 0, 64)}
 	c.SetExecute(&Stmt{ID: 0x01020304, Params: 2}, 5, -1)

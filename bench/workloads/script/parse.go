@@ -17,15 +17,21 @@
 package script
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"regexp"
 	"strings"
 )
 
 // Script is a parsed script: its steps in order.
 type Script struct {
-	Name  string // the file, for errors
-	Steps []Step
+	Name   string // the file, for errors
+	Steps  []Step
+	Digest string // the SHA-256 of its text, in hex: saved runs of other text are other work
 }
 
 // Step is one line's \set, or one SQL statement.
@@ -33,8 +39,8 @@ type Step struct {
 	Line int    // where it begins
 	Set  string // the variable a \set gives a value; "" for a statement
 	Expr Expr   // a \set's expression
-	// SQL is a statement's text with each :name in it; Vars are those
-	// names, in order
+	// SQL is a statement's text, without its semicolon, with each :name
+	// in it; Vars are those names, in order
 	SQL  string
 	Vars []string
 }
@@ -45,10 +51,11 @@ func Given() []string { return []string{"scale", "client_id"} }
 
 var setLine = regexp.MustCompile(`^\\set\s+([A-Za-z_][A-Za-z0-9_]*)\s+(.+)$`)
 
-// refs are the variables a statement uses, in order: each :name, where
-// PostgreSQL's casts (::int) are not one, as pgbench reads them.
-func refs(sql string) []string {
-	var out []string
+// split cuts a statement at its variables: the text around them
+// (one more piece than there are variables) and each :name, in order,
+// where PostgreSQL's casts (::int) are not one, as pgbench reads them.
+func split(sql string) (lits, vars []string) {
+	start := 0
 	for i := 0; i < len(sql); i++ {
 		if sql[i] != ':' {
 			continue
@@ -62,17 +69,20 @@ func refs(sql string) []string {
 			j++
 		}
 		if j > i+1 {
-			out = append(out, sql[i+1:j])
+			lits = append(lits, sql[start:i])
+			vars = append(vars, sql[i+1:j])
+			start = j
 		}
 		i = j - 1
 	}
-	return out
+	return append(lits, sql[start:]), vars
 }
 
 // Parse reads a script; name is its file, for the errors, which each name
 // the line (FILE:LINE).
 func Parse(name, src string) (*Script, error) {
-	s := &Script{Name: name}
+	sum := sha256.Sum256([]byte(src))
+	s := &Script{Name: name, Digest: hex.EncodeToString(sum[:])}
 	known := map[string]bool{}
 	for _, g := range Given() {
 		known[g] = true
@@ -112,9 +122,9 @@ func Parse(name, src string) (*Script, error) {
 		}
 		stmt.WriteString(raw)
 		if strings.HasSuffix(text, ";") {
-			sql := strings.TrimSpace(stmt.String())
+			sql := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(stmt.String()), ";"))
 			stmt.Reset()
-			vars := refs(sql)
+			_, vars := split(sql)
 			for _, v := range vars {
 				if !known[v] {
 					return nil, errf(stmtLine, "the statement uses :%s, which no \\set before it gives a value (and pidb gives only :scale and :client_id)", v)
@@ -136,4 +146,17 @@ func Parse(name, src string) (*Script, error) {
 		return nil, fmt.Errorf("%s: no SQL statement: a script is the statements of one transaction, each ended by a semicolon", name)
 	}
 	return s, nil
+}
+
+// Read reads and parses the script in the file at path (its errors name
+// path, as given).
+func Read(path string) (*Script, error) {
+	src, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, string(src))
 }

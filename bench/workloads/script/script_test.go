@@ -1,6 +1,7 @@
 package script
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -26,10 +27,10 @@ END;
 		t.Fatalf("%d steps: %+v", len(s.Steps), s.Steps)
 	}
 	up := s.Steps[4]
-	if up.Line != 6 || up.SQL != "UPDATE pgbench_accounts\n   SET abalance = abalance + :delta WHERE aid = :aid;" || strings.Join(up.Vars, ",") != "delta,aid" {
+	if up.Line != 6 || up.SQL != "UPDATE pgbench_accounts\n   SET abalance = abalance + :delta WHERE aid = :aid" || strings.Join(up.Vars, ",") != "delta,aid" {
 		t.Errorf("the UPDATE: %+v", up)
 	}
-	if s.Steps[0].Set != "aid" || s.Steps[0].Line != 2 || s.Steps[3].SQL != "BEGIN;" {
+	if s.Steps[0].Set != "aid" || s.Steps[0].Line != 2 || s.Steps[3].SQL != "BEGIN" {
 		t.Errorf("steps: %+v", s.Steps)
 	}
 	// PostgreSQL's casts are not variables; a variable ends at its name
@@ -83,5 +84,67 @@ func TestRefused(t *testing.T) {
 		if _, err := Parse("my.sql", src); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%q: %v\nwant it to begin %q", src, err, want)
 		}
+	}
+}
+
+// TestStatementsAsSent: each statement as the client sends it, in the
+// simple protocol's text with the values the \set lines gave (a
+// variable used twice, a cast left alone), and with each engine's
+// placeholders; a \set between statements takes effect where it is.
+func TestStatementsAsSent(t *testing.T) {
+	s, err := Parse("app.sql", `\set id random(1, 10 * :scale)
+\set two 2 * :id
+SELECT name FROM item WHERE id = :id AND id <> :two AND '1'::int = 1;
+\set id :id + 100
+UPDATE item SET seen = :client_id WHERE id = :id;
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := compile(s)
+	v := p.newVars(3, 7, nil)
+	v.env.Random = func(lo, hi int64) int64 { return hi } // the top end: 30
+	k, err := v.run(0)
+	if err != nil || k != 2 {
+		t.Fatalf("the first statement at step %d: %v", k, err)
+	}
+	if got := string(v.text(nil, k)); got != "SELECT name FROM item WHERE id = 30 AND id <> 60 AND '1'::int = 1" {
+		t.Errorf("simple: %q", got)
+	}
+	if got := p.placeholders(k, true); got != "SELECT name FROM item WHERE id = $1 AND id <> $2 AND '1'::int = 1" {
+		t.Errorf("PostgreSQL's placeholders: %q", got)
+	}
+	if got := p.placeholders(k, false); got != "SELECT name FROM item WHERE id = ? AND id <> ? AND '1'::int = 1" {
+		t.Errorf("MySQL's placeholders: %q", got)
+	}
+	if k, err = v.run(k + 1); err != nil || k != 4 {
+		t.Fatalf("the second statement at step %d: %v", k, err)
+	}
+	if got := string(v.text(nil, k)); got != "UPDATE item SET seen = 7 WHERE id = 130" {
+		t.Errorf("after the second \\set: %q", got)
+	}
+	if k, err = v.run(k + 1); err != nil || k != len(p.steps) {
+		t.Errorf("the end at step %d: %v", k, err)
+	}
+	if got := p.statements(); len(got) != 2 || got[0] != 2 || got[1] != 4 {
+		t.Errorf("statements at steps %v", got)
+	}
+}
+
+// TestEvalErrorAtItsLine: a \set that cannot be worked out while the
+// script runs is the run's error at its line, counted by that line.
+func TestEvalErrorAtItsLine(t *testing.T) {
+	s, err := Parse("div.sql", "SELECT 1;\n\\set n 10 / (:scale - 1)\nSELECT :n;\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := compile(s).newVars(1, 1, nil)
+	_, err = v.run(1)
+	var ee *EvalError
+	if !errors.As(err, &ee) || err.Error() != "div.sql:2: division by zero" {
+		t.Fatalf("a division by zero: %v", err)
+	}
+	if kind, reconnect := (&Workload{}).ErrorKind(err); kind != `\set at line 2` || reconnect {
+		t.Errorf("counted as %q, reconnect %v", kind, reconnect)
 	}
 }
