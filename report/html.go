@@ -117,7 +117,7 @@ details summary { cursor: pointer; }
 <tbody>
 {{range .Rows}}<tr data-host="{{.Host}}">
 <td><a href="#{{.Anchor}}">{{.Host}}</a></td><td class="{{.Verdict}}" data-col="verdict">{{if .Verdict}}{{.Verdict}}{{else}}bench{{end}}</td>
-<td data-col="workload">{{.Workload}}{{if .TpmC}}, {{num "%.0f" .TpmC}} tpmC{{end}}</td><td data-col="engine">{{version .}}</td>
+<td data-col="workload">{{.Workload}}{{with .Script}} {{.}}{{end}}{{if .TpmC}}, {{num "%.0f" .TpmC}} tpmC{{end}}</td><td data-col="engine">{{version .}}</td>
 <td class="n" data-col="tps">{{num "%.1f" .TPS}}</td><td class="n">{{num "%.1f" .QPS}}</td>
 <td class="n">{{num "%.2f" .P50Ms}}</td><td class="n" data-col="p95">{{num "%.2f" .P95Ms}}</td><td class="n">{{num "%.2f" .P99Ms}}</td>
 <td class="n" data-col="max_temp">{{opt "%.1f" .MaxTempC}}</td><td class="n">{{opt "%.0f" .MinArmMHz}}</td><td>{{yesno .Throttled}}</td><td>{{reasons .Reasons}}</td>
@@ -152,7 +152,7 @@ details summary { cursor: pointer; }
 {{range .Hosts}}
 <section id="{{.Row.Anchor}}">
 <h2>{{.Label}}{{with .Row.Verdict}}: <span class="{{.}}">{{.}}</span>{{end}}</h2>
-<p class="meta">{{.Row.Kind}} run {{.Row.RunID}} · {{.Row.Workload}} on {{version .Row}}, {{.Row.Clients}} clients for {{seconds .Row.DurationS}}{{with .Row.Preset}} · preset {{.}}{{end}}{{with .Row.PidbVersion}} · pidb {{.}}{{end}}</p>
+<p class="meta">{{.Row.Kind}} run {{.Row.RunID}} · {{.Row.Workload}}{{with .Row.Script}} {{.}}{{end}} on {{version .Row}}, {{.Row.Clients}} clients for {{seconds .Row.DurationS}}{{with .Row.Preset}} · preset {{.}}{{end}}{{with .Row.PidbVersion}} · pidb {{.}}{{end}}</p>
 <ul class="reading">{{range .Reading}}<li>{{.}}</li>{{end}}</ul>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
 {{range .Figures}}<figure id="chart-{{.ID}}" data-series="{{range $i, $s := .Series}}{{if $i}}|{{end}}{{$s}}{{end}}">{{svg .}}<figcaption>{{.Caption}}</figcaption></figure>

@@ -52,6 +52,7 @@ type Row struct {
 	RAMBytes      uint64           `json:"ram_bytes,omitempty"`
 	CPUs          int              `json:"cpus,omitempty"`
 	Storage       string           `json:"storage,omitempty"`
+	Script        string           `json:"script,omitempty"`    // the sql workload's script
 	Simulated     string           `json:"simulated,omitempty"` // a board of pidb's lab: "board" or "full" (its CPU speed)
 	OS            string           `json:"os,omitempty"`
 	PidbVersion   string           `json:"pidb_version,omitempty"`
@@ -72,6 +73,9 @@ func Overview(l results.Listed) Row {
 	row.Workload, row.Engine, row.Clients, row.Scale, row.DurationS, row.Started = r.Workload.Name, string(r.Workload.Engine), r.Workload.Clients, r.Workload.Scale, s.MeasuredS, r.Started
 	row.TPS, row.QPS, row.P50Ms, row.P95Ms, row.P99Ms = s.TPS, s.QPS, s.Latency.P50, s.Latency.P95, s.Latency.P99
 	row.TpmC = s.Extra["tpmc"]
+	if f := r.Workload.Script; f != nil {
+		row.Script = f.Name
+	}
 	if f := r.Facts; f != nil {
 		row.EngineVersion, row.Model, row.RAMBytes, row.CPUs, row.Storage = f.Engine.Version, f.Model, f.RAMBytes, f.CPUs, f.Storage
 		row.Simulated = f.Simulated
@@ -300,7 +304,7 @@ func (r Row) Cells() []string {
 	if r.Error != "" {
 		return []string{r.RunID, r.Host, "?", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "UNREADABLE"}
 	}
-	return []string{r.RunID, r.Host, string(r.Kind), r.Workload, strings.TrimSpace(r.Engine + " " + r.EngineVersion), or(r.Preset, "-"),
+	return []string{r.RunID, r.Host, string(r.Kind), strings.TrimSpace(r.Workload + " " + r.Script), strings.TrimSpace(r.Engine + " " + r.EngineVersion), or(r.Preset, "-"),
 		strconv.Itoa(r.Clients), time.Duration(r.DurationS * float64(time.Second)).Round(time.Second).String(),
 		fmt.Sprintf("%.1f", r.TPS), fmt.Sprintf("%.1f", r.QPS), fmt.Sprintf("%.2f", r.P95Ms), optNum("%.1f", r.MaxTempC), yesNo(r.Throttled), or(string(r.Verdict), "-")}
 }

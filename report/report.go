@@ -138,7 +138,7 @@ func unlike(rs []results.Run) string {
 	kinds := map[string][]string{}
 	var order []string
 	for _, r := range rs {
-		k := r.Workload.Name + " on " + string(r.Workload.Engine)
+		k := r.Workload.What() + " on " + string(r.Workload.Engine)
 		if kinds[k] == nil {
 			order = append(order, k)
 		}

@@ -331,6 +331,23 @@ func TestCompareUnlike(t *testing.T) {
 	if len(c.Cautions) != 1 || !strings.Contains(c.Cautions[0], "the mix 45:43:4:4:4 against 10:10:1:1:1") {
 		t.Errorf("cautions %q for two mixes", c.Cautions)
 	}
+	// the sql workload: two texts of one script are other work, and the
+	// rows and the runs table name the script
+	a, b = d["pi4 fan"], d["pi4 fan again"]
+	a.Run.Workload.Name, b.Run.Workload.Name = "sql", "sql"
+	a.Run.Workload.Script = &results.File{Name: "app.sql", SHA256: "1111111122222222"}
+	b.Run.Workload.Script = &results.File{Name: "app.sql", SHA256: "3333333344444444"}
+	c, _ = Compare([]results.Listed{a, b})
+	if len(c.Cautions) != 1 || !strings.Contains(c.Cautions[0], "the script app.sql (11111111) against app.sql (33333333)") {
+		t.Errorf("cautions %q for two texts of a script", c.Cautions)
+	}
+	b.Run.Workload.Script = a.Run.Workload.Script
+	if c, _ = Compare([]results.Listed{a, b}); len(c.Cautions) != 0 {
+		t.Errorf("cautions %q for one script's runs", c.Cautions)
+	}
+	if row := Overview(a); row.Workload != "sql" || row.Script != "app.sql" || row.Cells()[3] != "sql app.sql" || len(Select([]Row{row}, Filter{Workload: "sql"})) != 1 {
+		t.Errorf("a sql run's row %+v, cells %q", row, row.Cells())
+	}
 	// the demo's first fan run, beside the other two hosts, against one alone
 	beside, alone := d["pi4 fan"], d["pi4 fan again"]
 	two, none := 2, 0

@@ -109,6 +109,15 @@ type Workload struct {
 	Setup  *File `json:"setup_script,omitempty"`
 }
 
+// What names the work a run did, as tables and reports show it: the
+// workload's name, with the script's for the sql workload ("sql app.sql").
+func (w Workload) What() string {
+	if w.Script != nil {
+		return w.Name + " " + w.Script.Name
+	}
+	return w.Name
+}
+
 // File is a user's file a run ran: its name and its text's SHA-256, in
 // hex.
 type File struct {
