@@ -35,22 +35,27 @@ type EngineState struct {
 
 // Facts is what pidb knows about a host.
 type Facts struct {
-	Host       string
-	Address    string
-	Model      string // "Raspberry Pi 4 Model B Rev 1.4"
-	Revision   string // "c03114"
-	Arch       string // uname -m
-	PageSize   int    // the kernel's page size in bytes (16384 on a Pi 5 under Raspberry Pi OS's default kernel); 0: unknown
-	OS         OSRelease
-	MemBytes   uint64 // MemTotal: what the kernel sees
-	RAMBytes   uint64 // the board's nominal RAM: what tuning scales on
-	CPUs       int    // processor entries in /proc/cpuinfo
-	Storage    string // sd, usb, nvme, unknown
-	BootTarget string // systemctl get-default
-	Desktop    bool   // a display manager installed and enabled
-	Thermal    bool   // a readable thermal zone
-	Vcgencmd   bool
-	Engine     EngineState
+	Host     string
+	Address  string
+	Model    string // "Raspberry Pi 4 Model B Rev 1.4"
+	Revision string // "c03114"
+	Arch     string // uname -m
+	PageSize int    // the kernel's page size in bytes (16384 on a Pi 5 under Raspberry Pi OS's default kernel); 0: unknown
+	OS       OSRelease
+	MemBytes uint64 // MemTotal: what the kernel sees
+	RAMBytes uint64 // the board's nominal RAM: what tuning scales on
+	CPUs     int    // processor entries in /proc/cpuinfo
+	Storage  string // sd, usb, nvme, unknown: what the root filesystem is on
+	// DataDir is the engine's data directory, DataDevice the device of
+	// the filesystem that holds it (/dev/sda, /dev/mmcblk0p2), and
+	// DataStorage that device's kind (sd, usb, nvme, unknown): what the
+	// tuner scales its I/O settings on; "" without an engine
+	DataDir, DataDevice, DataStorage string
+	BootTarget                       string // systemctl get-default
+	Desktop                          bool   // a display manager installed and enabled
+	Thermal                          bool   // a readable thermal zone
+	Vcgencmd                         bool
+	Engine                           EngineState
 	// Simulated is, on a board of pidb's lab, the CPU speed it runs at:
 	// "board" (its board's published capacity) or "full" (the lab
 	// machine's); "" on a real board. The lab writes /etc/pisim/speed.
@@ -73,6 +78,9 @@ type jsonFacts struct {
 	RAMBytes      uint64      `json:"ram_bytes"`
 	CPUs          int         `json:"cpus"`
 	Storage       string      `json:"storage"`
+	DataDir       string      `json:"data_dir,omitempty"`
+	DataDevice    string      `json:"data_device,omitempty"`
+	DataStorage   string      `json:"data_storage,omitempty"`
 	BootTarget    string      `json:"boot_target"`
 	Desktop       bool        `json:"desktop"`
 	Thermal       bool        `json:"thermal"`
@@ -86,7 +94,7 @@ type jsonFacts struct {
 // MarshalJSON writes the flat keys of the command-line contract.
 func (f Facts) MarshalJSON() ([]byte, error) {
 	return json.Marshal(jsonFacts{f.Host, f.Address, f.Model, f.Revision, f.Arch, f.PageSize, f.OS.ID, f.OS.VersionID, f.OS.Codename, f.MemBytes, f.RAMBytes,
-		f.CPUs, f.Storage, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Simulated, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
+		f.CPUs, f.Storage, f.DataDir, f.DataDevice, f.DataStorage, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Simulated, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes (a saved run's facts).
@@ -97,7 +105,7 @@ func (f *Facts) UnmarshalJSON(data []byte) error {
 	}
 	*f = Facts{Host: j.Host, Address: j.Address, Model: j.Model, Revision: j.Revision, Arch: j.Arch, PageSize: j.PageSize,
 		OS: OSRelease{ID: j.OSID, VersionID: j.OSVersion, Codename: j.OSCodename}, MemBytes: j.MemBytes, RAMBytes: j.RAMBytes,
-		CPUs: j.CPUs, Storage: j.Storage, BootTarget: j.BootTarget, Desktop: j.Desktop, Thermal: j.Thermal, Vcgencmd: j.Vcgencmd, Simulated: j.Simulated,
+		CPUs: j.CPUs, Storage: j.Storage, DataDir: j.DataDir, DataDevice: j.DataDevice, DataStorage: j.DataStorage, BootTarget: j.BootTarget, Desktop: j.Desktop, Thermal: j.Thermal, Vcgencmd: j.Vcgencmd, Simulated: j.Simulated,
 		Engine: EngineState{Flavor: j.Engine, Version: j.EngineVersion, Running: j.EngineRunning}}
 	return nil
 }
@@ -120,6 +128,7 @@ m vcgencmd; command -v vcgencmd
 m postgres; for b in /usr/lib/postgresql/*/bin/postgres; do [ -x "$b" ] && "$b" --version; done 2>/dev/null
 m clusters; pg_lsclusters --no-header 2>/dev/null
 m mysql; for b in /usr/sbin/mariadbd /usr/sbin/mysqld; do [ -x "$b" ] && "$b" --version && break; done 2>/dev/null
+m datadirs; pg_lsclusters --no-header 2>/dev/null | while read -r v c p s o d rest; do echo "postgres $d $(findmnt -n -o SOURCE -T "$d" 2>/dev/null)"; done; if command -v my_print_defaults >/dev/null 2>&1; then d=$(my_print_defaults --mysqld 2>/dev/null | sed -n 's/^--datadir=//p' | tail -n 1); d=${d:-/var/lib/mysql}; [ -d "$d" ] && echo "mysql $d $(findmnt -n -o SOURCE -T "$d" 2>/dev/null)"; fi
 m active; for u in postgresql mariadb mysql; do echo "$u $(systemctl is-active "$u" 2>/dev/null)"; done
 m simulated; cat /etc/pisim/speed 2>/dev/null
 true`
@@ -172,11 +181,31 @@ func Collect(ctx context.Context, r remote.Runner, h inventory.Host) (Facts, err
 	if err != nil {
 		return f, err
 	}
+	f.Of(h)
+	return f, nil
+}
+
+// Of makes f the facts of h as its inventory entry says: its name and
+// address, and the storage where the inventory overrides detection (the
+// root's and the data's).
+func (f *Facts) Of(h inventory.Host) {
 	f.Host, f.Address = h.Name, h.Address
 	if h.Storage != "" {
 		f.Storage = h.Storage
+		if f.DataDir != "" {
+			f.DataStorage = h.Storage
+		}
 	}
-	return f, nil
+}
+
+// DataOn is the kind of storage the database's data is on, which the
+// tuner's I/O settings follow: the data directory's device where that is
+// known, else the root filesystem's.
+func (f Facts) DataOn() string {
+	if f.DataStorage != "" && f.DataStorage != "unknown" {
+		return f.DataStorage
+	}
+	return f.Storage
 }
 
 // Sections splits the script's output by marker.
@@ -214,7 +243,37 @@ func Parse(out string) Facts {
 		f.Model = ci.Model
 	}
 	f.RAMBytes = RAMBytes(ci.Revision, f.MemBytes)
+	f.DataDir, f.DataDevice = DataDir(s["datadirs"], f.Engine.Flavor)
+	if f.DataDir != "" {
+		f.DataStorage = storageKind(strings.TrimPrefix(f.DataDevice, "/dev/"))
+		if f.DataStorage == "" {
+			f.DataStorage = "unknown"
+			if f.DataDevice == firstLine(s["root"]) {
+				f.DataStorage = f.Storage // on the root filesystem, as its name says
+			}
+		}
+	}
 	return f
+}
+
+// DataDir reads the data directories the script found (a line each:
+// "postgres DIR DEVICE", "mysql DIR DEVICE"), and returns the one of the
+// engine flavor's family, with the device of the filesystem that holds it.
+func DataDir(lines string, flavor dbms.Flavor) (dir, device string) {
+	if flavor == "" {
+		return "", ""
+	}
+	want := string(flavor.Family())
+	for _, line := range strings.Split(lines, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == want && dir == "" {
+			dir = f[1]
+			if len(f) >= 3 {
+				device = f[2]
+			}
+		}
+	}
+	return dir, device
 }
 
 // simulated reads the lab's /etc/pisim/speed: "board" or "full", else ""

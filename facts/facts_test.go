@@ -23,7 +23,8 @@ func TestParseBoards(t *testing.T) {
 			OS:       OSRelease{ID: "debian", VersionID: "12", Codename: "bookworm", Pretty: "Debian GNU/Linux 12 (bookworm)"},
 			MemBytes: 3884376 * 1024, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", BootTarget: "graphical.target",
 			Desktop: true, Thermal: true, Vcgencmd: true,
-			Engine: EngineState{Flavor: "postgres", Version: "15.8", Running: true},
+			Engine:  EngineState{Flavor: "postgres", Version: "15.8", Running: true},
+			DataDir: "/var/lib/postgresql/15/main", DataDevice: "/dev/mmcblk0p2", DataStorage: "sd",
 		},
 		"pi3b-raspios-bullseye-armhf.txt": {
 			Model: "Raspberry Pi 3 Model B Rev 1.2", Revision: "a02082", Arch: "armv7l", PageSize: 4096,
@@ -31,6 +32,8 @@ func TestParseBoards(t *testing.T) {
 			MemBytes: 944136 * 1024, RAMBytes: 1 << 30, CPUs: 4, Storage: "sd", BootTarget: "graphical.target",
 			Desktop: true, Thermal: true, Vcgencmd: true,
 			Engine: EngineState{Flavor: "mariadb", Version: "10.5.23", Running: true},
+			// /dev/root, as the root is named there: the root's kind
+			DataDir: "/var/lib/mysql", DataDevice: "/dev/root", DataStorage: "sd",
 		},
 		"zerow-raspios-lite-bookworm-armhf.txt": {
 			Model: "Raspberry Pi Zero W Rev 1.1", Revision: "9000c1", Arch: "armv6l", PageSize: 4096,
@@ -51,6 +54,8 @@ func TestParseBoards(t *testing.T) {
 			MemBytes: 8245856 * 1024, RAMBytes: 8 << 30, CPUs: 4, Storage: "sd", BootTarget: "graphical.target",
 			Desktop: true, Thermal: true, Vcgencmd: true,
 			Engine: EngineState{Flavor: "mariadb", Version: "10.11.6", Running: true},
+			// booted from the card, the data moved to a USB SSD
+			DataDir: "/srv/pidb-data/mysql", DataDevice: "/dev/sda", DataStorage: "usb",
 		},
 		"pi4b-ubuntu-2204-usb.txt": {
 			// no /proc/device-tree/model: the Model line of cpuinfo

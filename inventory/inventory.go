@@ -57,11 +57,18 @@ type Host struct {
 	AllowPublic  bool           // allow_from may name addresses beyond loopback and the private ranges (privateRanges), however few; 0.0.0.0/0 is the whole internet
 	TLS          bool           // logins from allow_from must use TLS (tls = true, the default)
 	Storage      string         // "" = detect; else sd, usb or nvme
-	Connections  int            // max_connections: the connections to plan for; 0 = scaled to RAM
-	Settings     Section        // [host.settings]: tuner overrides, checked by the tuner
-	Databases    []Database     // [[host.database]]
-	Bench        Section        // [bench] with this host's [host.bench] over it
-	Line         int            // where the host's [[host]] header is
+	// DataDevice is the drive the database's data directory moves to:
+	// "/dev/sda", "/dev/nvme0n1", or "auto" (the first USB or NVMe disk with
+	// nothing mounted from it); "" leaves the data where it is
+	DataDevice string
+	// DataDeviceWipe lets pidb erase what DataDevice holds (else it takes
+	// only a blank drive, or one with pidb's own data directory)
+	DataDeviceWipe bool
+	Connections    int        // max_connections: the connections to plan for; 0 = scaled to RAM
+	Settings       Section    // [host.settings]: tuner overrides, checked by the tuner
+	Databases      []Database // [[host.database]]
+	Bench          Section    // [bench] with this host's [host.bench] over it
+	Line           int        // where the host's [[host]] header is
 	// Lines are where its keys of [defaults] came from: the host's own
 	// line or [defaults]'s, by key; a key not there took pidb's default.
 	Lines map[string]int
@@ -483,6 +490,17 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	h.Engine = normalizeEngine(getString("engine", string(dbms.PostgresFamily)))
 	h.Preset = getString("preset", p.defaultPreset)
 	h.Storage = getString("storage", "")
+	h.DataDevice = getString("data_device", "")
+	if v, ok := get("data_device_wipe"); ok {
+		h.DataDeviceWipe = v.(bool)
+		if h.DataDevice == "" {
+			at := defaults["data_device_wipe"].Line
+			if v, ok := own["data_device_wipe"]; ok {
+				at = v.Line
+			}
+			p.errs = append(p.errs, &Error{File: p.file, Line: at, Msg: fmt.Sprintf("host %q: data_device_wipe without data_device: name the drive it may erase", h.Name)})
+		}
+	}
 	if v, ok := get("max_connections"); ok {
 		h.Connections = int(v.(int64))
 	}

@@ -155,6 +155,12 @@ func TestErrors(t *testing.T) {
 			`no hosts: add at least one [[host]]`},
 		{"bad storage", "[[host]]\nname = \"a\"\naddress = \"x\"\nstorage = \"ssd\"\n",
 			`4: host.storage: unknown value "ssd"`},
+		{"data device a partition", "[[host]]\nname = \"a\"\naddress = \"x\"\ndata_device = \"/dev/sda1\"\n",
+			`4: host.data_device: bad data device "/dev/sda1": want "auto" or a whole USB or NVMe disk`},
+		{"data device the SD card", "[[host]]\nname = \"a\"\naddress = \"x\"\ndata_device = \"/dev/mmcblk0\"\n",
+			`4: host.data_device: bad data device "/dev/mmcblk0"`},
+		{"wipe without a data device", "[defaults]\ndata_device_wipe = true\n[[host]]\nname = \"a\"\naddress = \"x\"\n",
+			`2: host "a": data_device_wipe without data_device: name the drive it may erase`},
 		{"bad host name", "[[host]]\nname = \"my pi\"\naddress = \"x\"\n",
 			`2: host.name: bad host name "my pi"`},
 		{"bad address", "[[host]]\nname = \"a\"\naddress = \"x; rm -rf /\"\n",
@@ -357,5 +363,19 @@ func TestKeysExist(t *testing.T) {
 	}
 	if _, err := Parse("inv.toml", dir, src); err != nil {
 		t.Errorf("without KeysExist the files are not looked at: %v", err)
+	}
+}
+
+// TestDataDevice: a fleet's drive in [defaults], one host's own, and the
+// leave to erase it.
+func TestDataDevice(t *testing.T) {
+	inv, err := Parse("d.toml", t.TempDir(), "[defaults]\ndata_device = \"auto\"\n[[host]]\nname = \"a\"\naddress = \"x\"\n"+
+		"[[host]]\nname = \"b\"\naddress = \"y\"\ndata_device = \"/dev/nvme0n1\"\ndata_device_wipe = true\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := inv.Hosts[0], inv.Hosts[1]
+	if a.DataDevice != "auto" || a.DataDeviceWipe || b.DataDevice != "/dev/nvme0n1" || !b.DataDeviceWipe || a.Lines["data_device"] != 2 || b.Lines["data_device"] != 9 {
+		t.Errorf("a %q %v, b %q %v, lines %v %v", a.DataDevice, a.DataDeviceWipe, b.DataDevice, b.DataDeviceWipe, a.Lines, b.Lines)
 	}
 }

@@ -9,6 +9,10 @@ import (
 	"pidb/dbms"
 )
 
+// dataDevice is data_device's value: auto, or a whole USB (sd*) or NVMe
+// disk.
+var dataDevice = regexp.MustCompile(`^(auto|/dev/sd[a-z]{1,2}|/dev/nvme[0-9]{1,2}n[0-9]{1,2})$`)
+
 // StorageKinds are the storage kinds an inventory may set to override detection.
 var StorageKinds = []string{"sd", "usb", "nvme"}
 
@@ -195,6 +199,10 @@ var (
 		"allow_public":  isBool,
 		"tls":           isBool,
 		"storage":       oneOf(StorageKinds...),
+		// the drive the database's data moves to, and whether pidb may
+		// erase what is on it
+		"data_device":      matching(dataDevice, "data device", `want "auto" or a whole USB or NVMe disk, like "/dev/sda" or "/dev/nvme0n1" (not a partition, not the SD card)`),
+		"data_device_wipe": isBool,
 		// the connections the tuner plans for (per-connection memory, the
 		// budget); the same as [host.settings] max_connections
 		"max_connections": intIn(1, 100000),

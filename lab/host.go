@@ -273,7 +273,10 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 // pisimUnit makes the host the board at every boot, before anything else
 // reads it: the board's /proc/cpuinfo, /proc/meminfo and thermal zone bound
 // over the machine's, and the firmware's since-boot throttling flags
-// cleared, as a Pi's are when it boots.
+// cleared, as a Pi's are when it boots; and the fstab's ext4 filesystems
+// mounted (a drive's, by UUID), as a Pi's udev and systemd mount them at
+// boot: systemd skips a block device's fstab line in a container, and no
+// udev names the drives here, so blkid reads them first.
 const pisimUnit = `[Unit]
 Description=pidb lab: this host's board (/proc/cpuinfo, /proc/meminfo, thermal zone)
 DefaultDependencies=no
@@ -287,6 +290,7 @@ ExecStart=/bin/mount --bind /etc/pisim/cpuinfo /proc/cpuinfo
 ExecStart=/bin/mount --bind /etc/pisim/meminfo /proc/meminfo
 ExecStart=/bin/mount --bind /etc/pisim/thermal /sys/class/thermal
 ExecStart=/bin/sh -c 'if [ -f /etc/pisim/vcgencmd/throttled ]; then echo 0x0 > /etc/pisim/vcgencmd/throttled; fi'
+ExecStart=/bin/sh -c 'for d in /dev/sd[a-z] /dev/nvme[0-9]n[0-9]; do [ -b "$d" ] && blkid "$d" >/dev/null; done; mount -a -t ext4 2>/dev/null; true'
 `
 
 // pagesizeGetconf answers getconf PAGESIZE with the board's page size and

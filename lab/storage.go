@@ -404,3 +404,33 @@ func (l *Lab) detachDrive(ctx context.Context, name string) error {
 	}
 	return detach(ctx, dev)
 }
+
+// Plug plugs a drive of kind ("usb-ssd", "nvme") into the running host
+// name, as lab up --storage does at boot, limited to its kind's figures at
+// the host's speed.
+func (l *Lab) Plug(ctx context.Context, name, kind string) error {
+	b, ok := BoardNamed(name)
+	if !ok {
+		return fmt.Errorf("no lab board %q", name)
+	}
+	unlock, err := l.lockHosts([]string{name})
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if !l.powered(name) {
+		return fmt.Errorf("%s is not up", name)
+	}
+	if err := l.attachDrive(ctx, b, kind); err != nil {
+		return err
+	}
+	cfg, _ := l.readThermalConfig()
+	return l.setStorage(b, cfg)
+}
+
+// HostFile reads a file of the host's root filesystem as this machine
+// sees it (not /run or /tmp, the host's own tmpfs): what a test watches
+// while the host's link is cut.
+func (l *Lab) HostFile(name, p string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(l.rootfs(name), filepath.Clean("/"+p)))
+}

@@ -62,7 +62,7 @@ type Step interface {
 
 // Steps are provisioning's steps, in order.
 func Steps() []Step {
-	return []Step{installStep{}, serviceStep{}, configureStep{}, desktopStep{}, accessStep{}, accountsStep{}}
+	return []Step{installStep{}, serviceStep{}, datadirStep{}, configureStep{}, desktopStep{}, accessStep{}, accountsStep{}}
 }
 
 // ConfigureOnly is the configure step alone (`pidb tune apply`).
@@ -138,10 +138,7 @@ func (t *Target) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.Host, f.Address = t.Facts.Host, t.Facts.Address
-	if t.Host.Storage != "" {
-		f.Storage = t.Host.Storage
-	}
+	f.Of(t.Host)
 	t.Facts = f
 	return nil
 }

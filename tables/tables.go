@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"pidb/action"
+	"pidb/facts"
 	"pidb/job"
 	"pidb/report"
 	"pidb/results"
@@ -204,10 +205,19 @@ func Facts(rs []action.HostFacts) Table {
 		}
 		t.Rows = append(t.Rows, []string{
 			f.Host, model, mib(f.RAMBytes), mib(f.MemBytes), strconv.Itoa(f.CPUs), f.Arch, page,
-			f.OS.ID + " " + f.OS.VersionID, f.Storage, f.BootTarget, yesNo(f.Desktop), yesNo(f.Thermal), engine,
+			f.OS.ID + " " + f.OS.VersionID, dataStorage(f), f.BootTarget, yesNo(f.Desktop), yesNo(f.Thermal), engine,
 		})
 	}
 	return t
+}
+
+// dataStorage is what a host's root filesystem is on, and its data where
+// that is elsewhere: "sd, data on usb (/dev/sda)".
+func dataStorage(f facts.Facts) string {
+	if f.DataDevice == "" || f.DataStorage == f.Storage || f.DataStorage == "unknown" {
+		return f.Storage
+	}
+	return f.Storage + ", data on " + f.DataStorage + " (" + f.DataDevice + ")"
 }
 
 // FactsJSON is `pidb facts --json`: one object per host, the facts, or the

@@ -10,8 +10,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -270,4 +272,25 @@ func Main(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	os.Setenv("XDG_STATE_HOME", dir)
 	return m.Run()
+}
+
+// PlugDrive plugs a blank drive of kind ("usb-ssd", "nvme") into the
+// running host h, as a drive plugged into a running Pi appears (/dev/sda,
+// /dev/nvme0n1); it goes when the host is removed.
+func PlugDrive(t testing.TB, h inventory.Host, kind string) {
+	t.Helper()
+	if err := Lab(t).Plug(context.Background(), LabName(t, h), kind); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// HostFile is a file of h's root filesystem as the lab machine reads it
+// ("" when it is not there): what a test watches while h's link is cut.
+func HostFile(t testing.TB, h inventory.Host, p string) string {
+	t.Helper()
+	b, err := Lab(t).HostFile(LabName(t, h), p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return string(b)
 }

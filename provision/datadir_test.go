@@ -1,0 +1,160 @@
+package provision
+
+import (
+	"strings"
+	"testing"
+
+	"pidb/dbms"
+	"pidb/engine"
+)
+
+// a probe of a Pi booted from its card with three drives: a blank USB SSD,
+// one that came with an exFAT partition (mounted by the desktop), and an
+// NVMe drive that holds pidb's filesystem, mounted where pidb mounts it
+const probeOut = `root /dev/mmcblk0p2
+disk /dev/sda
+disk /dev/sdb
+probe PTTYPE=dos
+mount /dev/sdb1=/media/pi/SSD
+disk /dev/nvme0n1
+probe TYPE=ext4
+probe LABEL=pidb-data
+probe UUID=0a1b2c3d-1111-2222-3333-444455556666
+mount /dev/nvme0n1=/srv/pidb-data
+at /dev/nvme0n1 rw,noatime
+`
+
+func TestParseProbe(t *testing.T) {
+	p := parseProbe(probeOut)
+	if p.root != "/dev/mmcblk0p2" || len(p.disks) != 3 || p.at != "/dev/nvme0n1 rw,noatime" {
+		t.Fatalf("%+v", p)
+	}
+	if d := p.disks[2]; !d.ours() || d.blank() || d.Probe["UUID"] != "0a1b2c3d-1111-2222-3333-444455556666" || len(d.Mounts) != 1 {
+		t.Errorf("the NVMe drive: %+v", d)
+	}
+	if d := p.disks[1]; d.ours() || d.blank() || d.holds() != "a dos partition table" || d.Mounts[0] != "/dev/sdb1=/media/pi/SSD" {
+		t.Errorf("the used SSD: %+v, holds %q", d, d.holds())
+	}
+	if !p.disks[0].blank() {
+		t.Errorf("the blank SSD: %+v", p.disks[0])
+	}
+}
+
+// TestPickDrive: the drive the inventory names, or the first free one, and
+// each refusal saying what is in the way.
+func TestPickDrive(t *testing.T) {
+	p := parseProbe(probeOut)
+	for _, c := range []struct {
+		want string
+		wipe bool
+		got  string // the drive, or the error's text
+	}{
+		{"auto", false, "/dev/sda"},
+		{"/dev/sda", false, "/dev/sda"},
+		{"/dev/nvme0n1", false, "/dev/nvme0n1"}, // pidb's own, mounted where pidb mounts it
+		{"/dev/sdb", true, "data_device /dev/sdb is in use: /dev/sdb1=/media/pi/SSD is mounted"},
+		{"/dev/sdc", false, "data_device /dev/sdc is not there (the host has /dev/sda, /dev/sdb, /dev/nvme0n1): is the drive plugged in?"},
+	} {
+		d, err := p.pick(c.want, c.wipe)
+		got := d.Path
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.HasPrefix(got, c.got) {
+			t.Errorf("%s (wipe %v): %q, want %q", c.want, c.wipe, got, c.got)
+		}
+	}
+	// a drive with something on it: only with data_device_wipe
+	p.disks[1].Mounts = nil
+	if _, err := p.pick("/dev/sdb", false); err == nil || err.Error() != "data_device /dev/sdb holds a dos partition table: pidb erases a drive only with data_device_wipe = true on the host" {
+		t.Errorf("a used drive without wipe: %v", err)
+	}
+	if d, err := p.pick("/dev/sdb", true); err != nil || d.Path != "/dev/sdb" {
+		t.Errorf("a used drive with wipe: %v", err)
+	}
+	// booted from a USB SSD: that disk is never the data's
+	usb := parseProbe("root /dev/sda2\ndisk /dev/sda\nprobe PTTYPE=dos\nmount /dev/sda2=/\nmount /dev/sda1=/boot/firmware\n")
+	if _, err := usb.pick("/dev/sda", true); err == nil || !strings.HasPrefix(err.Error(), "data_device /dev/sda holds the root filesystem (/dev/sda2)") {
+		t.Errorf("the root's disk: %v", err)
+	}
+	if _, err := usb.pick("auto", false); err == nil || !strings.Contains(err.Error(), "no USB or NVMe disk here without a mounted filesystem (the host has /dev/sda, each the root's or in use)") {
+		t.Errorf("auto with the root's disk only: %v", err)
+	}
+}
+
+func TestDiskOf(t *testing.T) {
+	for dev, want := range map[string]string{
+		"/dev/sda2": "/dev/sda", "/dev/sda": "/dev/sda", "/dev/nvme0n1p2": "/dev/nvme0n1", "/dev/nvme0n1": "/dev/nvme0n1",
+		"/dev/mmcblk0p2": "/dev/mmcblk0", "/dev/root": "/dev/root",
+	} {
+		if got := diskOf(dev); got != want {
+			t.Errorf("diskOf(%s) = %s, want %s", dev, got, want)
+		}
+	}
+}
+
+// TestFstab: the drive's line replaces an earlier one for the mount point
+// (and its comment), and leaves every other line as it was.
+func TestFstab(t *testing.T) {
+	fstab := "proc /proc proc defaults 0 0\nPARTUUID=abc-01 /boot/firmware vfat defaults 0 2\n"
+	once := withFstabLine(fstab, fstabLine("1234-5678"))
+	want := fstab + "# pidb: the database's data (data_device)\nUUID=1234-5678 /srv/pidb-data ext4 noatime,nofail 0 2\n"
+	if once != want {
+		t.Errorf("added:\n%s\nwant\n%s", once, want)
+	}
+	if again := withFstabLine(once, fstabLine("1234-5678")); again != once {
+		t.Errorf("a second time:\n%s", again)
+	}
+	if other := withFstabLine(once, fstabLine("9999-0000")); strings.Count(other, "/srv/pidb-data") != 1 || !strings.Contains(other, "UUID=9999-0000 ") {
+		t.Errorf("another drive's:\n%s", other)
+	}
+}
+
+// TestPointed: PostgreSQL's postgresql.conf with its data_directory line
+// replaced (only the first: a second would win), MariaDB's drop-in.
+func TestPointed(t *testing.T) {
+	pg, _ := engine.New(dbms.Postgres, "15.8")
+	conf := "# comment\ndata_directory = '/var/lib/postgresql/15/main'\t\t# use data in another directory\nhba_file = '/etc/postgresql/15/main/pg_hba.conf'\n"
+	file, got, err := pointed(pg, conf, dataDirOn(pg))
+	if err != nil || file != "/etc/postgresql/15/main/postgresql.conf" ||
+		got != "# comment\ndata_directory = '/srv/pidb-data/postgresql/15/main'\t\t# moved by pidb (data_device)\nhba_file = '/etc/postgresql/15/main/pg_hba.conf'\n" {
+		t.Errorf("%s: %q %v", file, got, err)
+	}
+	if _, _, err := pointed(pg, "port = 5432\n", dataDirOn(pg)); err == nil {
+		t.Error("a postgresql.conf without data_directory")
+	}
+	maria, _ := engine.New(dbms.MariaDB, "10.11.6")
+	file, got, err = pointed(maria, "", dataDirOn(maria))
+	if err != nil || file != "/etc/mysql/mariadb.conf.d/60-pidb-datadir.cnf" || !strings.Contains(got, "[mysqld]\ndatadir = /srv/pidb-data/mysql/data\n") {
+		t.Errorf("%s: %q %v", file, got, err)
+	}
+}
+
+// TestMoveScript: the move's script does its file work as the server's
+// user, waits for pidb's go before it switches, and puts the server back
+// where it failed.
+func TestMoveScript(t *testing.T) {
+	pg, _ := engine.New(dbms.Postgres, "15.8")
+	s := moveScript(pg, "/var/lib/postgresql/15/main", dataDirOn(pg), "/etc/postgresql/15/main/postgresql.conf", "/etc/postgresql/15/main/.postgresql.conf.pidb-new")
+	for _, want := range []string{
+		`runuser -u postgres -- sh -c 'rm -rf /srv/pidb-data/postgresql/15/main.pidb-copy && mkdir -m 0700 /srv/pidb-data/postgresql/15/main.pidb-copy && cp -a /var/lib/postgresql/15/main/. /srv/pidb-data/postgresql/15/main.pidb-copy/'`,
+		`[ "$a" = "$b" ] || fail "the copy differs from /var/lib/postgresql/15/main"`,
+		`while [ ! -e "$S/go" ]; do i=$((i + 1)); [ $i -le 300 ] || fail "no go from pidb within 30s`,
+		`runuser -u postgres -- sh -c 'mv -f /etc/postgresql/15/main/.postgresql.conf.pidb-new /etc/postgresql/15/main/postgresql.conf'`,
+		`[ "${at%%/}" = /srv/pidb-data/postgresql/15/main ] || fail`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the script has no\n%s\nin\n%s", want, s)
+		}
+	}
+	if strings.Index(s, "state verified") > strings.Index(s, "state switching") || strings.Index(s, `"$S/go"`) > strings.Index(s, "switched=yes") {
+		t.Errorf("the script switches before the go:\n%s", s)
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, "cp -a") || strings.Contains(line, "rm -rf /srv") || strings.Contains(line, "-delete") {
+			if !strings.Contains(line, "runuser -u postgres") {
+				t.Errorf("root works on the data: %s", line)
+			}
+		}
+	}
+}
