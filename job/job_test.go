@@ -160,7 +160,7 @@ func TestBenchSavesTheRun(t *testing.T) {
 		if db.Postgres == nil || db.Postgres.Host != "127.0.0.1" || db.Postgres.Port != 40000 || db.Postgres.User != "pidb" || db.Postgres.Password != "s3cret" {
 			t.Errorf("the workload's connection: %+v", db.Postgres)
 		}
-		return [][2]string{{"shared_buffers", "1GB"}, {"fsync", "on"}}, nil
+		return [][2]string{{"shared_buffers", "1GB"}, {"track_io_timing", "off"}}, nil
 	}
 	r.plan.Thermal.IdleAfter = 100 * time.Millisecond
 	res, err := r.env.Bench(context.Background(), r.host, r.conn, r.plan, progress.Lines(func(string) {}))
@@ -185,7 +185,7 @@ func TestBenchSavesTheRun(t *testing.T) {
 		t.Errorf("shared_buffers saved as %+v: want the tuner's 1GB and its reason", s)
 	}
 	if s := run.Settings[1]; s.Tuned != "" || s.Why != "" {
-		t.Errorf("fsync, which the tuner leaves alone, saved as %+v", s)
+		t.Errorf("track_io_timing, which the tuner leaves alone, saved as %+v", s)
 	}
 	// readings from the start of the load to the end of the idle time after it
 	if len(run.Thermal) < 3 || run.Thermal[0].TempC == nil || *run.Thermal[0].TempC != 48.5 || run.Thermal[len(run.Thermal)-1].T <= 0.3 {

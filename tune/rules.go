@@ -3,6 +3,7 @@ package tune
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"pidb/dbms"
 	"pidb/internal/version"
@@ -46,8 +47,18 @@ func postgres(in Input, preset PresetName) Settings {
 	}
 	conns, connWhy := connections(in)
 	maint := min(ram/16, 2*gb)
-	// PGTune: (RAM - shared_buffers) / (max_connections * 3), whole MB (kB below 1 MB)
-	work := (ram - sb) / uint64(conns*3)
+	// what every connection's sorts and hashes may take at once: what the
+	// kernel has, less shared_buffers, the WAL buffers, maintenance and
+	// each autovacuum worker's maintenance_work_mem and each backend's
+	// own, shared among the connections' operations (pgOps at once, each
+	// hash up to hash_mem_multiplier times work_mem), whole MB (kB below)
+	walBuf := min(sb/32, 16*mb)
+	autovacuum := ram / 64
+	fixed := sb + walBuf + maint + autovacuum*pgAutovacuumWorkers + uint64(conns)*pgBackend
+	work := uint64(64 * kib)
+	if usable := in.usable(); usable > fixed {
+		work = max(uint64(float64(usable-fixed)/(float64(conns)*pgOps*hashMem(in))), 64*kib)
+	}
 	if work >= mb {
 		work = work / mb * mb
 	} else {
@@ -80,8 +91,9 @@ func postgres(in Input, preset PresetName) Settings {
 		sharedBuffers,
 		{"effective_cache_size", Size(ram * 3 / 4), "75% of RAM: what the OS page cache and shared_buffers can hold (PGTune)", false},
 		{"maintenance_work_mem", Size(maint), "1/16 of RAM for VACUUM and CREATE INDEX (PGTune), at most 2GB", false},
-		{"work_mem", Size(work), fmt.Sprintf("(RAM - shared_buffers) / (max_connections x 3) (PGTune): %d connections' sorts fit in RAM", conns), false},
-		{"wal_buffers", Size(min(sb/32, 16*mb)), "1/32 of shared_buffers, at most one WAL segment (16MB): PostgreSQL's own rule, written out", false},
+		{"autovacuum_work_mem", Size(autovacuum), fmt.Sprintf("1/64 of RAM for each autovacuum worker's dead rows, room for millions (without it each of the %d takes maintenance_work_mem): the rest is the connections'", pgAutovacuumWorkers), false},
+		{"work_mem", Size(work), fmt.Sprintf("%d connections' sorts and hashes (%d at once each, hashes x hash_mem_multiplier %g) fit in the %d MB the kernel has, beside shared_buffers, maintenance, autovacuum and each backend's own", conns, pgOps, hashMem(in), in.usable()>>20), false},
+		{"wal_buffers", Size(walBuf), "1/32 of shared_buffers, at most one WAL segment (16MB): PostgreSQL's own rule, written out", false},
 		{"min_wal_size", Size(walMin), minWhy, false},
 		{"max_wal_size", Size(walMax), maxWhy, false},
 		{"checkpoint_completion_target", Number(0.9), "spread checkpoint writes over 90% of the interval: no write bursts on slow storage", false},
@@ -92,10 +104,47 @@ func postgres(in Input, preset PresetName) Settings {
 		{"max_parallel_maintenance_workers", Integer(maintWorkers), "half the cores, at most 2, for CREATE INDEX; none on one core", false},
 		{"jit", Switch(false), "JIT pays off on long analytic queries; on a Pi's short queries it costs more than it saves", false},
 	}
+	compression, compressionWhy := Word("lz4"), "full-page images in the WAL compressed with lz4 (built into PostgreSQL 15 and later as Debian, Raspberry Pi OS and Ubuntu ship it): fewer bytes written to the card"
+	if version.Less(in.Version, "15") {
+		compression, compressionWhy = Switch(true), "full-page images in the WAL compressed: fewer bytes written to the card"
+	}
+	s = append(s,
+		Setting{"checkpoint_timeout", Time(15 * time.Minute), "a checkpoint every 15 minutes, not 5: a Pi with little to do writes its changed pages a third as often", false},
+		Setting{"wal_compression", compression, compressionWhy, false},
+		Setting{"fsync", Switch(true), "each write reaches the card before PostgreSQL counts on it: the database comes through a power cut whole (every preset keeps it)", false},
+		Setting{"full_page_writes", Switch(true), "a page half written at a power cut is restored from the WAL: the database comes through a power cut whole (every preset keeps it)", false},
+	)
 	if preset == Fast {
-		s = append(s, Setting{"synchronous_commit", Word("off"), "FAST PRESET: commits return before their WAL is on the card; the last moments of commits can be lost at power loss (never corruption)", false})
+		s = append(s, Setting{"synchronous_commit", Word("off"), "FAST PRESET: commits return before their WAL is on the card; a power cut or a crash can lose the last moments of commits (up to 3 x wal_writer_delay, 0.6 s), never the database's consistency", false})
+	} else {
+		s = append(s, Setting{"synchronous_commit", Word("on"), "a commit returns once its WAL is on the card: a power cut loses no committed transaction (only the fast preset trades that)", false})
 	}
 	return s
+}
+
+// The memory of PostgreSQL beside its buffers, as the budget and work_mem
+// count it.
+const (
+	pgOps               = 2           // sorts and hashes one query runs at once
+	pgAutovacuumWorkers = 3           // autovacuum_max_workers' default: each may take maintenance_work_mem
+	pgBackend           = 2 * 1 << 20 // each backend's own memory
+)
+
+// hashMem is hash_mem_multiplier's default: a hash may take this many
+// times work_mem (2 from PostgreSQL 15, 1 before).
+func hashMem(in Input) float64 {
+	if in.Flavor == dbms.Postgres && !version.Less(in.Version, "15") {
+		return 2
+	}
+	return 1
+}
+
+// usable is the memory the budget must fit in: what the kernel has.
+func (in Input) usable() uint64 {
+	if in.MemBytes > 0 {
+		return in.MemBytes
+	}
+	return in.RAMBytes * 85 / 100
 }
 
 // mysqlFamily: the seed's three rules, then memory within RAM, I/O by
@@ -169,8 +218,16 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 		aria := min(max(ram/64, 8*mb), 128*mb)
 		s = append(s, Setting{"aria_pagecache_buffer_size", Size(aria), "MariaDB's internal temporary tables use Aria: 1/64 of RAM, not the default 128MB", false})
 	}
+	s = append(s, Setting{"key_buffer_size", Size(8 * mb), "MyISAM's index cache: pidb's tables and most applications' are InnoDB (MariaDB's default is 128MB that nothing uses)", false})
+	doublewrite := Switch(true)
+	if p, ok := lookup(in.Flavor, in.Version, "innodb_doublewrite"); ok && p.Kind == Enum {
+		doublewrite = Word("ON")
+	}
+	s = append(s, Setting{"innodb_doublewrite", doublewrite, "a page half written at a power cut is restored from its copy in the doublewrite buffer: the database comes through a power cut whole (every preset keeps it)", false})
 	if preset == Fast {
-		s = append(s, Setting{"innodb_flush_log_at_trx_commit", Integer(2), "FAST PRESET: the redo log is flushed once a second, not at every commit; up to a second of commits can be lost at power loss (never corruption)", false})
+		s = append(s, Setting{"innodb_flush_log_at_trx_commit", Integer(2), "FAST PRESET: the redo log is flushed once a second, not at every commit; a power cut can lose up to a second of commits, never the database's consistency", false})
+	} else {
+		s = append(s, Setting{"innodb_flush_log_at_trx_commit", Integer(1), "the redo log is flushed at every commit: a power cut loses no committed transaction (only the fast preset trades that)", false})
 	}
 	return s
 }
@@ -184,8 +241,12 @@ func pow2Floor(n uint64) uint64 {
 }
 
 // MemoryBudget is the most memory the server can take with these settings:
-// the shared buffers and every connection's buffers at once.
-func MemoryBudget(flavor dbms.Flavor, s Settings) uint64 {
+// the shared buffers and every connection's buffers at once; on
+// PostgreSQL each connection's work_mem for each operation a query may run
+// at once (a hash's times hash_mem_multiplier), and maintenance_work_mem
+// for maintenance and each autovacuum worker.
+func MemoryBudget(in Input, s Settings) uint64 {
+	flavor := in.Flavor
 	get := func(name string, def uint64) uint64 {
 		if x, ok := s.Get(name); ok {
 			switch x.Value.Kind {
@@ -199,13 +260,23 @@ func MemoryBudget(flavor dbms.Flavor, s Settings) uint64 {
 	}
 	if flavor == dbms.Postgres {
 		conns := get("max_connections", 100)
-		return get("shared_buffers", 128*mb) + get("wal_buffers", 4*mb) + get("maintenance_work_mem", 64*mb) +
-			conns*(get("work_mem", 4*mb)+2*mb) // each backend: its work_mem and about 2MB of its own
+		hash := hashMem(in)
+		if x, ok := s.Get("hash_mem_multiplier"); ok && x.Value.Kind == Float {
+			hash = x.Value.Float
+		}
+		maint := get("maintenance_work_mem", 64*mb)
+		autovacuum := get("autovacuum_work_mem", maint)
+		perConn := uint64(float64(get("work_mem", 4*mb))*pgOps*hash) + pgBackend
+		return get("shared_buffers", 128*mb) + get("wal_buffers", 4*mb) + maint + get("autovacuum_max_workers", pgAutovacuumWorkers)*autovacuum + conns*perConn
 	}
 	conns := get("max_connections", 151)
 	perConn := get("sort_buffer_size", 256*kib) + get("join_buffer_size", 256*kib) + get("read_buffer_size", 128*kib) +
 		get("read_rnd_buffer_size", 256*kib) + get("thread_stack", mb) + min(get("tmp_table_size", 16*mb), get("max_heap_table_size", 16*mb))
-	total := get("innodb_buffer_pool_size", 128*mb) + get("key_buffer_size", 8*mb) + conns*perConn
+	keys := uint64(8 * mb) // MySQL's default key_buffer_size
+	if flavor == dbms.MariaDB {
+		keys = 128 * mb // MariaDB's
+	}
+	total := get("innodb_buffer_pool_size", 128*mb) + get("key_buffer_size", keys) + conns*perConn
 	if flavor == dbms.MariaDB {
 		total += get("aria_pagecache_buffer_size", 128*mb)
 	}
@@ -222,14 +293,14 @@ type BudgetError struct {
 }
 
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("these settings can take %d MB at worst, more than the board's %d MB: lower max_connections or the buffers", e.Need>>20, e.Have>>20)
+	return fmt.Sprintf("these settings can take %d MB at worst, more than the %d MB the board's kernel has: lower max_connections or the buffers", e.Need>>20, e.Have>>20)
 }
 
 // checkBudget refuses settings whose worst case does not fit in the board's
 // RAM, with a *BudgetError.
 func checkBudget(in Input, s Settings) error {
-	if b := MemoryBudget(in.Flavor, s); b > in.RAMBytes {
-		return &BudgetError{Need: b, Have: in.RAMBytes}
+	if b := MemoryBudget(in, s); b > in.usable() {
+		return &BudgetError{Need: b, Have: in.usable()}
 	}
 	return nil
 }

@@ -18,9 +18,13 @@ import (
 
 // Input is what the tuner scales on.
 type Input struct {
-	Flavor         dbms.Flavor
-	Version        string // "15", "10.11.6", "8.0.39"; "" = the flavour's default
-	RAMBytes       uint64 // the board's nominal RAM (4 GiB on a 4 GB Pi, not MemTotal)
+	Flavor   dbms.Flavor
+	Version  string // "15", "10.11.6", "8.0.39"; "" = the flavour's default
+	RAMBytes uint64 // the board's nominal RAM (4 GiB on a 4 GB Pi, not MemTotal)
+	// MemBytes is what the kernel has of it (MemTotal: the firmware keeps
+	// the rest); 0: unknown, taken as 85% of RAMBytes (a Zero W's 433 MB
+	// of 512). The memory budget must fit in it.
+	MemBytes       uint64
 	CPUs           int
 	Storage        string // sd, usb, nvme, unknown
 	MaxConnections int    // 0 = scaled to RAM
