@@ -34,11 +34,15 @@ func (installStep) want(t *Target) (pkg, service string, flavor dbms.Flavor) {
 const finishDpkg = "DEBIAN_FRONTEND=noninteractive dpkg --configure -a"
 
 func (s installStep) Check(ctx context.Context, t *Target) (Change, error) {
-	pkg, service, _ := s.want(t)
+	pkg, service, flavor := s.want(t)
 	have := t.Facts.Engine.Flavor
 	if have != "" && have.Family() != t.Host.Engine {
 		return Change{}, fmt.Errorf("the host already has %s %s, and the inventory asks for %s: pidb does not replace a database engine (remove it yourself, or change the host's engine)",
 			have, t.Facts.Engine.Version, t.Host.Engine)
+	}
+	if have == "" && flavor == dbms.MariaDB && t.Facts.PageSize > 4096 {
+		return Change{}, fmt.Errorf("the kernel runs with %dK pages (the Pi 5's default kernel, kernel_2712.img), and the distribution's MariaDB is built with jemalloc, which fails to start on them: "+
+			"add kernel=kernel8.img to /boot/firmware/config.txt and reboot (4K pages), or give the host engine = \"postgres\"; nothing was installed", t.Facts.PageSize>>10)
 	}
 	audit, err := t.run(ctx, "dpkg --audit 2>&1 || true")
 	if err != nil {

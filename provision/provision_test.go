@@ -37,6 +37,23 @@ func TestInstallCheck(t *testing.T) {
 	if ch, _ := (installStep{}).Check(ctx, tg); !strings.Contains(strings.Join(ch.Commands, "\n"), "install -y mysql-server") {
 		t.Errorf("ubuntu: %v", ch.Commands)
 	}
+	// a Pi 5 on its 16K-page kernel: MariaDB refused before anything is
+	// installed, with the fix; PostgreSQL and MySQL installed
+	pi5 := target("mysql", facts.EngineState{}, &fakerun.Runner{Files: map[string]string{}})
+	pi5.Facts.PageSize = 16384
+	if _, err := (installStep{}).Check(ctx, pi5); err == nil || !strings.Contains(err.Error(), "16K pages") || !strings.Contains(err.Error(), "kernel=kernel8.img") {
+		t.Errorf("MariaDB on 16K pages: %v", err)
+	}
+	for _, engine := range []dbms.Family{"postgres", "mysql"} {
+		tg := target(engine, facts.EngineState{}, &fakerun.Runner{Files: map[string]string{}})
+		tg.Facts.PageSize = 16384
+		if engine == "mysql" {
+			tg.Facts.OS.ID = "ubuntu"
+		}
+		if ch, err := (installStep{}).Check(ctx, tg); err != nil || !ch.Needed {
+			t.Errorf("%s on 16K pages: %+v %v", engine, ch, err)
+		}
+	}
 	// running already: nothing to do
 	if ch, err := (installStep{}).Check(ctx, target("postgres", facts.EngineState{Flavor: "postgres", Version: "15.8", Running: true}, r)); err != nil || ch.Needed {
 		t.Errorf("installed and running: %+v %v", ch, err)

@@ -469,3 +469,24 @@ func redact(u string) string {
 	}
 	return p.Redacted()
 }
+
+// TestMariaDBRefusedOn16KPages: a Pi 5 on its default kernel (16K pages,
+// as the lab's Pi 5 reports them) is refused MariaDB before anything is
+// installed, with the fix; its facts show the page size. On a fresh Pi 5
+// of its own.
+func TestMariaDBRefusedOn16KPages(t *testing.T) {
+	t.Parallel()
+	inv := labtest.FreshAsBoard(t, "pi5")
+	h := labtest.RootHost(t, inv, "pi5")
+	mysql := withHostKeys(t, inv, "mysql")
+	code, res, errOut := provisionLab(t, "-i", mysql)
+	if code != 1 || res["pi5"].OK || !strings.Contains(res["pi5"].Error, "16K pages") || !strings.Contains(res["pi5"].Error, "kernel=kernel8.img") {
+		t.Errorf("MariaDB on the Pi 5: exit %d %+v\n%s", code, res, errOut)
+	}
+	if got := labtest.MustSSH(t, h, "dpkg-query -W -f '${Status}' mariadb-server 2>/dev/null; true"); strings.Contains(got, "installed") {
+		t.Errorf("mariadb-server is installed: %q", got)
+	}
+	if code, out, _ := runPidb(t, "facts", "-i", mysql); code != 0 || !strings.Contains(out, " 16K ") {
+		t.Errorf("facts: exit %d\n%s", code, out)
+	}
+}

@@ -27,13 +27,13 @@ import (
 // pidb's own certificate (it has none), and `pidb bench` logs in with TLS
 // (MariaDB counts the TLS logins), pinned to the certificate read over
 // SSH, and is refused with --tls off. Then tls = false: TLS no longer
-// required but still offered; then back as the lab has it. It leases the
-// lab's pi4 and pi3, whose logins it changes for a while: a clone would
-// carry the certificate pidb made for its original's address, which
-// --ca's URLs check.
+// required but still offered; then back as the lab has it. On a Pi 4 and
+// a Pi 3 of its own, fresh ones that it provisions: a clone would carry
+// the certificate pidb made for its original's address, which --ca's URLs
+// check, and the lab's own would keep the tests that read them waiting.
 func TestTLSOnTheLab(t *testing.T) {
 	t.Parallel()
-	inv := labtest.Lease(t, "pi4", "pi3")
+	inv := labtest.FreshAsBoard(t, "pi4", "pi3")
 	root := func(name string) inventory.Host { return labtest.RootHost(t, inv, name) }
 	if code, res, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4,pi3"); code != 0 {
 		t.Fatalf("provision: exit %d %+v\n%s", code, res, errOut)

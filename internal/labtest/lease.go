@@ -178,14 +178,18 @@ func Clone(t testing.TB, kinds ...string) *inventory.Inventory {
 	return own(t, kinds, true)
 }
 
-// CloneAsBoard is Clone with each clone named in the test's inventory by
-// its board ("pi4", "pi3"), as its user might name it: for a test that
-// only runs pidb on it and reaches it at its address. The lab knows it by
-// its numbered name; LabName gives that, for what takes a lab host's name
-// (lab up --hosts, its cgroups), and Cut finds it by its address.
-func CloneAsBoard(t testing.TB, kinds ...string) *inventory.Inventory {
+// FreshAsBoard is Fresh with each host named in the test's inventory by
+// its board ("pi4", "pi3"), as CloneAsBoard names clones: pristine Pis of
+// the test's own, booted in seconds, for a test that would otherwise wait
+// for the lab's own hosts while other tests hold them.
+func FreshAsBoard(t testing.TB, kinds ...string) *inventory.Inventory {
 	t.Helper()
-	inv := Clone(t, kinds...)
+	return asBoards(t, Fresh(t, kinds...), kinds)
+}
+
+// asBoards writes inv again with each host named by its kind.
+func asBoards(t testing.TB, inv *inventory.Inventory, kinds []string) *inventory.Inventory {
+	t.Helper()
 	var boards []lab.Board
 	for i, h := range inv.Hosts {
 		b, _ := lab.BoardNamed(h.Name)
@@ -193,6 +197,16 @@ func CloneAsBoard(t testing.TB, kinds ...string) *inventory.Inventory {
 		boards = append(boards, b)
 	}
 	return writeInventory(t, boards)
+}
+
+// CloneAsBoard is Clone with each clone named in the test's inventory by
+// its board ("pi4", "pi3"), as its user might name it: for a test that
+// only runs pidb on it and reaches it at its address. The lab knows it by
+// its numbered name; LabName gives that, for what takes a lab host's name
+// (lab up --hosts, its cgroups), and Cut finds it by its address.
+func CloneAsBoard(t testing.TB, kinds ...string) *inventory.Inventory {
+	t.Helper()
+	return asBoards(t, Clone(t, kinds...), kinds)
 }
 
 // LabName is the lab's name of the host at h's address (a clone's
