@@ -51,11 +51,18 @@ type Facts struct {
 	// DataStorage that device's kind (sd, usb, nvme, unknown): what the
 	// tuner scales its I/O settings on; "" without an engine
 	DataDir, DataDevice, DataStorage string
-	BootTarget                       string // systemctl get-default
-	Desktop                          bool   // a display manager installed and enabled
-	Thermal                          bool   // a readable thermal zone
-	Vcgencmd                         bool
-	Engine                           EngineState
+	// Governor is the CPU frequency governor (policy0's: ondemand on
+	// Raspberry Pi OS, performance once pidb's os step ran); "" unknown
+	Governor string
+	// SwapBytes is the swap the kernel has (SwapTotal), Swappiness its
+	// vm.swappiness (-1: unknown)
+	SwapBytes  uint64
+	Swappiness int
+	BootTarget string // systemctl get-default
+	Desktop    bool   // a display manager installed and enabled
+	Thermal    bool   // a readable thermal zone
+	Vcgencmd   bool
+	Engine     EngineState
 	// Simulated is, on a board of pidb's lab, the CPU speed it runs at:
 	// "board" (its board's published capacity) or "full" (the lab
 	// machine's); "" on a real board. The lab writes /etc/pisim/speed.
@@ -81,6 +88,9 @@ type jsonFacts struct {
 	DataDir       string      `json:"data_dir,omitempty"`
 	DataDevice    string      `json:"data_device,omitempty"`
 	DataStorage   string      `json:"data_storage,omitempty"`
+	Governor      string      `json:"governor,omitempty"`
+	SwapBytes     uint64      `json:"swap_bytes"`
+	Swappiness    *int        `json:"swappiness"`
 	BootTarget    string      `json:"boot_target"`
 	Desktop       bool        `json:"desktop"`
 	Thermal       bool        `json:"thermal"`
@@ -93,8 +103,12 @@ type jsonFacts struct {
 
 // MarshalJSON writes the flat keys of the command-line contract.
 func (f Facts) MarshalJSON() ([]byte, error) {
+	var swappiness *int
+	if f.Swappiness >= 0 {
+		swappiness = &f.Swappiness
+	}
 	return json.Marshal(jsonFacts{f.Host, f.Address, f.Model, f.Revision, f.Arch, f.PageSize, f.OS.ID, f.OS.VersionID, f.OS.Codename, f.MemBytes, f.RAMBytes,
-		f.CPUs, f.Storage, f.DataDir, f.DataDevice, f.DataStorage, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Simulated, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
+		f.CPUs, f.Storage, f.DataDir, f.DataDevice, f.DataStorage, f.Governor, f.SwapBytes, swappiness, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Simulated, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes (a saved run's facts).
@@ -103,7 +117,11 @@ func (f *Facts) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	*f = Facts{Host: j.Host, Address: j.Address, Model: j.Model, Revision: j.Revision, Arch: j.Arch, PageSize: j.PageSize,
+	swappiness := -1
+	if j.Swappiness != nil {
+		swappiness = *j.Swappiness
+	}
+	*f = Facts{Governor: j.Governor, SwapBytes: j.SwapBytes, Swappiness: swappiness, Host: j.Host, Address: j.Address, Model: j.Model, Revision: j.Revision, Arch: j.Arch, PageSize: j.PageSize,
 		OS: OSRelease{ID: j.OSID, VersionID: j.OSVersion, Codename: j.OSCodename}, MemBytes: j.MemBytes, RAMBytes: j.RAMBytes,
 		CPUs: j.CPUs, Storage: j.Storage, DataDir: j.DataDir, DataDevice: j.DataDevice, DataStorage: j.DataStorage, BootTarget: j.BootTarget, Desktop: j.Desktop, Thermal: j.Thermal, Vcgencmd: j.Vcgencmd, Simulated: j.Simulated,
 		Engine: EngineState{Flavor: j.Engine, Version: j.EngineVersion, Running: j.EngineRunning}}
@@ -121,6 +139,8 @@ m arch; uname -m
 m pagesize; getconf PAGESIZE 2>/dev/null
 m root; findmnt -n -o SOURCE / 2>/dev/null || awk '$2 == "/" {print $1}' /proc/mounts
 m blocks; ls /sys/block 2>/dev/null
+m governor; cat /sys/devices/system/cpu/cpufreq/policy0/scaling_governor 2>/dev/null
+m swap; awk '/^SwapTotal:/ {print $2}' /proc/meminfo; cat /proc/sys/vm/swappiness 2>/dev/null
 m target; systemctl get-default 2>/dev/null
 m dm; systemctl is-enabled display-manager.service 2>/dev/null
 m thermal; for z in /sys/class/thermal/thermal_zone*; do [ -r "$z/temp" ] && echo "$(cat "$z/type" 2>/dev/null) $(cat "$z/temp" 2>/dev/null)"; done
@@ -232,6 +252,7 @@ func Parse(out string) Facts {
 		MemBytes:   ParseMemTotal(s["meminfo"]),
 		CPUs:       ci.Processors,
 		Storage:    Storage(firstLine(s["root"]), strings.Fields(s["blocks"])),
+		Governor:   firstLine(s["governor"]),
 		BootTarget: firstLine(s["target"]),
 		Desktop:    DesktopEnabled(firstLine(s["dm"])),
 		Thermal:    strings.TrimSpace(s["thermal"]) != "",
@@ -243,6 +264,7 @@ func Parse(out string) Facts {
 		f.Model = ci.Model
 	}
 	f.RAMBytes = RAMBytes(ci.Revision, f.MemBytes)
+	f.SwapBytes, f.Swappiness = parseSwap(s["swap"])
 	f.DataDir, f.DataDevice = DataDir(s["datadirs"], f.Engine.Flavor)
 	if f.DataDir != "" {
 		f.DataStorage = storageKind(strings.TrimPrefix(f.DataDevice, "/dev/"))
@@ -254,6 +276,22 @@ func Parse(out string) Facts {
 		}
 	}
 	return f
+}
+
+// parseSwap reads SwapTotal (kB) and vm.swappiness, a line each;
+// swappiness -1 when it is not there.
+func parseSwap(s string) (bytes uint64, swappiness int) {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	swappiness = -1
+	if kb, err := strconv.ParseUint(strings.TrimSpace(lines[0]), 10, 64); err == nil {
+		bytes = kb << 10
+	}
+	if len(lines) > 1 {
+		if n, err := strconv.Atoi(strings.TrimSpace(lines[1])); err == nil && n >= 0 && n <= 200 {
+			swappiness = n
+		}
+	}
+	return bytes, swappiness
 }
 
 // DataDir reads the data directories the script found (a line each:

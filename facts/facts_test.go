@@ -21,7 +21,7 @@ func TestParseBoards(t *testing.T) {
 		"pi4b-raspios-bookworm-arm64.txt": {
 			Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "c03114", Arch: "aarch64", PageSize: 4096,
 			OS:       OSRelease{ID: "debian", VersionID: "12", Codename: "bookworm", Pretty: "Debian GNU/Linux 12 (bookworm)"},
-			MemBytes: 3884376 * 1024, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", BootTarget: "graphical.target",
+			MemBytes: 3884376 * 1024, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", Governor: "ondemand", SwapBytes: 102396 << 10, Swappiness: 60, BootTarget: "graphical.target",
 			Desktop: true, Thermal: true, Vcgencmd: true,
 			Engine:  EngineState{Flavor: "postgres", Version: "15.8", Running: true},
 			DataDir: "/var/lib/postgresql/15/main", DataDevice: "/dev/mmcblk0p2", DataStorage: "sd",
@@ -29,7 +29,7 @@ func TestParseBoards(t *testing.T) {
 		"pi3b-raspios-bullseye-armhf.txt": {
 			Model: "Raspberry Pi 3 Model B Rev 1.2", Revision: "a02082", Arch: "armv7l", PageSize: 4096,
 			OS:       OSRelease{ID: "raspbian", VersionID: "11", Codename: "bullseye", Pretty: "Raspbian GNU/Linux 11 (bullseye)"},
-			MemBytes: 944136 * 1024, RAMBytes: 1 << 30, CPUs: 4, Storage: "sd", BootTarget: "graphical.target",
+			MemBytes: 944136 * 1024, RAMBytes: 1 << 30, CPUs: 4, Storage: "sd", Swappiness: -1, BootTarget: "graphical.target",
 			Desktop: true, Thermal: true, Vcgencmd: true,
 			Engine: EngineState{Flavor: "mariadb", Version: "10.5.23", Running: true},
 			// /dev/root, as the root is named there: the root's kind
@@ -38,20 +38,20 @@ func TestParseBoards(t *testing.T) {
 		"zerow-raspios-lite-bookworm-armhf.txt": {
 			Model: "Raspberry Pi Zero W Rev 1.1", Revision: "9000c1", Arch: "armv6l", PageSize: 4096,
 			OS:       OSRelease{ID: "raspbian", VersionID: "12", Codename: "bookworm", Pretty: "Raspbian GNU/Linux 12 (bookworm)"},
-			MemBytes: 439884 * 1024, RAMBytes: 512 << 20, CPUs: 1, Storage: "sd", BootTarget: "multi-user.target",
+			MemBytes: 439884 * 1024, RAMBytes: 512 << 20, CPUs: 1, Storage: "sd", Swappiness: -1, BootTarget: "multi-user.target",
 			Desktop: false, Thermal: true, Vcgencmd: true,
 		},
 		"pi5-ubuntu-2404-arm64.txt": {
 			Model: "Raspberry Pi 5 Model B Rev 1.0", Revision: "d04170", Arch: "aarch64", PageSize: 4096,
 			OS:       OSRelease{ID: "ubuntu", VersionID: "24.04", Codename: "noble", Pretty: "Ubuntu 24.04.1 LTS"},
-			MemBytes: 8245856 * 1024, RAMBytes: 8 << 30, CPUs: 4, Storage: "nvme", BootTarget: "multi-user.target",
+			MemBytes: 8245856 * 1024, RAMBytes: 8 << 30, CPUs: 4, Storage: "nvme", Swappiness: -1, BootTarget: "multi-user.target",
 			Desktop: false, Thermal: true, Vcgencmd: false,
 			Engine: EngineState{Flavor: "mysql", Version: "8.0.39", Running: true},
 		},
 		"pi5-raspios-bookworm-arm64.txt": {
 			Model: "Raspberry Pi 5 Model B Rev 1.0", Revision: "d04170", Arch: "aarch64", PageSize: 16384,
 			OS:       OSRelease{ID: "debian", VersionID: "12", Codename: "bookworm", Pretty: "Debian GNU/Linux 12 (bookworm)"},
-			MemBytes: 8245856 * 1024, RAMBytes: 8 << 30, CPUs: 4, Storage: "sd", BootTarget: "graphical.target",
+			MemBytes: 8245856 * 1024, RAMBytes: 8 << 30, CPUs: 4, Storage: "sd", Swappiness: -1, BootTarget: "graphical.target",
 			Desktop: true, Thermal: true, Vcgencmd: true,
 			Engine: EngineState{Flavor: "mariadb", Version: "10.11.6", Running: true},
 			// booted from the card, the data moved to a USB SSD
@@ -61,7 +61,7 @@ func TestParseBoards(t *testing.T) {
 			// no /proc/device-tree/model: the Model line of cpuinfo
 			Model: "Raspberry Pi 4 Model B Rev 1.5", Revision: "d03115", Arch: "aarch64",
 			OS:       OSRelease{ID: "ubuntu", VersionID: "22.04", Codename: "jammy", Pretty: "Ubuntu 22.04.4 LTS"},
-			MemBytes: 7998000 * 1024, RAMBytes: 8 << 30, CPUs: 4, Storage: "usb", BootTarget: "graphical.target",
+			MemBytes: 7998000 * 1024, RAMBytes: 8 << 30, CPUs: 4, Storage: "usb", Swappiness: -1, BootTarget: "graphical.target",
 			Desktop: true, Thermal: false, Vcgencmd: false,
 			// postgresql.service is active (Debian's umbrella unit) but the cluster is down
 			Engine: EngineState{Flavor: "postgres", Version: "14.13", Running: false},

@@ -64,11 +64,14 @@ type Host struct {
 	// DataDeviceWipe lets pidb erase what DataDevice holds (else it takes
 	// only a blank drive, or one with pidb's own data directory)
 	DataDeviceWipe bool
-	Connections    int        // max_connections: the connections to plan for; 0 = scaled to RAM
-	Settings       Section    // [host.settings]: tuner overrides, checked by the tuner
-	Databases      []Database // [[host.database]]
-	Bench          Section    // [bench] with this host's [host.bench] over it
-	Line           int        // where the host's [[host]] header is
+	// OSGovernor is the CPU frequency governor the os step sets; ""
+	// means performance, "ondemand" the distribution's
+	OSGovernor  string
+	Connections int        // max_connections: the connections to plan for; 0 = scaled to RAM
+	Settings    Section    // [host.settings]: tuner overrides, checked by the tuner
+	Databases   []Database // [[host.database]]
+	Bench       Section    // [bench] with this host's [host.bench] over it
+	Line        int        // where the host's [[host]] header is
 	// Lines are where its keys of [defaults] came from: the host's own
 	// line or [defaults]'s, by key; a key not there took pidb's default.
 	Lines map[string]int
@@ -491,6 +494,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	h.Preset = getString("preset", p.defaultPreset)
 	h.Storage = getString("storage", "")
 	h.DataDevice = getString("data_device", "")
+	h.OSGovernor = getString("os_governor", "")
 	if v, ok := get("data_device_wipe"); ok {
 		h.DataDeviceWipe = v.(bool)
 		if h.DataDevice == "" {

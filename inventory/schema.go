@@ -203,6 +203,9 @@ var (
 		// erase what is on it
 		"data_device":      matching(dataDevice, "data device", `want "auto" or a whole USB or NVMe disk, like "/dev/sda" or "/dev/nvme0n1" (not a partition, not the SD card)`),
 		"data_device_wipe": isBool,
+		// the CPU frequency governor the os step sets ("ondemand": the
+		// distribution's, left alone)
+		"os_governor": oneOf("performance", "ondemand", "schedutil", "conservative", "powersave"),
 		// the connections the tuner plans for (per-connection memory, the
 		// budget); the same as [host.settings] max_connections
 		"max_connections": intIn(1, 100000),

@@ -183,6 +183,13 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 		"etc/pisim/thermal/thermal_zone0/temp":   strconv.Itoa(b.IdleTempMC) + "\n",
 		"etc/pisim/thermal/thermal_zone0/policy": "step_wise\n",
 		"etc/pisim/pagesize":                     strconv.Itoa(b.PageSize) + "\n",
+		// the board's CPU frequency policy, as Raspberry Pi OS's kernel
+		// has it, and vm.swappiness: files the host can write, over
+		// /sys and /proc/sys, which a container cannot
+		"etc/pisim/cpufreq/policy0/scaling_governor":            "ondemand\n",
+		"etc/pisim/cpufreq/policy0/scaling_available_governors": "conservative ondemand userspace powersave performance schedutil\n",
+		"etc/pisim/cpufreq/policy0/affected_cpus":               cpuList(b.CPUs) + "\n",
+		"etc/pisim/sysctl/swappiness":                           "60\n",
 	}
 	files["etc/systemd/system/pisim.service"] = pisimUnit
 	if b.PageSize != 0 && b.PageSize != os.Getpagesize() {
@@ -273,7 +280,11 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 // pisimUnit makes the host the board at every boot, before anything else
 // reads it: the board's /proc/cpuinfo, /proc/meminfo and thermal zone bound
 // over the machine's, and the firmware's since-boot throttling flags
-// cleared, as a Pi's are when it boots; and the fstab's ext4 filesystems
+// cleared, as a Pi's are when it boots; its CPU frequency policy (the
+// kernel's ondemand at boot) and vm.swappiness (60) bound over the
+// machine's as files the host may write, and the sysctl.d files applied,
+// as a Pi's systemd-sysctl does (a container skips it: /proc/sys is
+// read-only there); and the fstab's ext4 filesystems
 // mounted (a drive's, by UUID), as a Pi's udev and systemd mount them at
 // boot: systemd skips a block device's fstab line in a container, and no
 // udev names the drives here, so blkid reads them first.
@@ -290,8 +301,20 @@ ExecStart=/bin/mount --bind /etc/pisim/cpuinfo /proc/cpuinfo
 ExecStart=/bin/mount --bind /etc/pisim/meminfo /proc/meminfo
 ExecStart=/bin/mount --bind /etc/pisim/thermal /sys/class/thermal
 ExecStart=/bin/sh -c 'if [ -f /etc/pisim/vcgencmd/throttled ]; then echo 0x0 > /etc/pisim/vcgencmd/throttled; fi'
+ExecStart=/bin/sh -c 'echo ondemand > /etc/pisim/cpufreq/policy0/scaling_governor; echo 60 > /etc/pisim/sysctl/swappiness'
+ExecStart=/bin/mount --bind /etc/pisim/cpufreq /sys/devices/system/cpu/cpufreq
+ExecStart=/bin/mount --bind /etc/pisim/sysctl/swappiness /proc/sys/vm/swappiness
+ExecStart=/bin/sh -c 'sysctl -q -e --system >/dev/null 2>&1; true'
 ExecStart=/bin/sh -c 'for d in /dev/sd[a-z] /dev/nvme[0-9]n[0-9]; do [ -b "$d" ] && blkid "$d" >/dev/null; done; mount -a -t ext4 2>/dev/null; true'
 `
+
+// cpuList is the kernel's list of a board's cores: "0-3", "0".
+func cpuList(n int) string {
+	if n <= 1 {
+		return "0"
+	}
+	return "0-" + strconv.Itoa(n-1)
+}
 
 // pagesizeGetconf answers getconf PAGESIZE with the board's page size and
 // hands everything else to the real getconf.

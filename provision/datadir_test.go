@@ -1,11 +1,14 @@
 package provision
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"pidb/dbms"
 	"pidb/engine"
+	"pidb/facts"
+	"pidb/internal/fakerun"
 )
 
 // a probe of a Pi booted from its card with three drives: a blank USB SSD,
@@ -156,5 +159,46 @@ func TestMoveScript(t *testing.T) {
 				t.Errorf("root works on the data: %s", line)
 			}
 		}
+	}
+}
+
+// TestOSCheck: a Raspberry Pi OS host as it comes (ondemand, swappiness
+// 60, dphys-swapfile's 100 MB) needs each part, with the commands that
+// apply it; one that has them needs nothing; os_governor = "ondemand"
+// takes pidb's unit away.
+func TestOSCheck(t *testing.T) {
+	ctx := context.Background()
+	fresh := &fakerun.Runner{Files: map[string]string{swapConf: "# where we want the swapfile to be\nCONF_SWAPSIZE=100\n#CONF_MAXSWAP=2048\n"}}
+	tg := target("postgres", facts.EngineState{}, fresh)
+	tg.Facts.RAMBytes, tg.Facts.Governor, tg.Facts.Swappiness = 1<<30, "ondemand", 60
+	ch, err := osStep{}.Check(ctx, tg)
+	cmds := strings.Join(ch.Commands, "\n")
+	if err != nil || !ch.Needed || !strings.Contains(cmds, "systemctl restart "+governorUnitName) || !strings.Contains(cmds, "sysctl -q -p /etc/sysctl.d/60-pidb.conf") ||
+		!strings.Contains(cmds, "dphys-swapfile setup") || !strings.Contains(ch.Diff, "+CONF_SWAPSIZE=512  # pidb: sized for the board") || !strings.Contains(ch.Diff, "+SystemMaxUse=64M") {
+		t.Fatalf("a fresh host: %+v %v", ch, err)
+	}
+	// what Apply writes, and the live values it leaves: nothing more to do
+	done := &fakerun.Runner{Files: map[string]string{
+		governorUnit: governorUnitFor("performance"), sysctlFile: sysctlContent, journaldFile: journaldContent,
+		swapConf: withSwapSize(fresh.Files[swapConf], 512)}}
+	done.Prefix("systemctl is-enabled "+governorUnitName, fakerun.Reply{Stdout: "enabled\n"})
+	tg = target("postgres", facts.EngineState{}, done)
+	tg.Facts.RAMBytes, tg.Facts.Governor, tg.Facts.Swappiness = 1<<30, "performance", 10
+	if ch, err := (osStep{}).Check(ctx, tg); err != nil || ch.Needed {
+		t.Errorf("a host that has them: %+v %v", ch, err)
+	}
+	// another tool set the governor back: the unit runs again
+	tg.Facts.Governor = "powersave"
+	if ch, _ := (osStep{}).Check(ctx, tg); !ch.Needed || !strings.Contains(strings.Join(ch.Commands, "\n"), "systemctl restart "+governorUnitName) {
+		t.Errorf("a governor changed behind pidb's back: %+v", ch)
+	}
+	// the distribution's governor asked for: pidb's unit goes
+	tg.Host.OSGovernor, tg.Facts.Governor = "ondemand", "performance"
+	ch, _ = osStep{}.Check(ctx, tg)
+	if cmds := strings.Join(ch.Commands, "\n"); !strings.Contains(cmds, "systemctl disable --now "+governorUnitName) || !strings.Contains(cmds, "rm -f "+governorUnit) {
+		t.Errorf("os_governor = ondemand: %+v", ch)
+	}
+	if got := withSwapSize("CONF_SWAPFILE=/var/swap\n", 1024); got != "CONF_SWAPFILE=/var/swap\nCONF_SWAPSIZE=1024  # pidb: sized for the board\n" {
+		t.Errorf("no CONF_SWAPSIZE line: %q", got)
 	}
 }

@@ -62,7 +62,7 @@ type Step interface {
 
 // Steps are provisioning's steps, in order.
 func Steps() []Step {
-	return []Step{installStep{}, serviceStep{}, datadirStep{}, configureStep{}, desktopStep{}, accessStep{}, accountsStep{}}
+	return []Step{installStep{}, serviceStep{}, datadirStep{}, osStep{}, configureStep{}, desktopStep{}, accessStep{}, accountsStep{}}
 }
 
 // ConfigureOnly is the configure step alone (`pidb tune apply`).

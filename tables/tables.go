@@ -184,10 +184,10 @@ func numOr(v *float64, format string) string {
 
 // Facts is `pidb facts`' table: what each host is.
 func Facts(rs []action.HostFacts) Table {
-	t := Table{Header: []string{"HOST", "MODEL", "RAM", "MEMTOTAL", "CPUS", "ARCH", "PAGE", "OS", "STORAGE", "BOOT", "DESKTOP", "THERMAL", "ENGINE"}}
+	t := Table{Header: []string{"HOST", "MODEL", "RAM", "MEMTOTAL", "CPUS", "ARCH", "PAGE", "OS", "STORAGE", "GOVERNOR", "SWAP", "BOOT", "DESKTOP", "THERMAL", "ENGINE"}}
 	for _, r := range rs {
 		if r.Err != nil {
-			t.Rows = append(t.Rows, []string{r.Host.Name, Failed, "", "", "", "", "", "", "", "", "", "", ""})
+			t.Rows = append(t.Rows, []string{r.Host.Name, Failed, "", "", "", "", "", "", "", "", "", "", "", "", ""})
 			continue
 		}
 		f := r.Value
@@ -205,7 +205,7 @@ func Facts(rs []action.HostFacts) Table {
 		}
 		t.Rows = append(t.Rows, []string{
 			f.Host, model, mib(f.RAMBytes), mib(f.MemBytes), strconv.Itoa(f.CPUs), f.Arch, page,
-			f.OS.ID + " " + f.OS.VersionID, dataStorage(f), f.BootTarget, yesNo(f.Desktop), yesNo(f.Thermal), engine,
+			f.OS.ID + " " + f.OS.VersionID, dataStorage(f), governorOf(f), swapOf(f), f.BootTarget, yesNo(f.Desktop), yesNo(f.Thermal), engine,
 		})
 	}
 	return t
@@ -218,6 +218,27 @@ func dataStorage(f facts.Facts) string {
 		return f.Storage
 	}
 	return f.Storage + ", data on " + f.DataStorage + " (" + f.DataDevice + ")"
+}
+
+// governorOf is a host's CPU frequency governor; "?" where it has none
+// to read.
+func governorOf(f facts.Facts) string {
+	if f.Governor == "" {
+		return "?"
+	}
+	return f.Governor
+}
+
+// swapOf is a host's swap and its swappiness: "100 MiB (60)".
+func swapOf(f facts.Facts) string {
+	s := mib(f.SwapBytes)
+	if f.SwapBytes == 0 {
+		s = "none"
+	}
+	if f.Swappiness >= 0 {
+		s += " (" + strconv.Itoa(f.Swappiness) + ")"
+	}
+	return s
 }
 
 // FactsJSON is `pidb facts --json`: one object per host, the facts, or the

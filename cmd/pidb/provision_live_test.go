@@ -258,20 +258,24 @@ func TestProvisionTheLab(t *testing.T) {
 		workMem := func() string {
 			return strings.TrimSpace(labtest.MustSSH(t, root(pi4), `cd /tmp && runuser -u postgres -- psql -AtX -c "SHOW work_mem"`))
 		}
-		if got := workMem(); got != "10MB" {
+		// what 100 connections x 2 operations x hash_mem_multiplier 2 can
+		// take of the 3,793 MB the Pi 4's kernel has beside 1GB of
+		// shared_buffers, 16MB of WAL buffers, 256MB of maintenance, 3 x
+		// 64MB of autovacuum and 100 x 2MB of backends: 5.26 MB
+		if got := workMem(); got != "5MB" {
 			t.Fatalf("balanced work_mem = %s", got)
 		}
 		code, out, errOut := runPidb(t, "tune", "apply", "-i", inv.Path, "--limit", pi4, "--preset", "seed", "--json")
 		if code != 0 || !strings.Contains(out, `"configure"`) || workMem() != "4MB" {
 			t.Fatalf("tune apply seed: exit %d, work_mem %s\n%s%s", code, workMem(), out, errOut)
 		}
-		if code, _, errOut := runPidb(t, "tune", "rollback", "-i", inv.Path, "--limit", pi4); code != 0 || workMem() != "10MB" {
+		if code, _, errOut := runPidb(t, "tune", "rollback", "-i", inv.Path, "--limit", pi4); code != 0 || workMem() != "5MB" {
 			t.Fatalf("rollback: exit %d, work_mem %s\n%s", code, workMem(), errOut)
 		}
 		if code, _, errOut := runPidb(t, "tune", "rollback", "-i", inv.Path, "--limit", pi4); code != 0 || workMem() != "4MB" {
 			t.Fatalf("second rollback: exit %d, work_mem %s\n%s", code, workMem(), errOut)
 		}
-		if code, _, errOut := runPidb(t, "tune", "apply", "-i", inv.Path, "--limit", pi4); code != 0 || workMem() != "10MB" {
+		if code, _, errOut := runPidb(t, "tune", "apply", "-i", inv.Path, "--limit", pi4); code != 0 || workMem() != "5MB" {
 			t.Fatalf("apply balanced: exit %d\n%s", code, errOut)
 		}
 	})
@@ -488,5 +492,56 @@ func TestMariaDBRefusedOn16KPages(t *testing.T) {
 	}
 	if code, out, _ := runPidb(t, "facts", "-i", mysql); code != 0 || !strings.Contains(out, " 16K ") {
 		t.Errorf("facts: exit %d\n%s", code, out)
+	}
+}
+
+// TestOSStep: a fresh Pi 3 (ondemand, vm.swappiness 60) is set up for a
+// database by provision's os step: facts read the performance governor and
+// swappiness 10 back, also after a reboot, and the journal's bound is in
+// place; a second provision changes nothing; os_governor = "ondemand"
+// gives the distribution's governor back. On a fresh Pi 3 of its own.
+func TestOSStep(t *testing.T) {
+	t.Parallel()
+	inv := labtest.FreshAsBoard(t, "pi3")
+	h := labtest.RootHost(t, inv, "pi3")
+	governor := func(path string) (string, float64) {
+		t.Helper()
+		code, out, errOut := runPidb(t, "facts", "-i", path, "--json")
+		var fs []map[string]any
+		if err := json.Unmarshal([]byte(out), &fs); err != nil || code != 0 || len(fs) != 1 {
+			t.Fatalf("facts: exit %d %v\n%s", code, err, errOut)
+		}
+		g, _ := fs[0]["governor"].(string)
+		s, _ := fs[0]["swappiness"].(float64)
+		return g, s
+	}
+	if g, s := governor(inv.Path); g != "ondemand" || s != 60 {
+		t.Fatalf("a fresh Pi 3: governor %q, swappiness %v", g, s)
+	}
+	if code, res, errOut := provisionLab(t, "-i", inv.Path); code != 0 || !strings.Contains(strings.Join(res["pi3"].Changed, ","), "os") {
+		t.Fatalf("provision: exit %d %+v\n%s", code, res, errOut)
+	}
+	if g, s := governor(inv.Path); g != "performance" || s != 10 {
+		t.Errorf("after provision: governor %q, swappiness %v", g, s)
+	}
+	if got := labtest.MustSSH(t, h, "systemd-analyze cat-config systemd/journald.conf | grep -c '^SystemMaxUse=64M'"); strings.TrimSpace(got) != "1" {
+		t.Errorf("the journal's bound: %q", got)
+	}
+	labtest.Reboot(t, h)
+	if g, s := governor(inv.Path); g != "performance" || s != 10 {
+		t.Errorf("after a reboot: governor %q, swappiness %v", g, s)
+	}
+	if code, res, errOut := provisionLab(t, "-i", inv.Path); code != 0 || len(res["pi3"].Changed) != 0 {
+		t.Errorf("a second provision: exit %d, changed %v\n%s", code, res["pi3"].Changed, errOut)
+	}
+	ondemand := withHostKeys(t, inv, "", `os_governor = "ondemand"`)
+	if code, res, errOut := provisionLab(t, "-i", ondemand); code != 0 || !strings.HasPrefix(strings.Join(res["pi3"].Changed, ","), "os") {
+		t.Errorf("os_governor = ondemand: exit %d %+v\n%s", code, res, errOut)
+	}
+	if g, _ := governor(ondemand); g != "ondemand" {
+		t.Errorf("os_governor = ondemand: governor %q", g)
+	}
+	if got := labtest.MustSSH(t, h, "ls /etc/systemd/system/pidb-cpu-governor.service 2>/dev/null; true"); strings.TrimSpace(got) != "" {
+		t.Errorf("pidb's governor unit is still there: %q", got)
 	}
 }

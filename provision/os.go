@@ -1,0 +1,210 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"pidb/remote"
+)
+
+// osStep sets the Pi up for a database, each part checked before it is
+// applied and kept across reboots:
+//   - the CPU frequency governor: performance (Raspberry Pi OS ships
+//     ondemand, which lets a database's short queries run at the lowest
+//     clock), by a unit of pidb's that sets it at every boot, after
+//     raspi-config's; os_governor = "ondemand" keeps the distribution's;
+//   - vm.swappiness 10: the server's memory stays in RAM while anything
+//     else can go to swap (a sysctl.d file);
+//   - the journal bounded (64M on disk, 32M in RAM): the card is not
+//     filled, nor worn, by logs; the servers' own logs go there
+//     (MariaDB's) or are rotated by the distribution (PostgreSQL's);
+//   - swap sized for the board where dphys-swapfile manages it (Raspberry
+//     Pi OS: 100 MB by default): 512 MB on 1 GB or less, 1 GB above.
+type osStep struct{}
+
+func (osStep) Name() string { return "os" }
+
+// The files the step writes.
+const (
+	governorUnitName = "pidb-cpu-governor.service"
+	governorUnit     = "/etc/systemd/system/" + governorUnitName
+	sysctlFile       = "/etc/sysctl.d/60-pidb.conf"
+	journaldFile     = "/etc/systemd/journald.conf.d/60-pidb.conf"
+	swapConf         = "/etc/dphys-swapfile"
+	policies         = "/sys/devices/system/cpu/cpufreq/policy*/scaling_governor"
+)
+
+// governorUnitFor is the unit that sets the governor at every boot.
+func governorUnitFor(governor string) string {
+	return "# Managed by pidb: the CPU frequency governor for a database (os_governor).\n[Unit]\nDescription=pidb: CPU frequency governor " + governor +
+		"\nAfter=raspi-config.service\n\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c 'for f in " + policies +
+		"; do [ -w \"$f\" ] && echo " + governor + " > \"$f\"; done; true'\n\n[Install]\nWantedBy=multi-user.target\n"
+}
+
+const (
+	sysctlContent   = "# Managed by pidb: the database's memory stays in RAM; the rest may go to swap.\nvm.swappiness = 10\n"
+	journaldContent = "# Managed by pidb: logs bounded, so they neither fill nor wear the card.\n[Journal]\nSystemMaxUse=64M\nRuntimeMaxUse=32M\n"
+)
+
+// swapSize is the swap file dphys-swapfile makes for a board, in MB.
+func swapSize(ram uint64) int {
+	if ram <= 1<<30 {
+		return 512
+	}
+	return 1024
+}
+
+var swapSizeLine = regexp.MustCompile(`(?m)^[ \t]*#?[ \t]*CONF_SWAPSIZE[ \t]*=.*$`)
+
+// withSwapSize is dphys-swapfile's configuration with CONF_SWAPSIZE set.
+func withSwapSize(conf string, mb int) string {
+	line := "CONF_SWAPSIZE=" + strconv.Itoa(mb) + "  # pidb: sized for the board"
+	if loc := swapSizeLine.FindStringIndex(conf); loc != nil {
+		return conf[:loc[0]] + line + conf[loc[1]:]
+	}
+	return strings.TrimRight(conf, "\n") + "\n" + line + "\n"
+}
+
+// osFile is one file the step wants, and what runs once it is written.
+type osFile struct {
+	path, want string
+	then       []string
+}
+
+// wants is what the step wants of the host: its files, and the live
+// values that say they took effect.
+func (osStep) wants(ctx context.Context, t *Target) (files []osFile, notes []string, err error) {
+	governor := t.Host.OSGovernor
+	if governor == "" {
+		governor = "performance"
+	}
+	if governor != "ondemand" {
+		files = append(files, osFile{governorUnit, governorUnitFor(governor), []string{"systemctl daemon-reload", "systemctl enable " + governorUnitName, "systemctl restart " + governorUnitName}})
+	}
+	files = append(files,
+		osFile{sysctlFile, sysctlContent, []string{"sysctl -q -p " + sysctlFile}},
+		osFile{journaldFile, journaldContent, []string{"systemctl restart systemd-journald"}},
+	)
+	conf, err := t.Root.ReadFile(ctx, swapConf)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		notes = append(notes, "no dphys-swapfile here: the swap is left as it is")
+	case err != nil:
+		return nil, nil, err
+	default:
+		mb := swapSize(t.Facts.RAMBytes)
+		files = append(files, osFile{swapConf, withSwapSize(string(conf), mb), []string{"dphys-swapfile swapoff", "dphys-swapfile setup", "dphys-swapfile swapon"}})
+	}
+	return files, notes, nil
+}
+
+func (s osStep) Check(ctx context.Context, t *Target) (Change, error) {
+	files, notes, err := s.wants(ctx, t)
+	if err != nil {
+		return Change{}, err
+	}
+	var ch Change
+	var diffs []string
+	for _, f := range files {
+		have, err := t.Root.ReadFile(ctx, f.path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return Change{}, err
+		}
+		if string(have) != f.want {
+			diffs = append(diffs, unified(f.path, string(have), f.want))
+			ch.Commands = append(ch.Commands, f.then...)
+		}
+	}
+	// the live values: a unit disabled behind pidb's back, a governor
+	// another tool changed
+	governor := t.Host.OSGovernor
+	if governor == "" {
+		governor = "performance"
+	}
+	if t.Facts.Governor != "" && t.Facts.Governor != governor {
+		if governor == "ondemand" {
+			ch.Commands = append(ch.Commands, "systemctl disable --now "+governorUnitName, `for f in `+policies+`; do echo ondemand > "$f"; done`)
+		} else if !slices.Contains(ch.Commands, "systemctl restart "+governorUnitName) {
+			ch.Commands = append(ch.Commands, "systemctl enable "+governorUnitName, "systemctl restart "+governorUnitName)
+		}
+	}
+	if governor != "ondemand" && !slices.Contains(ch.Commands, "systemctl enable "+governorUnitName) {
+		// kept across reboots only while enabled
+		out, err := t.run(ctx, "systemctl is-enabled "+governorUnitName+" 2>/dev/null || true")
+		if err != nil {
+			return Change{}, err
+		}
+		if strings.TrimSpace(out) != "enabled" {
+			ch.Commands = append(ch.Commands, "systemctl enable "+governorUnitName)
+		}
+	}
+	if governor == "ondemand" {
+		if _, err := t.Root.ReadFile(ctx, governorUnit); err == nil {
+			ch.Commands = append(ch.Commands, "systemctl disable --now "+governorUnitName, "rm -f "+governorUnit, "systemctl daemon-reload")
+		}
+	}
+	if t.Facts.Swappiness >= 0 && t.Facts.Swappiness != 10 && !slices.Contains(ch.Commands, "sysctl -q -p "+sysctlFile) {
+		ch.Commands = append(ch.Commands, "sysctl -q -p "+sysctlFile)
+	}
+	if len(ch.Commands) == 0 && len(diffs) == 0 {
+		return Change{}, nil
+	}
+	ch.Needed = true
+	ch.Diff = strings.Join(diffs, "")
+	ch.Note = fmt.Sprintf("CPU governor %s, vm.swappiness 10, the journal bounded to 64M", governor)
+	if len(notes) > 0 {
+		ch.Note += "; " + strings.Join(notes, "; ")
+	}
+	return ch, nil
+}
+
+func (s osStep) Apply(ctx context.Context, t *Target) error {
+	ch, err := s.Check(ctx, t)
+	if err != nil || !ch.Needed {
+		return err
+	}
+	files, _, err := s.wants(ctx, t)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		have, err := t.Root.ReadFile(ctx, f.path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if string(have) == f.want {
+			continue
+		}
+		if _, err := t.run(ctx, "mkdir -p "+remote.Quote(f.path[:strings.LastIndex(f.path, "/")])); err != nil {
+			return err
+		}
+		if err := t.Root.Upload(ctx, f.path, []byte(f.want), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, cmd := range ch.Commands {
+		if _, err := t.run(ctx, cmd); err != nil {
+			return fmt.Errorf("%s: %w", cmd, err)
+		}
+	}
+	if err := t.refresh(ctx); err != nil {
+		return err
+	}
+	governor := t.Host.OSGovernor
+	if governor == "" {
+		governor = "performance"
+	}
+	if t.Facts.Governor != "" && t.Facts.Governor != governor {
+		return fmt.Errorf("the CPU governor is %s after the step, not %s", t.Facts.Governor, governor)
+	}
+	if t.Facts.Swappiness >= 0 && t.Facts.Swappiness != 10 {
+		return fmt.Errorf("vm.swappiness is %d after the step, not 10", t.Facts.Swappiness)
+	}
+	return nil
+}
