@@ -238,33 +238,36 @@ func withFstabLine(fstab, line string) string {
 	return strings.TrimLeft(strings.Join(out, "\n")+"\n# pidb: the database's data (data_device)\n"+line+"\n", "\n")
 }
 
-// pointed is the server's configuration file that names its data
-// directory, with dir named there instead: PostgreSQL's postgresql.conf
-// with its data_directory line, MySQL's and MariaDB's drop-in of pidb's
-// own with datadir.
-func pointed(e engine.Engine, conf, dir string) (file, content string, err error) {
+// pointedFile is the server's configuration file that names its data
+// directory: PostgreSQL's postgresql.conf (its data_directory line), or
+// MySQL's and MariaDB's drop-in of pidb's own (datadir).
+func pointedFile(e engine.Engine) string {
 	switch e.Flavor {
 	case dbms.Postgres:
-		file = "/etc/postgresql/" + e.Major + "/main/postgresql.conf"
-		line := regexp.MustCompile(`(?m)^[ \t]*data_directory[ \t]*=.*$`)
-		if !line.MatchString(conf) {
-			return file, "", fmt.Errorf("%s has no data_directory line to point at %s", file, dir)
-		}
-		done := false
-		content = line.ReplaceAllStringFunc(conf, func(string) string {
-			if done {
-				return "#" // a second one would win: PostgreSQL takes the last
-			}
-			done = true
-			return "data_directory = '" + dir + "'\t\t# moved by pidb (data_device)"
-		})
-		return file, content, nil
+		return "/etc/postgresql/" + e.Major + "/main/postgresql.conf"
 	case dbms.MySQL:
-		file = "/etc/mysql/mysql.conf.d/60-pidb-datadir.cnf"
-	default:
-		file = "/etc/mysql/mariadb.conf.d/60-pidb-datadir.cnf"
+		return "/etc/mysql/mysql.conf.d/60-pidb-datadir.cnf"
 	}
-	return file, "# Managed by pidb: the data directory, on the drive data_device names.\n[mysqld]\ndatadir = " + dir + "\n", nil
+	return "/etc/mysql/mariadb.conf.d/60-pidb-datadir.cnf"
+}
+
+// pointed is pointedFile's content, conf now, with dir named there.
+func pointed(e engine.Engine, conf, dir string) (string, error) {
+	if e.Flavor != dbms.Postgres {
+		return "# Managed by pidb: the data directory, on the drive data_device names.\n[mysqld]\ndatadir = " + dir + "\n", nil
+	}
+	line := regexp.MustCompile(`(?m)^[ \t]*data_directory[ \t]*=.*$`)
+	if !line.MatchString(conf) {
+		return "", fmt.Errorf("%s has no data_directory line to point at %s", pointedFile(e), dir)
+	}
+	done := false
+	return line.ReplaceAllStringFunc(conf, func(string) string {
+		if done {
+			return "#" // a second one would win: PostgreSQL takes the last
+		}
+		done = true
+		return "data_directory = '" + dir + "'\t\t# moved by pidb (data_device)"
+	}), nil
 }
 
 // whereCmd prints the data directory the running server says it uses.
@@ -517,13 +520,12 @@ func move(ctx context.Context, t *Target, e engine.Engine, old, dir string) erro
 	if old == "" {
 		return fmt.Errorf("where %s keeps its data is not known: is it installed?", e.Flavor)
 	}
-	file, conf := "", []byte(nil)
-	var err error
-	file, _, _ = pointed(e, "", dir)
-	if conf, err = t.Root.ReadFile(ctx, file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	file := pointedFile(e)
+	conf, err := t.Root.ReadFile(ctx, file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	_, content, err := pointed(e, string(conf), dir)
+	content, err := pointed(e, string(conf), dir)
 	if err != nil {
 		return err
 	}

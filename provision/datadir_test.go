@@ -118,16 +118,18 @@ func TestFstab(t *testing.T) {
 func TestPointed(t *testing.T) {
 	pg, _ := engine.New(dbms.Postgres, "15.8")
 	conf := "# comment\ndata_directory = '/var/lib/postgresql/15/main'\t\t# use data in another directory\nhba_file = '/etc/postgresql/15/main/pg_hba.conf'\n"
-	file, got, err := pointed(pg, conf, dataDirOn(pg))
+	file, got := pointedFile(pg), ""
+	got, err := pointed(pg, conf, dataDirOn(pg))
 	if err != nil || file != "/etc/postgresql/15/main/postgresql.conf" ||
 		got != "# comment\ndata_directory = '/srv/pidb-data/postgresql/15/main'\t\t# moved by pidb (data_device)\nhba_file = '/etc/postgresql/15/main/pg_hba.conf'\n" {
 		t.Errorf("%s: %q %v", file, got, err)
 	}
-	if _, _, err := pointed(pg, "port = 5432\n", dataDirOn(pg)); err == nil {
+	if _, err := pointed(pg, "port = 5432\n", dataDirOn(pg)); err == nil {
 		t.Error("a postgresql.conf without data_directory")
 	}
 	maria, _ := engine.New(dbms.MariaDB, "10.11.6")
-	file, got, err = pointed(maria, "", dataDirOn(maria))
+	file = pointedFile(maria)
+	got, err = pointed(maria, "", dataDirOn(maria))
 	if err != nil || file != "/etc/mysql/mariadb.conf.d/60-pidb-datadir.cnf" || !strings.Contains(got, "[mysqld]\ndatadir = /srv/pidb-data/mysql/data\n") {
 		t.Errorf("%s: %q %v", file, got, err)
 	}
