@@ -204,3 +204,19 @@ func TestOSCheck(t *testing.T) {
 		t.Errorf("no CONF_SWAPSIZE line: %q", got)
 	}
 }
+
+// TestRootNoatime: the root's fstab line gets noatime (in place of
+// relatime), one that has it is left alone, and a file without one says so.
+func TestRootNoatime(t *testing.T) {
+	fstab := "proc /proc proc defaults 0 0\nPARTUUID=abc-02 / ext4 defaults,relatime 0 1\n"
+	got, ok := withRootNoatime(fstab)
+	if !ok || got != "proc /proc proc defaults 0 0\nPARTUUID=abc-02 / ext4 defaults,noatime 0 1\n" {
+		t.Errorf("%q %v", got, ok)
+	}
+	if again, ok := withRootNoatime(got); !ok || again != got {
+		t.Errorf("a second time: %q", again)
+	}
+	if _, ok := withRootNoatime("# UNCONFIGURED FSTAB FOR BASE SYSTEM\n"); ok {
+		t.Error("no root line")
+	}
+}

@@ -21,6 +21,8 @@ import (
 //     raspi-config's; os_governor = "ondemand" keeps the distribution's;
 //   - vm.swappiness 10: the server's memory stays in RAM while anything
 //     else can go to swap (a sysctl.d file);
+//   - noatime on the root filesystem where the data stays on the card (a
+//     read is not a write);
 //   - the journal bounded (64M on disk, 32M in RAM): the card is not
 //     filled, nor worn, by logs; the servers' own logs go there
 //     (MariaDB's) or are rotated by the distribution (PostgreSQL's);
@@ -71,6 +73,27 @@ func withSwapSize(conf string, mb int) string {
 	return strings.TrimRight(conf, "\n") + "\n" + line + "\n"
 }
 
+// withRootNoatime is fstab with noatime in the root filesystem's options;
+// ok is false when fstab has no line for /.
+func withRootNoatime(fstab string) (string, bool) {
+	lines := strings.Split(fstab, "\n")
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) < 4 || strings.HasPrefix(f[0], "#") || f[1] != "/" {
+			continue
+		}
+		opts := strings.Split(f[3], ",")
+		if slices.Contains(opts, "noatime") {
+			return fstab, true
+		}
+		opts = slices.DeleteFunc(opts, func(o string) bool { return o == "relatime" || o == "strictatime" || o == "atime" })
+		f[3] = strings.Join(append(opts, "noatime"), ",")
+		lines[i] = strings.Join(f, " ")
+		return strings.Join(lines, "\n"), true
+	}
+	return fstab, false
+}
+
 // osFile is one file the step wants, and what runs once it is written.
 type osFile struct {
 	path, want string
@@ -91,6 +114,19 @@ func (osStep) wants(ctx context.Context, t *Target) (files []osFile, notes []str
 		osFile{sysctlFile, sysctlContent, []string{"sysctl -q -p " + sysctlFile}},
 		osFile{journaldFile, journaldContent, []string{"systemctl restart systemd-journald"}},
 	)
+	// the data on the root filesystem (the card): noatime there too, as
+	// Raspberry Pi OS has it; datadir mounts its drive with it
+	if !strings.HasPrefix(t.Facts.DataDir, dataMount+"/") {
+		fstab, err := t.Root.ReadFile(ctx, "/etc/fstab")
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+		if want, ok := withRootNoatime(string(fstab)); !ok {
+			notes = append(notes, "the root filesystem has no line in /etc/fstab: its atime is left as it is")
+		} else {
+			files = append(files, osFile{"/etc/fstab", want, []string{"mount -o remount,noatime /"}})
+		}
+	}
 	conf, err := t.Root.ReadFile(ctx, swapConf)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
