@@ -66,7 +66,10 @@ type Host struct {
 	DataDeviceWipe bool
 	// OSGovernor is the CPU frequency governor the os step sets; ""
 	// means performance, "ondemand" the distribution's
-	OSGovernor  string
+	OSGovernor string
+	// OSJournal is where the journal keeps its logs: "" or "persistent"
+	// (on the card, bounded), "volatile" (in RAM only)
+	OSJournal   string
 	Connections int        // max_connections: the connections to plan for; 0 = scaled to RAM
 	Settings    Section    // [host.settings]: tuner overrides, checked by the tuner
 	Databases   []Database // [[host.database]]
@@ -495,6 +498,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	h.Storage = getString("storage", "")
 	h.DataDevice = getString("data_device", "")
 	h.OSGovernor = getString("os_governor", "")
+	h.OSJournal = getString("os_journal", "")
 	if v, ok := get("data_device_wipe"); ok {
 		h.DataDeviceWipe = v.(bool)
 		if h.DataDevice == "" {

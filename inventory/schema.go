@@ -206,6 +206,9 @@ var (
 		// the CPU frequency governor the os step sets ("ondemand": the
 		// distribution's, left alone)
 		"os_governor": oneOf("performance", "ondemand", "schedutil", "conservative", "powersave"),
+		// where the journal keeps its logs: on the card (bounded), or in
+		// RAM only, lost at a reboot
+		"os_journal": oneOf("persistent", "volatile"),
 		// the connections the tuner plans for (per-connection memory, the
 		// budget); the same as [host.settings] max_connections
 		"max_connections": intIn(1, 100000),

@@ -577,9 +577,10 @@ func move(ctx context.Context, t *Target, e engine.Engine, old, dir string) erro
 }
 
 // moveState is the move's state on the host, and whether its service
-// still runs.
+// still runs: asked first, so that the state read after a service that
+// has ended is its last.
 func moveState(ctx context.Context, t *Target) (state string, running bool, err error) {
-	out, err := t.run(ctx, "printf '%s|' \"$(cat "+remote.Quote(moveDir+"/state")+" 2>/dev/null)\"; systemctl is-active "+moveUnit+" 2>/dev/null || true")
+	out, err := t.run(ctx, "a=$(systemctl is-active "+moveUnit+" 2>/dev/null); printf '%s|%s' \"$(cat "+remote.Quote(moveDir+"/state")+" 2>/dev/null)\" \"$a\"")
 	if err != nil {
 		return "", false, err
 	}

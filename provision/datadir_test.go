@@ -200,6 +200,11 @@ func TestOSCheck(t *testing.T) {
 	if cmds := strings.Join(ch.Commands, "\n"); !strings.Contains(cmds, "systemctl disable --now "+governorUnitName) || !strings.Contains(cmds, "rm -f "+governorUnit) {
 		t.Errorf("os_governor = ondemand: %+v", ch)
 	}
+	// the journal in RAM only, where asked
+	tg.Host.OSJournal = "volatile"
+	if ch, _ := (osStep{}).Check(ctx, tg); !strings.Contains(ch.Diff, "+Storage=volatile") || !strings.Contains(strings.Join(ch.Commands, "\n"), "systemctl restart systemd-journald") {
+		t.Errorf("os_journal = volatile: %+v", ch)
+	}
 	if got := withSwapSize("CONF_SWAPFILE=/var/swap\n", 1024); got != "CONF_SWAPFILE=/var/swap\nCONF_SWAPSIZE=1024  # pidb: sized for the board\n" {
 		t.Errorf("no CONF_SWAPSIZE line: %q", got)
 	}
@@ -218,5 +223,21 @@ func TestRootNoatime(t *testing.T) {
 	}
 	if _, ok := withRootNoatime("# UNCONFIGURED FSTAB FOR BASE SYSTEM\n"); ok {
 		t.Error("no root line")
+	}
+}
+
+// TestMoveState: the service is asked whether it runs before its state is
+// read, so that a move that ends between the two reads as done, not as
+// one that stopped half way; and the answer is read back as said.
+func TestMoveState(t *testing.T) {
+	r := (&fakerun.Runner{Files: map[string]string{}}).Prefix("a=$(systemctl is-active", fakerun.Reply{Stdout: "done|inactive"})
+	tg := target("postgres", facts.EngineState{}, r)
+	state, running, err := moveState(context.Background(), tg)
+	if err != nil || state != "done" || running {
+		t.Errorf("%q %v %v", state, running, err)
+	}
+	cmd := r.Ran()[0]
+	if strings.Index(cmd, "systemctl is-active") > strings.Index(cmd, "cat ") {
+		t.Errorf("the state is read before the service is asked: %s", cmd)
 	}
 }

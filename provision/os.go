@@ -54,6 +54,16 @@ const (
 	journaldContent = "# Managed by pidb: logs bounded, so they neither fill nor wear the card.\n[Journal]\nSystemMaxUse=64M\nRuntimeMaxUse=32M\n"
 )
 
+// journaldFor is the journal's drop-in: bounded, and in RAM only where
+// the inventory asks (os_journal = "volatile": no log write reaches the
+// card, and the logs are gone at a reboot).
+func journaldFor(mode string) string {
+	if mode == "volatile" {
+		return journaldContent + "Storage=volatile\n"
+	}
+	return journaldContent
+}
+
 // swapSize is the swap file dphys-swapfile makes for a board, in MB.
 func swapSize(ram uint64) int {
 	if ram <= 1<<30 {
@@ -112,7 +122,7 @@ func (osStep) wants(ctx context.Context, t *Target) (files []osFile, notes []str
 	}
 	files = append(files,
 		osFile{sysctlFile, sysctlContent, []string{"sysctl -q -p " + sysctlFile}},
-		osFile{journaldFile, journaldContent, []string{"systemctl restart systemd-journald"}},
+		osFile{journaldFile, journaldFor(t.Host.OSJournal), []string{"systemctl restart systemd-journald"}},
 	)
 	// the data on the root filesystem (the card): noatime there too, as
 	// Raspberry Pi OS has it; datadir mounts its drive with it
