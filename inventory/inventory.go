@@ -502,11 +502,7 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	if v, ok := get("data_device_wipe"); ok {
 		h.DataDeviceWipe = v.(bool)
 		if h.DataDevice == "" {
-			at := defaults["data_device_wipe"].Line
-			if v, ok := own["data_device_wipe"]; ok {
-				at = v.Line
-			}
-			p.errs = append(p.errs, &Error{File: p.file, Line: at, Msg: fmt.Sprintf("host %q: data_device_wipe without data_device: name the drive it may erase", h.Name)})
+			p.errs = append(p.errs, &Error{File: p.file, Line: h.Lines["data_device_wipe"], Msg: fmt.Sprintf("host %q: data_device_wipe without data_device: name the drive it may erase", h.Name)})
 		}
 	}
 	if v, ok := get("max_connections"); ok {

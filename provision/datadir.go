@@ -120,19 +120,14 @@ func parseProbe(out string) probe {
 	return p
 }
 
-// partitionSuffix is what a partition's name adds to its disk's: 2 in
-// /dev/sda2, p2 in /dev/nvme0n1p2 and /dev/mmcblk0p2.
-var partitionSuffix = regexp.MustCompile(`(p?[0-9]+)$`)
+// partition is a partition's device and its disk's: /dev/sda2 on
+// /dev/sda, /dev/nvme0n1p2 on /dev/nvme0n1, /dev/mmcblk0p2 on /dev/mmcblk0.
+var partition = regexp.MustCompile(`^(/dev/sd[a-z]+)[0-9]+$|^(/dev/(?:nvme[0-9]+n[0-9]+|mmcblk[0-9]+))p[0-9]+$`)
 
 // diskOf is the whole disk a device is on.
 func diskOf(dev string) string {
-	if strings.HasPrefix(dev, "/dev/sd") {
-		return strings.TrimRight(dev, "0123456789")
-	}
-	if strings.Contains(dev, "nvme") || strings.Contains(dev, "mmcblk") {
-		if i := strings.LastIndex(dev, "p"); i > strings.LastIndexAny(dev, "n") && i > 0 && partitionSuffix.MatchString(dev[i:]) {
-			return dev[:i]
-		}
+	if m := partition.FindStringSubmatch(dev); m != nil {
+		return m[1] + m[2]
 	}
 	return dev
 }
@@ -343,7 +338,7 @@ func moveScript(e engine.Engine, old, dir, conf, confNew string) string {
 	return s.String()
 }
 
-// probe runs probeScript on the host.
+// probeHost runs probeScript on the host.
 func probeHost(ctx context.Context, t *Target) (probe, error) {
 	out, err := t.run(ctx, probeScript)
 	if err != nil {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"pidb/inventory"
 	"pidb/remote"
 )
 
@@ -104,95 +106,113 @@ func withRootNoatime(fstab string) (string, bool) {
 	return fstab, false
 }
 
-// osFile is one file the step wants, and what runs once it is written.
+// osFile is one file the step wants: what it holds now, what the step
+// wants there, and what runs once that is written.
 type osFile struct {
-	path, want string
-	then       []string
+	path, have, want string
+	then             []string
 }
 
-// wants is what the step wants of the host: its files, and the live
-// values that say they took effect.
-func (osStep) wants(ctx context.Context, t *Target) (files []osFile, notes []string, err error) {
-	governor := t.Host.OSGovernor
-	if governor == "" {
-		governor = "performance"
+// governorOf is the governor the os step sets on h: os_governor, else
+// performance.
+func governorOf(h inventory.Host) string {
+	if h.OSGovernor == "" {
+		return "performance"
 	}
-	if governor != "ondemand" {
-		files = append(files, osFile{governorUnit, governorUnitFor(governor), []string{"systemctl daemon-reload", "systemctl enable " + governorUnitName, "systemctl restart " + governorUnitName}})
+	return h.OSGovernor
+}
+
+// read is a file's content now; "" where it is not there.
+func read(ctx context.Context, t *Target, path string) (string, bool, error) {
+	b, err := t.Root.ReadFile(ctx, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
 	}
-	files = append(files,
-		osFile{sysctlFile, sysctlContent, []string{"sysctl -q -p " + sysctlFile}},
-		osFile{journaldFile, journaldFor(t.Host.OSJournal), []string{"systemctl restart systemd-journald"}},
-	)
+	return string(b), err == nil, err
+}
+
+// plan is what the step wants of the host: its files, each read once, and
+// what it leaves alone, said as notes.
+func (osStep) plan(ctx context.Context, t *Target) (files []osFile, notes []string, err error) {
+	add := func(path string, want func(have string) string, then ...string) error {
+		have, _, err := read(ctx, t, path)
+		if err == nil {
+			files = append(files, osFile{path, have, want(have), then})
+		}
+		return err
+	}
+	fixed := func(content string) func(string) string { return func(string) string { return content } }
+	if governor := governorOf(t.Host); governor != "ondemand" {
+		if err := add(governorUnit, fixed(governorUnitFor(governor)), "systemctl daemon-reload", "systemctl enable "+governorUnitName, "systemctl restart "+governorUnitName); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := add(sysctlFile, fixed(sysctlContent), "sysctl -q -p "+sysctlFile); err != nil {
+		return nil, nil, err
+	}
+	if err := add(journaldFile, fixed(journaldFor(t.Host.OSJournal)), "systemctl restart systemd-journald"); err != nil {
+		return nil, nil, err
+	}
 	// the data on the root filesystem (the card): noatime there too, as
 	// Raspberry Pi OS has it; datadir mounts its drive with it
 	if !strings.HasPrefix(t.Facts.DataDir, dataMount+"/") {
-		fstab, err := t.Root.ReadFile(ctx, "/etc/fstab")
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		fstab, _, err := read(ctx, t, "/etc/fstab")
+		if err != nil {
 			return nil, nil, err
 		}
-		if want, ok := withRootNoatime(string(fstab)); !ok {
+		if want, ok := withRootNoatime(fstab); !ok {
 			notes = append(notes, "the root filesystem has no line in /etc/fstab: its atime is left as it is")
 		} else {
-			files = append(files, osFile{"/etc/fstab", want, []string{"mount -o remount,noatime /"}})
+			files = append(files, osFile{"/etc/fstab", fstab, want, []string{"mount -o remount,noatime /"}})
 		}
 	}
-	conf, err := t.Root.ReadFile(ctx, swapConf)
+	conf, ok, err := read(ctx, t, swapConf)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		notes = append(notes, "no dphys-swapfile here: the swap is left as it is")
 	case err != nil:
 		return nil, nil, err
+	case !ok:
+		notes = append(notes, "no dphys-swapfile here: the swap is left as it is")
 	default:
-		mb := swapSize(t.Facts.RAMBytes)
-		files = append(files, osFile{swapConf, withSwapSize(string(conf), mb), []string{"dphys-swapfile swapoff", "dphys-swapfile setup", "dphys-swapfile swapon"}})
+		files = append(files, osFile{swapConf, conf, withSwapSize(conf, swapSize(t.Facts.RAMBytes)), []string{"dphys-swapfile swapoff", "dphys-swapfile setup", "dphys-swapfile swapon"}})
 	}
 	return files, notes, nil
 }
 
-func (s osStep) Check(ctx context.Context, t *Target) (Change, error) {
-	files, notes, err := s.wants(ctx, t)
-	if err != nil {
-		return Change{}, err
-	}
+// change is what the step would do, given its plan: the files that differ
+// and what runs after them, and what the live values still need (a unit
+// disabled behind pidb's back, a governor another tool changed).
+func (osStep) change(ctx context.Context, t *Target, files []osFile, notes []string) (Change, error) {
 	var ch Change
 	var diffs []string
 	for _, f := range files {
-		have, err := t.Root.ReadFile(ctx, f.path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return Change{}, err
-		}
-		if string(have) != f.want {
-			diffs = append(diffs, unified(f.path, string(have), f.want))
+		if f.have != f.want {
+			diffs = append(diffs, unified(f.path, f.have, f.want))
 			ch.Commands = append(ch.Commands, f.then...)
 		}
 	}
-	// the live values: a unit disabled behind pidb's back, a governor
-	// another tool changed
-	governor := t.Host.OSGovernor
-	if governor == "" {
-		governor = "performance"
-	}
-	if t.Facts.Governor != "" && t.Facts.Governor != governor {
-		if governor == "ondemand" {
-			ch.Commands = append(ch.Commands, "systemctl disable --now "+governorUnitName, `for f in `+policies+`; do echo ondemand > "$f"; done`)
-		} else if !slices.Contains(ch.Commands, "systemctl restart "+governorUnitName) {
+	governor := governorOf(t.Host)
+	if governor == "ondemand" {
+		if _, there, err := read(ctx, t, governorUnit); err != nil {
+			return Change{}, err
+		} else if there {
+			ch.Commands = append(ch.Commands, "systemctl disable --now "+governorUnitName, "rm -f "+governorUnit, "systemctl daemon-reload")
+		}
+		if t.Facts.Governor != "" && t.Facts.Governor != governor {
+			ch.Commands = append(ch.Commands, `for f in `+policies+`; do echo ondemand > "$f"; done`)
+		}
+	} else {
+		if t.Facts.Governor != "" && t.Facts.Governor != governor && !slices.Contains(ch.Commands, "systemctl restart "+governorUnitName) {
 			ch.Commands = append(ch.Commands, "systemctl enable "+governorUnitName, "systemctl restart "+governorUnitName)
 		}
-	}
-	if governor != "ondemand" && !slices.Contains(ch.Commands, "systemctl enable "+governorUnitName) {
-		// kept across reboots only while enabled
-		out, err := t.run(ctx, "systemctl is-enabled "+governorUnitName+" 2>/dev/null || true")
-		if err != nil {
-			return Change{}, err
-		}
-		if strings.TrimSpace(out) != "enabled" {
-			ch.Commands = append(ch.Commands, "systemctl enable "+governorUnitName)
-		}
-	}
-	if governor == "ondemand" {
-		if _, err := t.Root.ReadFile(ctx, governorUnit); err == nil {
-			ch.Commands = append(ch.Commands, "systemctl disable --now "+governorUnitName, "rm -f "+governorUnit, "systemctl daemon-reload")
+		if !slices.Contains(ch.Commands, "systemctl enable "+governorUnitName) {
+			// kept across reboots only while enabled
+			out, err := t.run(ctx, "systemctl is-enabled "+governorUnitName+" 2>/dev/null || true")
+			if err != nil {
+				return Change{}, err
+			}
+			if strings.TrimSpace(out) != "enabled" {
+				ch.Commands = append(ch.Commands, "systemctl enable "+governorUnitName)
+			}
 		}
 	}
 	if t.Facts.Swappiness >= 0 && t.Facts.Swappiness != 10 && !slices.Contains(ch.Commands, "sysctl -q -p "+sysctlFile) {
@@ -210,24 +230,28 @@ func (s osStep) Check(ctx context.Context, t *Target) (Change, error) {
 	return ch, nil
 }
 
-func (s osStep) Apply(ctx context.Context, t *Target) error {
-	ch, err := s.Check(ctx, t)
-	if err != nil || !ch.Needed {
-		return err
+func (s osStep) Check(ctx context.Context, t *Target) (Change, error) {
+	files, notes, err := s.plan(ctx, t)
+	if err != nil {
+		return Change{}, err
 	}
-	files, _, err := s.wants(ctx, t)
+	return s.change(ctx, t, files, notes)
+}
+
+func (s osStep) Apply(ctx context.Context, t *Target) error {
+	files, notes, err := s.plan(ctx, t)
 	if err != nil {
 		return err
 	}
+	ch, err := s.change(ctx, t, files, notes)
+	if err != nil || !ch.Needed {
+		return err
+	}
 	for _, f := range files {
-		have, err := t.Root.ReadFile(ctx, f.path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		if string(have) == f.want {
+		if f.have == f.want {
 			continue
 		}
-		if _, err := t.run(ctx, "mkdir -p "+remote.Quote(f.path[:strings.LastIndex(f.path, "/")])); err != nil {
+		if _, err := t.run(ctx, "mkdir -p "+remote.Quote(path.Dir(f.path))); err != nil {
 			return err
 		}
 		if err := t.Root.Upload(ctx, f.path, []byte(f.want), 0o644); err != nil {
@@ -242,11 +266,7 @@ func (s osStep) Apply(ctx context.Context, t *Target) error {
 	if err := t.refresh(ctx); err != nil {
 		return err
 	}
-	governor := t.Host.OSGovernor
-	if governor == "" {
-		governor = "performance"
-	}
-	if t.Facts.Governor != "" && t.Facts.Governor != governor {
+	if governor := governorOf(t.Host); t.Facts.Governor != "" && t.Facts.Governor != governor {
 		return fmt.Errorf("the CPU governor is %s after the step, not %s", t.Facts.Governor, governor)
 	}
 	if t.Facts.Swappiness >= 0 && t.Facts.Swappiness != 10 {

@@ -125,9 +125,9 @@ func postgres(in Input, preset PresetName) Settings {
 // The memory of PostgreSQL beside its buffers, as the budget and work_mem
 // count it.
 const (
-	pgOps               = 2           // sorts and hashes one query runs at once
-	pgAutovacuumWorkers = 3           // autovacuum_max_workers' default: each may take maintenance_work_mem
-	pgBackend           = 2 * 1 << 20 // each backend's own memory
+	pgOps               = 2       // sorts and hashes one query runs at once
+	pgAutovacuumWorkers = 3       // autovacuum_max_workers' default: each may take maintenance_work_mem
+	pgBackend           = 2 << 20 // each backend's own memory
 )
 
 // hashMem is hash_mem_multiplier's default: a hash may take this many

@@ -82,7 +82,7 @@ type program struct {
 
 type step struct {
 	*Step
-	set  int      // the variable a \set gives a value
+	set  int      // the variable a \set gives a value, by number
 	lits []string // the statement's text around its variables
 	vars []int    // the variables in it, by number
 }
@@ -131,19 +131,15 @@ func (p *program) newVars(scale, client int, rnd *rand.Rand) *vars {
 		}
 		return lo + int64(rnd.Uint64()) // the whole range of int64: any value
 	}
-	v.put(p.index["scale"], int64(scale))
-	v.put(p.index["client_id"], int64(client))
+	v.put("scale", int64(scale))
+	v.put("client_id", int64(client))
 	return v
 }
 
-func (v *vars) put(i int, x int64) {
-	v.values[i] = x
-	for name, j := range v.p.index {
-		if j == i {
-			v.env.Vars[name] = x
-			return
-		}
-	}
+// put gives the variable name the value x.
+func (v *vars) put(name string, x int64) {
+	v.values[v.p.index[name]] = x
+	v.env.Vars[name] = x
 }
 
 // run works out \set steps from k on and returns the next statement's
@@ -158,7 +154,7 @@ func (v *vars) run(k int) (int, error) {
 		if err != nil {
 			return k, &EvalError{File: v.p.s.Name, Line: st.Line, Err: err}
 		}
-		v.values[st.set] = x
+		v.values[st.set] = x // by number: this runs in every transaction
 		v.env.Vars[st.Set] = x
 	}
 	return k, nil
