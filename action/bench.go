@@ -6,7 +6,6 @@ import (
 	"runtime"
 
 	"pidb/bench/workloads"
-	"pidb/bench/workloads/tpcc"
 	"pidb/config"
 	"pidb/engine"
 	"pidb/inventory"
@@ -107,20 +106,22 @@ func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 	}), Err(res)
 }
 
-// CheckOptions are `pidb bench tpcc check`'s.
+// CheckOptions are `pidb bench tpcc check`'s and `pidb bench tpcb check`'s.
 type CheckOptions struct {
 	Fleet
 	Workload
+	Name string // the workload whose data to check: tpcc or tpcb
 }
 
-// CheckTPCC tests TPC-C's consistency conditions on every warehouse of
-// tpcc's tables on each host.
-func CheckTPCC(ctx context.Context, o CheckOptions) ([]job.CheckResult, error) {
+// Check tests a workload's data on each host: TPC-C's consistency
+// conditions on every warehouse of tpcc's tables, or every tpcb balance
+// against its history.
+func Check(ctx context.Context, o CheckOptions) ([]job.CheckResult, error) {
 	inv, hosts, err := o.load()
 	if err != nil {
 		return nil, err
 	}
-	plans, err := o.plans(inv, hosts, config.ForBench, tpcc.Name)
+	plans, err := o.plans(inv, hosts, config.ForBench, o.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +133,7 @@ func CheckTPCC(ctx context.Context, o CheckOptions) ([]job.CheckResult, error) {
 		return nil, err
 	}
 	return values(res, func(j *job.CheckResult, h inventory.Host, e string) {
-		j.Host, j.Workload, j.Error = h.Name, tpcc.Name, e
+		j.Host, j.Workload, j.Error = h.Name, o.Name, e
 	}), Err(res)
 }
 

@@ -119,7 +119,7 @@ func Keys() []Key {
 		bench("setup_script", file, "sql: a `FILE` of statements run once before the run, in pidb's database, to make the tables the script reads", func(b *b) any { return &b.SetupScript }),
 		flagOnly(bench("reload", boolean, "load the workload's data again, even when what is there matches", func(b *b) any { return &b.Reload })),
 		bench("use_fk", boolean, "tpcc: load the tables with sysbench-tpcc's foreign keys (--use-fk=false: without, as its --use_fk=0; a load of the other kind is loaded again)", func(b *b) any { return &b.UseFK }),
-		flagOnly(bench("check", boolean, "tpcc: after the run, test the standard's consistency conditions 1-4 on every warehouse (as pidb bench tpcc check); one that fails is exit 1", func(b *b) any { return &b.Check })),
+		flagOnly(bench("check", boolean, "tpcc, tpcb: after the run, test the data (as pidb bench tpcc check, pidb bench tpcb check); a condition that fails is exit 1", func(b *b) any { return &b.Check })),
 		defaultIs(flagOnly(bench("threads", intIn(0, 10000), "threads the clients share (every workload), each waiting on its clients' sockets at once, as pgbench -j; 0: a thread per client", func(b *b) any { return &b.Threads })), "this machine's cores"),
 		bench("via", oneOf(string(ViaAuto), string(ViaDirect), string(ViaSSH)), "auto (direct when allow_from lets this machine in), direct, or ssh (through the SSH connection)", func(b *b) any { return &b.Via }),
 		flagOnly(bench("tls", oneOf(string(TLSAuto), string(TLSOn), string(TLSOff)), "auto (on for a direct run to a host whose network logins need TLS, as tls = true in the inventory has it), on, or off (refused by a server that requires TLS)", func(b *b) any { return &b.TLS })),

@@ -114,7 +114,11 @@ func ops(sum results.Summary, names []string) []Op {
 func failedChecks(cs []results.Check) string {
 	var bad []string
 	for _, c := range cs {
-		if !c.Pass {
+		switch {
+		case c.Pass:
+		case c.Table == 0: // a condition on the whole data (tpcb's)
+			bad = append(bad, fmt.Sprintf("condition %d (%s): %s", c.Condition, c.Name, c.Detail))
+		default:
 			bad = append(bad, fmt.Sprintf("condition %d (%s) on warehouse %d of table copy %d: %s", c.Condition, c.Name, c.Warehouse, c.Table, c.Detail))
 		}
 	}

@@ -15,7 +15,8 @@ import (
 // Check is one consistency condition on one warehouse, as a run keeps it.
 type Check = results.Check
 
-// CheckResult is one host as `pidb bench tpcc check --json` prints it.
+// CheckResult is one host as `pidb bench tpcc check --json` and `pidb
+// bench tpcb check --json` print it.
 type CheckResult struct {
 	Host     string          `json:"host"`
 	Workload string          `json:"workload"`
@@ -25,7 +26,7 @@ type CheckResult struct {
 }
 
 // Check tests the plan's workload's data on one host (tpcc: the
-// standard's consistency conditions); a condition that fails is an error.
+// standard's consistency conditions; tpcb: balances against history); a condition that fails is an error.
 func (e Env) Check(ctx context.Context, h inventory.Host, c Conn, p Plan, r progress.Reporter) (CheckResult, error) {
 	res := CheckResult{Host: h.Name, Workload: p.Spec.Name}
 	if p.Spec.Check == nil {

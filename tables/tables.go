@@ -83,8 +83,9 @@ func BenchChecks(js []job.BenchResult) Table {
 	return t
 }
 
-// TPCCCheck is `pidb bench tpcc check`'s table: every condition's result.
-func TPCCCheck(js []job.CheckResult) Table {
+// Check is `pidb bench tpcc check`'s and `pidb bench tpcb check`'s table:
+// every condition's result.
+func Check(js []job.CheckResult) Table {
 	t := Table{Header: checkHeader}
 	for _, j := range js {
 		t.Rows = append(t.Rows, checkRows(j.Host, j.Checks)...)
@@ -98,8 +99,11 @@ func TPCCCheck(js []job.CheckResult) Table {
 func checkRows(host string, cs []results.Check) [][]string {
 	var out [][]string
 	for _, k := range cs {
-		out = append(out, []string{host, strconv.Itoa(k.Table), strconv.FormatInt(k.Warehouse, 10), fmt.Sprintf("%d: %s", k.Condition, k.Name),
-			passFail(k.Pass), k.Detail})
+		table, wh := strconv.Itoa(k.Table), strconv.FormatInt(k.Warehouse, 10)
+		if k.Table == 0 { // tpcb's: a condition on the whole data
+			table, wh = "-", "-"
+		}
+		out = append(out, []string{host, table, wh, fmt.Sprintf("%d: %s", k.Condition, k.Name), passFail(k.Pass), k.Detail})
 	}
 	return out
 }

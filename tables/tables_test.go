@@ -45,7 +45,7 @@ func TestBench(t *testing.T) {
 		{"pi4", "tpmC", "540.0", "", "", "", "", "5 retried, 11 rolled back"},
 	})
 	rowsEqual(t, "checks", BenchChecks(js).Rows, [][]string{{"pi4", "1", "1", "3: order ids", "FAIL", "d_next_o_id 3001, max 2999"}})
-	rowsEqual(t, "tpcc check of a host that failed", TPCCCheck([]job.CheckResult{{Host: "pi3", Error: "gone"}}).Rows, [][]string{{"pi3", "", "", "", "FAILED (see stderr)", ""}})
+	rowsEqual(t, "tpcc check of a host that failed", Check([]job.CheckResult{{Host: "pi3", Error: "gone"}}).Rows, [][]string{{"pi3", "", "", "", "FAILED (see stderr)", ""}})
 	rowsEqual(t, "cleanup", Cleanup([]job.CleanupResult{{Host: "pi4", Database: "pidb", Dropped: true}, {Host: "pi3", Database: "pidb"}, {Host: "zero", Database: "pidb", Error: "x"}}).Rows,
 		[][]string{{"pi4", "pidb", "dropped"}, {"pi3", "pidb", "nothing to drop"}, {"zero", "pidb", "FAILED (see stderr)"}})
 }

@@ -64,7 +64,8 @@ type Spec struct {
 	// tpmC), for Summary.Extra; nil: none.
 	Figures func(results.Summary) map[string]float64
 	// Check tests the loaded data's consistency (tpcc: the standard's
-	// conditions 1-4); nil: the workload has no check.
+	// conditions 1-4; tpcb: balances against history); nil: the workload
+	// has no check.
 	Check func(ctx context.Context, db sqldb.DB, p Params) ([]results.Check, error)
 	// Ops are the operations (transaction types) a run reports one by
 	// one, in this order; none: the run's totals only.
@@ -81,7 +82,11 @@ type Spec struct {
 func All() []Spec {
 	return []Spec{
 		{Name: tpcb.Name, Engines: []dbms.Family{dbms.PostgresFamily}, DefaultOn: []dbms.Family{dbms.PostgresFamily}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared},
-			Defaults: Params{Scale: tpcb.DefaultScale}, Means: map[string]string{"scale": "pgbench's scale"}, New: func(db sqldb.DB, p Params) bench.Workload {
+			Defaults: Params{Scale: tpcb.DefaultScale}, Means: map[string]string{"scale": "pgbench's scale"},
+			Check: func(ctx context.Context, db sqldb.DB, p Params) ([]results.Check, error) {
+				return (&tpcb.Workload{DB: db}).Check(ctx)
+			},
+			New: func(db sqldb.DB, p Params) bench.Workload {
 				return &tpcb.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Reload: p.Reload, Log: p.Log}
 			}},
 		{Name: oltp.Name, Engines: []dbms.Family{dbms.PostgresFamily, dbms.MySQLFamily}, DefaultOn: []dbms.Family{dbms.MySQLFamily}, Protocols: []sqldb.Protocol{sqldb.Prepared},

@@ -28,28 +28,43 @@ func benchCommand(run benchRun) *cli.Command {
 			f, err := fleetOf(c)
 			return action.BenchOptions{Fleet: f, Workload: workloadOf(c, benchSettings()), Out: c.String("out"), Version: version()}, err
 		}, cmdutil.OrWork(run.bench, runBench)),
-		Subcommands: []*cli.Command{{
-			Name:  "tpcc",
-			Usage: "TPC-C's own commands",
-			Subcommands: []*cli.Command{{
-				Name:      "check",
-				Usage:     "test the standard's consistency conditions 1-4 on every warehouse of tpcc's tables on each Pi",
-				UsageText: "pidb bench tpcc check -i FILE [--limit NAMES] [--tables N] [--via auto|direct|ssh] [--tls auto|on|off] [--json]",
-				Flags:     append(fleetFlags(), tpccCheckSettings().Flags(config.ForBench)...),
-				Action: cmdutil.WithOptions(func(c *cli.Context) (action.CheckOptions, error) {
+		Subcommands: []*cli.Command{
+			checkCommand(run, "tpcc", "TPC-C's own commands",
+				"test the standard's consistency conditions 1-4 on every warehouse of tpcc's tables on each Pi",
+				"pidb bench tpcc check -i FILE [--limit NAMES] [--tables N] [--via auto|direct|ssh] [--tls auto|on|off] [--json]",
+				tpccCheckSettings()),
+			checkCommand(run, "tpcb", "the TPC-B-like workload's own commands",
+				"test tpcb's tables on each Pi: pgbench's rows for the scale, and every branch's, teller's and account's balance the sum of its history (after a crash or a power cut: no transaction half kept)",
+				"pidb bench tpcb check -i FILE [--limit NAMES] [--via auto|direct|ssh] [--tls auto|on|off] [--json]",
+				tpcbCheckSettings()),
+			{
+				Name:      "cleanup",
+				Usage:     "drop pidb's own benchmark database (and every workload's tables in it) on each Pi",
+				UsageText: "pidb bench cleanup -i FILE [--limit NAMES] [--json]",
+				Flags:     fleetFlags(),
+				Action: cmdutil.WithOptions(func(c *cli.Context) (action.CleanupOptions, error) {
 					f, err := fleetOf(c)
-					return action.CheckOptions{Fleet: f, Workload: workloadOf(c, tpccCheckSettings())}, err
-				}, cmdutil.OrWork(run.check, cmdutil.Printed(action.CheckTPCC, tables.TPCCCheck))),
+					return action.CleanupOptions{Fleet: f}, err
+				}, cmdutil.OrWork(run.cleanup, cmdutil.Printed(action.Cleanup, tables.Cleanup))),
 			}},
-		}, {
-			Name:      "cleanup",
-			Usage:     "drop pidb's own benchmark database (and every workload's tables in it) on each Pi",
-			UsageText: "pidb bench cleanup -i FILE [--limit NAMES] [--json]",
-			Flags:     fleetFlags(),
-			Action: cmdutil.WithOptions(func(c *cli.Context) (action.CleanupOptions, error) {
+	}
+}
+
+// checkCommand is `pidb bench WORKLOAD check`, under a command of the
+// workload's own.
+func checkCommand(run benchRun, workload, usageOf, usageCheck, usageText string, settings cmdutil.Settings) *cli.Command {
+	return &cli.Command{
+		Name:  workload,
+		Usage: usageOf,
+		Subcommands: []*cli.Command{{
+			Name:      "check",
+			Usage:     usageCheck,
+			UsageText: usageText,
+			Flags:     append(fleetFlags(), settings.Flags(config.ForBench)...),
+			Action: cmdutil.WithOptions(func(c *cli.Context) (action.CheckOptions, error) {
 				f, err := fleetOf(c)
-				return action.CleanupOptions{Fleet: f}, err
-			}, cmdutil.OrWork(run.cleanup, cmdutil.Printed(action.Cleanup, tables.Cleanup))),
+				return action.CheckOptions{Fleet: f, Workload: workloadOf(c, settings), Name: workload}, err
+			}, cmdutil.OrWork(run.check, cmdutil.Printed(action.Check, tables.Check))),
 		}},
 	}
 }

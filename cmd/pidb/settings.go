@@ -23,6 +23,10 @@ func validateSettings() cmdutil.Settings {
 // tpccCheckSettings are tpcc check's: which tables, and how to reach them.
 func tpccCheckSettings() cmdutil.Settings { return cmdutil.Settings{"tables", "via", "tls"} }
 
+// tpcbCheckSettings are pidb bench tpcb check's: the tables' rows say
+// their scale.
+func tpcbCheckSettings() cmdutil.Settings { return cmdutil.Settings{"via", "tls"} }
+
 // thermalSettings are pidb thermal's: its --interval is [thermal]'s.
 func thermalSettings() cmdutil.Settings { return cmdutil.Settings{"thermal-interval=interval"} }
 

@@ -142,6 +142,21 @@ func Command(run Run) *cli.Command {
 				})),
 			},
 			{
+				Name:      "power-cut",
+				Usage:     "pull a running host's plug and power it on again: what its kernel had not written to its card is lost",
+				UsageText: "pidb lab power-cut HOST [--dir DIR]",
+				Description: "The host is frozen, its card's image copied as it is (what was fsync'd is in it; what the kernel " +
+					"still held in memory is not), and it boots from the copy: its file systems replay their journals and its " +
+					"databases recover, as on a Pi whose power lead was pulled. A drive plugged in (lab up --storage) loses its unwritten data too.",
+				Flags: []cli.Flag{DirFlag()},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usage.Errorf("name the host whose power to cut: pidb lab power-cut HOST")
+					}
+					return wrap("lab power-cut", labOf(c).PowerCut(c.Context, c.Args().First()))
+				},
+			},
+			{
 				Name:   "simulate",
 				Usage:  "run the lab's thermal simulator (lab up starts it in the background)",
 				Hidden: true,

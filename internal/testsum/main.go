@@ -45,6 +45,7 @@ type summary struct {
 	fail     int
 	skip     int
 	failures []string
+	why      map[string][]string // failed top test -> its test files' own lines, for the end
 }
 
 type timing struct {
@@ -58,6 +59,15 @@ type timing struct {
 // test's own, and the slowest list shows it apart.
 var waitLine = regexp.MustCompile(`waited ([0-9]+(?:\.[0-9]+)?)s for the lab's hosts`)
 
+// ownLine is a line a test wrote from its own file (t.Errorf, t.Logf,
+// t.Fatalf there): the end repeats a failed test's last ones, so that the
+// tail of a long run says why, not only what, failed. A helper's lines
+// (labtest.go's) are left to the whole output above.
+var ownLine = regexp.MustCompile(`^\s+[A-Za-z0-9_]+_test\.go:[0-9]+: `)
+
+// whyLines is how many of a failed test's own lines the end repeats.
+const whyLines = 12
+
 // top is the top-level test's key of e's test.
 func top(e event) string {
 	name, _, _ := strings.Cut(e.Test, "/")
@@ -65,7 +75,7 @@ func top(e event) string {
 }
 
 func newSummary(out io.Writer, live bool) *summary {
-	s := &summary{out: out, live: io.Discard, output: map[string][]string{}, started: map[string]bool{}, waited: map[string]float64{}}
+	s := &summary{out: out, live: io.Discard, output: map[string][]string{}, started: map[string]bool{}, waited: map[string]float64{}, why: map[string][]string{}}
 	if live {
 		s.live = out
 	}
@@ -108,6 +118,12 @@ func (s *summary) add(e event) {
 			if top {
 				s.fail++
 				s.failures = append(s.failures, e.Package+" "+e.Test)
+			}
+			name := e.Package + " " + strings.SplitN(e.Test, "/", 2)[0]
+			for _, l := range s.output[k] {
+				if ownLine.MatchString(l) {
+					s.why[name] = append(s.why[name], strings.TrimSpace(l))
+				}
 			}
 			fmt.Fprint(s.live, strings.Join(s.output[k], ""))
 		}
@@ -171,6 +187,20 @@ func (s *summary) end(slowest int) bool {
 		fmt.Fprintf(s.out, "\ntests: %d passed, %d skipped, %d failed\n", s.pass, s.skip, s.fail)
 	}
 	if !ok {
+		for _, f := range s.failures {
+			lines := s.why[f]
+			if len(lines) == 0 {
+				continue
+			}
+			fmt.Fprintf(s.out, "\n%s, its last lines of its own:\n", f)
+			if len(lines) > whyLines {
+				fmt.Fprintf(s.out, "  (%d more above)\n", len(lines)-whyLines)
+				lines = lines[len(lines)-whyLines:]
+			}
+			for _, l := range lines {
+				fmt.Fprintf(s.out, "  %s\n", l)
+			}
+		}
 		fmt.Fprintf(s.out, "failed: %s\n", strings.Join(s.failures, ", "))
 	}
 	return ok

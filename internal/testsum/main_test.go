@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,40 @@ func TestWaitsApart(t *testing.T) {
 	want := "\nthe 2 slowest tests:\n       30s  p/b TestB (15.5s of it waiting for the lab's hosts)\n        2s  p/b TestC\n"
 	if got := out.String(); !strings.HasPrefix(got, want) {
 		t.Errorf("got:\n%q\nwant it to begin:\n%q", got, want)
+	}
+}
+
+// TestWhy: the end repeats a failed test's own lines (its subtests' too),
+// the last ones only, and neither a helper's lines nor a passing test's.
+func TestWhy(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"Action":"start","Package":"p/a"}` + "\n")
+	line := func(test, out string) {
+		b.WriteString(`{"Action":"output","Package":"p/a","Test":"` + test + `","Output":"` + out + `\n"}` + "\n")
+	}
+	line("TestOK", "    ok_test.go:3: fine")
+	b.WriteString(`{"Action":"pass","Package":"p/a","Test":"TestOK","Elapsed":1}` + "\n")
+	line("TestFleet/sub", "    fleet_test.go:9: the sub's reason")
+	b.WriteString(`{"Action":"fail","Package":"p/a","Test":"TestFleet/sub","Elapsed":1}` + "\n")
+	line("TestFleet", "    labtest.go:185: lab: pi5: removed")
+	for i := range 14 {
+		line("TestFleet", fmt.Sprintf("    fleet_test.go:%d: no", 10+i))
+	}
+	line("TestFleet", "    fleet_test.go:95: zero2: exit 0, want 1")
+	b.WriteString(`{"Action":"fail","Package":"p/a","Test":"TestFleet","Elapsed":2}` + "\n")
+	b.WriteString(`{"Action":"fail","Package":"p/a","Elapsed":3}` + "\n")
+	var out bytes.Buffer
+	if run(strings.NewReader(b.String()), &out, 0, false) {
+		t.Fatal("a failed test: passed")
+	}
+	got := out.String()
+	want := "\np/a TestFleet, its last lines of its own:\n  (4 more above)\n"
+	if !strings.Contains(got, want) || !strings.HasSuffix(got, "  fleet_test.go:95: zero2: exit 0, want 1\nfailed: p/a TestFleet\n") {
+		t.Errorf("no %q, or not the last line before the failures, in:\n%s", want, got)
+	}
+	for _, not := range []string{"labtest.go", "fine", "fleet_test.go:10:", "the sub's reason"} {
+		if strings.Contains(got, not) {
+			t.Errorf("%q repeated at the end:\n%s", not, got)
+		}
 	}
 }
