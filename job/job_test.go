@@ -63,7 +63,7 @@ func TestResolve(t *testing.T) {
 		{pg, with(func(b *config.Bench) { b.Workload, b.Mix = "tpcc", "45:43:4:4" }), `pi4: --mix: want five weights`},
 		{pg, with(func(b *config.Bench) { b.Workload, b.Mix = "tpcc", "0:0:0:0:0" }), `every weight in "0:0:0:0:0" is 0`},
 		{pg, with(func(b *config.Bench) { b.Workload, b.Mix = "tpcb", "1:1:1:1:1" }), `pi4: --mix is for tpcc; tpcb runs one kind of transaction`},
-		{pg, with(func(b *config.Bench) { b.Workload, b.Check = "tpcb", true }), `pi4: --check is for tpcc`},
+		{pg, with(func(b *config.Bench) { b.Workload, b.Check = "quiz", true }), `pi4: --check is for tpcb and tpcc, whose data has consistency conditions; quiz has none`},
 		{pg, with(func(b *config.Bench) { b.Workload, b.Protocol = "tpcc", "prepared" }), `--protocol prepared is not for tpcc`},
 		{my, with(func(b *config.Bench) { b.Protocol = "simple" }), "is not for oltp-read-only"},
 		{pg, with(func(b *config.Bench) { b.Protocol = "fast" }), `--protocol "fast": want simple or prepared`},

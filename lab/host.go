@@ -64,6 +64,12 @@ func (l *Lab) bootHost(ctx context.Context, b Board, from string) error {
 	if err := l.prepareRoot(ctx, b, from); err != nil {
 		return err
 	}
+	// what the lab wrote is on the card, as an image flashed onto a card
+	// is, before the host runs: a power cut (PowerCut) loses only what the
+	// host wrote
+	if _, err := run(ctx, "sync", "--file-system", l.rootfs(b.Name)); err != nil {
+		return err
+	}
 	if err := l.setupNetns(ctx, b); err != nil {
 		return err
 	}

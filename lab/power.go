@@ -120,8 +120,13 @@ func (l *Lab) PowerCut(ctx context.Context, name string) error {
 	if _, err := l.mountDisk(ctx, name, lower); err != nil {
 		return fmt.Errorf("%s: its disk after the cut: %w", name, err)
 	}
+	// the lab's own files in the host (its storage's kinds, vcgencmd) are
+	// the lab's, not what the host wrote: as they were
 	cfg, _ := l.readThermalConfig()
 	if err := l.setStorage(b, cfg); err != nil {
+		return err
+	}
+	if err := l.setVcgencmd(b, false); err != nil {
 		return err
 	}
 	l.logf("%s: the power is back; booting", name)
