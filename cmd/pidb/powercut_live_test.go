@@ -33,7 +33,8 @@ type powerCase struct {
 // balanced preset: PostgreSQL under tpcb on a Pi 4, MariaDB under tpcc on
 // a Pi 3, each a clone of its own. `pidb lab power-cut` freezes the host,
 // keeps only what had reached its card (what the servers fsync'd), and
-// boots it. Afterwards the server runs again (pidb's provisioning enabled
+// boots it: a file fsync'd just before the cut is whole, one not is not.
+// Afterwards the server runs again (pidb's provisioning enabled
 // it), its own log says it recovered from a crash (so the cut was one:
 // no clean shutdown came first), the rows committed before the cut are
 // all there, every transaction the server had committed when the cut came
@@ -127,6 +128,11 @@ func powerCut(t *testing.T, c powerCase) {
 	}
 	sql(c.canary)
 	committed := c.done(t, h)
+	// a file fsync'd, and one written a moment before the cut and not
+	// (the kernel writes such data back after 30 s): a crash of the
+	// processes alone would keep both
+	files := labtest.MustSSH(t, h, "dd if=/dev/urandom of=/root/synced bs=1M count=4 conv=fsync status=none && "+
+		"dd if=/dev/urandom of=/root/unsynced bs=1M count=4 status=none && sha256sum /root/synced /root/unsynced")
 
 	if code, _, errOut := runPidb(t, "lab", "power-cut", labtest.LabName(t, h), "--dir", labtest.Lab(t).Dir); code != 0 {
 		t.Fatalf("lab power-cut: exit %d\n%s", code, errOut)
@@ -138,6 +144,12 @@ func powerCut(t *testing.T, c powerCase) {
 	<-ended
 	ended <- nil
 	t.Logf("the run through the cut said:\n%s", tail(runOut.String(), 8))
+
+	after, _, _ := labtest.SSH(h, "sha256sum /root/synced /root/unsynced 2>/dev/null")
+	sums := strings.Split(strings.TrimSpace(files), "\n")
+	if len(sums) != 2 || !strings.Contains(after, sums[0]) || strings.Contains(after, sums[1]) {
+		t.Errorf("the fsync'd file whole and the other not, after the cut? before:\n%s\nafter:\n%s", files, after)
+	}
 
 	// the server, as the host's boot started it
 	waitFor(t, h, strings.Replace(c.sql, "%s", "SELECT 1", 1))
