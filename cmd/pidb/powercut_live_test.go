@@ -33,8 +33,7 @@ type powerCase struct {
 // balanced preset: PostgreSQL under tpcb on a Pi 4, MariaDB under tpcc on
 // a Pi 3, each a clone of its own. `pidb lab power-cut` freezes the host,
 // keeps only what had reached its card (what the servers fsync'd), and
-// boots it: a file fsync'd just before the cut is whole, one not is not.
-// Afterwards the server runs again (pidb's provisioning enabled
+// boots it: a file fsync'd just before the cut is whole. Afterwards the server runs again (pidb's provisioning enabled
 // it), its own log says it recovered from a crash (so the cut was one:
 // no clean shutdown came first), the rows committed before the cut are
 // all there, every transaction the server had committed when the cut came
@@ -147,9 +146,13 @@ func powerCut(t *testing.T, c powerCase) {
 
 	after, _, _ := labtest.SSH(h, "sha256sum /root/synced /root/unsynced 2>/dev/null")
 	sums := strings.Split(strings.TrimSpace(files), "\n")
-	if len(sums) != 2 || !strings.Contains(after, sums[0]) || strings.Contains(after, sums[1]) {
-		t.Errorf("the fsync'd file whole and the other not, after the cut? before:\n%s\nafter:\n%s", files, after)
+	if len(sums) != 2 || !strings.Contains(after, sums[0]) {
+		t.Errorf("the fsync'd file is not whole after the cut; before:\n%s\nafter:\n%s", files, after)
 	}
+	// the other is lost unless the kernel wrote it back before the cut:
+	// alone, it does not within 30 s, but a machine with much unwritten
+	// data (CI's, with ten Pis installing) writes everything back at once
+	t.Logf("the file not fsync'd, after the cut: lost %v", len(sums) == 2 && !strings.Contains(after, sums[1]))
 
 	// the server, as the host's boot started it
 	waitFor(t, h, strings.Replace(c.sql, "%s", "SELECT 1", 1))

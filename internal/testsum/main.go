@@ -65,8 +65,12 @@ var waitLine = regexp.MustCompile(`waited ([0-9]+(?:\.[0-9]+)?)s for the lab's h
 // (labtest.go's) are left to the whole output above.
 var ownLine = regexp.MustCompile(`^\s+[A-Za-z0-9_]+_test\.go:[0-9]+: `)
 
-// whyLines is how many of a failed test's own lines the end repeats.
-const whyLines = 12
+// whyLines is how many of a failed test's own lines the end repeats, and
+// contLines how many lines of a message of several it keeps.
+const (
+	whyLines  = 16
+	contLines = 4
+)
 
 // top is the top-level test's key of e's test.
 func top(e event) string {
@@ -120,9 +124,19 @@ func (s *summary) add(e event) {
 				s.failures = append(s.failures, e.Package+" "+e.Test)
 			}
 			name := e.Package + " " + strings.SplitN(e.Test, "/", 2)[0]
+			cont := -1 // the continuation lines kept of the line before, -1 after another's
 			for _, l := range s.output[k] {
-				if ownLine.MatchString(l) {
+				switch {
+				case ownLine.MatchString(l):
 					s.why[name] = append(s.why[name], strings.TrimSpace(l))
+					cont = 0
+				case cont >= 0 && cont < contLines && strings.HasPrefix(l, "        ") && strings.TrimSpace(l) != "":
+					// a message of several lines: go test indents the rest
+					s.why[name] = append(s.why[name], "  "+strings.TrimSpace(l))
+					cont++
+				case strings.HasPrefix(l, "        "):
+				default:
+					cont = -1
 				}
 			}
 			fmt.Fprint(s.live, strings.Join(s.output[k], ""))

@@ -97,6 +97,14 @@ func TestWhy(t *testing.T) {
 		line("TestFleet", fmt.Sprintf("    fleet_test.go:%d: no", 10+i))
 	}
 	line("TestFleet", "    fleet_test.go:95: zero2: exit 0, want 1")
+	line("TestFleet", "        its stderr:")
+	line("TestFleet", "        ")
+	line("TestFleet", "        zero2: the cause")
+	for range 5 {
+		line("TestFleet", "        more")
+	}
+	line("TestFleet", "    labtest.go:185: lab: zero2: removed")
+	line("TestFleet", "        not the test's")
 	b.WriteString(`{"Action":"fail","Package":"p/a","Test":"TestFleet","Elapsed":2}` + "\n")
 	b.WriteString(`{"Action":"fail","Package":"p/a","Elapsed":3}` + "\n")
 	var out bytes.Buffer
@@ -105,10 +113,10 @@ func TestWhy(t *testing.T) {
 	}
 	got := out.String()
 	want := "\np/a TestFleet, its last lines of its own:\n  (4 more above)\n"
-	if !strings.Contains(got, want) || !strings.HasSuffix(got, "  fleet_test.go:95: zero2: exit 0, want 1\nfailed: p/a TestFleet\n") {
+	if !strings.Contains(got, want) || !strings.HasSuffix(got, "  fleet_test.go:95: zero2: exit 0, want 1\n    its stderr:\n    zero2: the cause\n    more\n    more\nfailed: p/a TestFleet\n") {
 		t.Errorf("no %q, or not the last line before the failures, in:\n%s", want, got)
 	}
-	for _, not := range []string{"labtest.go", "fine", "fleet_test.go:10:", "the sub's reason"} {
+	for _, not := range []string{"labtest.go", "fine", "fleet_test.go:10:", "the sub's reason", "not the test's"} {
 		if strings.Contains(got, not) {
 			t.Errorf("%q repeated at the end:\n%s", not, got)
 		}
