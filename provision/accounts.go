@@ -128,10 +128,12 @@ func mayAdopt(t *Target, a account) bool {
 	return false
 }
 
-// mysqlHosts are the host parts of a MySQL account: localhost, and each
-// allowed IPv4 CIDR in the netmask form both MySQL and MariaDB read.
+// mysqlHosts are the host parts of a MySQL account: localhost (the
+// socket), 127.0.0.1 (TCP on the host itself: pidb's SSH forward, which
+// with skip_name_resolve is no longer read as localhost), and each allowed
+// IPv4 CIDR in the netmask form both MySQL and MariaDB read.
 func mysqlHosts(allow []netip.Prefix) ([]string, error) {
-	hosts := []string{"localhost"}
+	hosts := []string{"localhost", loopback}
 	for _, p := range allow {
 		if !p.Addr().Is4() {
 			return nil, fmt.Errorf("allow_from %s: MySQL and MariaDB accounts take IPv4 networks only", p)
@@ -571,12 +573,16 @@ func identifiedBy(flavor dbms.Flavor, password string) string {
 	return "IDENTIFIED BY '" + password + "'"
 }
 
+// loopback is the host part of the MySQL account that pidb's SSH forward
+// logs in as: TCP from the host itself.
+const loopback = "127.0.0.1"
+
 // requireTLS is what a MySQL or MariaDB account at host h must require of
 // TLS, as the server's ssl_type says it: "ANY" (REQUIRE SSL) at an allowed
-// network of a host whose network logins use TLS; "" at localhost, where
-// the host's own clients and pidb's SSH forward arrive.
+// network of a host whose network logins use TLS; "" at localhost and
+// 127.0.0.1, where the host's own clients and pidb's SSH forward arrive.
 func requireTLS(t *Target, h string) string {
-	if h != "localhost" && needsTLS(t) {
+	if h != "localhost" && h != loopback && needsTLS(t) {
 		return "ANY"
 	}
 	return ""

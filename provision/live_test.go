@@ -285,11 +285,11 @@ func TestMariaDBAccountsAtSeveralNetworks(t *testing.T) {
 	h.TLS = true
 	h.AllowFrom = append(append([]netip.Prefix(nil), pi3.AllowFrom...), netip.MustParsePrefix("10.213.97.0/24"), netip.MustParsePrefix("10.213.96.0/25"))
 	provisionOn(ctx, t, inv, h, "balanced", steps)
-	if got, want := accounts(), "10.213.41.0/255.255.255.0=ANY 10.213.96.0/255.255.255.128=ANY 10.213.97.0/255.255.255.0=ANY localhost="; got != want {
+	if got, want := accounts(), "10.213.41.0/255.255.255.0=ANY 10.213.96.0/255.255.255.128=ANY 10.213.97.0/255.255.255.0=ANY 127.0.0.1= localhost="; got != want {
 		t.Errorf("pidb's accounts at three networks: %q, want %q", got, want)
 	}
 	provisionOn(ctx, t, inv, pi3, "balanced", steps)
-	if got, want := accounts(), "10.213.41.0/255.255.255.0=ANY localhost="; got != want {
+	if got, want := accounts(), "10.213.41.0/255.255.255.0=ANY 127.0.0.1= localhost="; got != want {
 		t.Errorf("pidb's accounts back at the lab's network: %q, want %q", got, want)
 	}
 }

@@ -113,6 +113,7 @@ var params = []Param{
 	{Name: "aria_pagecache_buffer_size", Kind: Bytes, MinBytes: 128 << 10, MaxBytes: 1 << 40, Flavors: mariadb},
 	{Name: "innodb_log_writer_threads", Kind: Bool, Flavors: mysql, Since: "8.0.22"},
 	{Name: "slow_query_log", Kind: Bool, Flavors: mysqls},
+	{Name: "skip_name_resolve", Kind: Bool, Flavors: mysqls},
 	{Name: "long_query_time", Kind: Float, Min: 0, Max: 31536000, Flavors: mysqls},
 }
 

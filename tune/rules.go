@@ -218,6 +218,7 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 		aria := min(max(ram/64, 8*mb), 128*mb)
 		s = append(s, Setting{"aria_pagecache_buffer_size", Size(aria), "MariaDB's internal temporary tables use Aria: 1/64 of RAM, not the default 128MB", false})
 	}
+	s = append(s, Setting{"skip_name_resolve", Switch(true), "accounts are matched by address, as pidb makes them (its networks, 127.0.0.1 for its SSH forward, localhost for the socket): no reverse DNS lookup at each login, which on a LAN without a reverse zone waits for the resolver", false})
 	s = append(s, Setting{"key_buffer_size", Size(8 * mb), "MyISAM's index cache: pidb's tables and most applications' are InnoDB (MariaDB's default is 128MB that nothing uses)", false})
 	doublewrite := Switch(true)
 	if p, ok := lookup(in.Flavor, in.Version, "innodb_doublewrite"); ok && p.Kind == Enum {
