@@ -20,13 +20,15 @@ import (
 // the card is what its image file holds; what the host's file systems held
 // in the machine's page cache had not reached it. PowerCut freezes every
 // process of the host (cgroup v1's freezer: none runs another
-// instruction), copies the card's image file (and the drive's, if one is
-// plugged in) as it is at that moment, kills the frozen processes, takes
-// the card's file system and the host's root off the machine, and puts the
-// copies in the images' place: what the page cache held, and the kernel
-// would have written back later, is gone with the old files. The host then
-// boots from the copies: ext4 replays its journal, and the host's systemd
-// starts its services as after a pulled plug.
+// instruction), stops every write to the card's loop device (and a plugged
+// drive's) with the block throttle, this machine's kernel's writeback and
+// journal commits included, copies the images as they are, lets the
+// writes go on (to the old images), kills the frozen processes, takes the card's file system and the host's root off
+// the machine, and puts the copies in the images' place: what the page
+// cache held, and the kernel would have written back later, is gone with
+// the old files. The host then boots from the copies: ext4 replays its
+// journal, and the host's systemd starts its services as after a pulled
+// plug.
 //
 // Everything fsync'd before the cut is in the copy: an fsync returns when
 // the loop device has taken the writes into the image file. Writes that
@@ -56,38 +58,97 @@ func (l *Lab) PowerCut(ctx context.Context, name string) error {
 	if len(pidsIn(freezer)) == 0 {
 		return fmt.Errorf("%s was booted by an older lab, outside a freezer group: take it down and up again (lab down --hosts %s)", name, name)
 	}
-	images := []string{l.cardImage(name)}
-	_, drive := l.drive(name)
+	devs, images := []string{card}, []string{l.cardImage(name)}
+	driveKind, drive := l.drive(name)
 	if drive != "" {
-		images = append(images, l.driveImage(name))
+		devs, images = append(devs, drive), append(images, l.driveImage(name))
 	}
+	hadVcgencmd := fileExists(filepath.Join(l.rootfs(name), vcgencmdStubPath))
+	cfg, _ := l.readThermalConfig()
 
-	// the cut: nothing of the host runs from here on
+	// the cut: nothing of the host runs, and nothing more reaches its
+	// storage, from here on
 	l.logf("%s: the power is cut", name)
 	if err := freeze(ctx, freezer, "FROZEN"); err != nil {
-		_ = freeze(context.WithoutCancel(ctx), freezer, "THAWED")
-		return fmt.Errorf("%s: freeze: %w", name, err)
+		return errors.Join(fmt.Errorf("%s: freeze: %w", name, err), freeze(context.WithoutCancel(ctx), freezer, "THAWED"))
 	}
-	var copyErr error
+	held, err := holdWrites(devs, group)
+	if err == nil {
+		// what the loop devices had taken before the hold lands in their
+		// images in a moment; their writes are copies into this machine's
+		// page cache
+		err = sleep(ctx, 200*time.Millisecond)
+	}
 	for _, img := range images {
-		if _, err := run(ctx, "cp", "--sparse=always", img, img+".cut"); err != nil {
-			copyErr = errors.Join(copyErr, err)
+		if err == nil {
+			_, err = run(ctx, "cp", "--sparse=always", img, img+".cut")
 		}
 	}
-	if copyErr != nil {
+	if err != nil {
 		// no cut after all: the host runs on as it was
-		_ = freeze(context.WithoutCancel(ctx), freezer, "THAWED")
 		for _, img := range images {
 			_ = os.Remove(img + ".cut")
 		}
-		return fmt.Errorf("%s: copy its storage: %w", name, copyErr)
-	}
-	ctx = context.WithoutCancel(ctx) // half a power cut is worse than none
-	if err := l.killFrozen(ctx, name); err != nil {
-		return err
+		return errors.Join(fmt.Errorf("%s: copy its storage: %w", name, err), held(), freeze(context.WithoutCancel(ctx), freezer, "THAWED"))
 	}
 
-	// what its kernel had not written is lost with the old images
+	// half a power cut is worse than none: from here on the host is
+	// brought up again, from the copies or, failing that, from what there
+	// is. What the old images are still sent (the kernel's writeback, a
+	// drive's file system written out as its host's processes die) goes
+	// where nothing reads it, at this machine's speed.
+	ctx = context.WithoutCancel(ctx)
+	err = errors.Join(held(), l.killFrozen(ctx, name))
+	if err == nil {
+		err = l.swapImages(ctx, name, images, driveKind, drive)
+	}
+	if err != nil {
+		l.logf("%s: the cut went wrong (%v); powering it on from what it has", name, err)
+	}
+	for _, img := range images {
+		_ = os.Remove(img + ".cut")
+	}
+	return errors.Join(err, l.powerOn(ctx, b, cfg, hadVcgencmd))
+}
+
+// holdWrites stops every write to the devices, the host's own and this
+// machine's kernel's (its writeback and journal commits, which cgroup v1
+// charges to the root group), at one byte a second; release lifts the
+// limits again.
+func holdWrites(devs []string, group string) (release func() error, err error) {
+	var nums []string
+	for _, d := range devs {
+		num, err := devNumber(d)
+		if err != nil {
+			return func() error { return nil }, err
+		}
+		nums = append(nums, num)
+	}
+	dirs := []string{cgroupRoot + "/blkio", cgroupDir("blkio", group)}
+	set := func(v string) error {
+		var errs []error
+		for _, dir := range dirs {
+			for _, num := range nums {
+				for _, f := range []string{"blkio.throttle.write_bps_device", "blkio.throttle.write_iops_device"} {
+					if err := os.WriteFile(filepath.Join(dir, f), []byte(num+" "+v), 0o644); err != nil && v != "0" {
+						errs = append(errs, fmt.Errorf("%s: %w", f, err))
+					}
+				}
+			}
+		}
+		return errors.Join(errs...)
+	}
+	release = func() error { return set("0") }
+	if err := set("1"); err != nil {
+		return release, errors.Join(err, release())
+	}
+	return release, nil
+}
+
+// swapImages takes the host's root and card off this machine and puts the
+// copies of the card and the drive in their images' place: the drive on a
+// new loop device, which the host's binds then name.
+func (l *Lab) swapImages(ctx context.Context, name string, images []string, driveKind, drive string) error {
 	if err := unmount(ctx, l.rootfs(name)); err != nil {
 		return err
 	}
@@ -97,47 +158,68 @@ func (l *Lab) PowerCut(ctx context.Context, name string) error {
 	if err := os.Rename(images[0]+".cut", images[0]); err != nil {
 		return err
 	}
-	if drive != "" {
-		// the drive keeps its loop device (the host's binds name it): the
-		// copy is written back over its image, and the device's buffers
-		// dropped
-		if _, err := run(ctx, "cp", "--sparse=always", images[1]+".cut", images[1]); err != nil {
-			return err
-		}
-		if err := os.Remove(images[1] + ".cut"); err != nil {
-			return err
-		}
-		if _, err := run(ctx, "blockdev", "--flushbufs", drive); err != nil {
-			return err
-		}
+	if drive == "" {
+		return nil
 	}
+	b, _ := BoardNamed(name)
+	s, err := StorageFor(b, driveKind)
+	if err != nil {
+		return err
+	}
+	if err := l.detachDrive(ctx, name); err != nil {
+		return err
+	}
+	if err := os.Rename(images[1]+".cut", images[1]); err != nil {
+		return err
+	}
+	out, err := run(ctx, "losetup", "--find", "--show", images[1])
+	if err != nil {
+		return fmt.Errorf("a loop device for the drive: %w", err)
+	}
+	dev := strings.TrimSpace(out)
+	if err := writeFile(l.driveFile(name), "kind="+driveKind+"\ndev="+dev+"\n", 0o644); err != nil {
+		return err
+	}
+	return writeFile(l.bindsFile(name), "--bind="+dev+":"+s.Dev+"\n", 0o644)
+}
 
-	// the power comes back
+// powerOn boots the host from its disk as it is, after a cut: its card
+// mounted (ext4 replays its journal), the lab's own files in it written
+// again (its speed, its storage's kinds, vcgencmd where it had it) and on
+// the card before it runs.
+func (l *Lab) powerOn(ctx context.Context, b Board, cfg ThermalConfig, vcgencmd bool) error {
 	lower := l.baseDir()
-	if from, err := os.ReadFile(l.snapshotMark(name)); err == nil {
+	if from, err := os.ReadFile(l.snapshotMark(b.Name)); err == nil {
 		lower = l.snapshotRoot(strings.TrimSpace(string(from)))
 	}
-	if _, err := l.mountDisk(ctx, name, lower); err != nil {
-		return fmt.Errorf("%s: its disk after the cut: %w", name, err)
+	if !mounted(l.rootfs(b.Name)) {
+		if _, err := l.mountDisk(ctx, b.Name, lower); err != nil {
+			return fmt.Errorf("%s: its disk after the cut: %w", b.Name, err)
+		}
 	}
-	// the lab's own files in the host (its storage's kinds, vcgencmd) are
-	// the lab's, not what the host wrote: as they were
-	cfg, _ := l.readThermalConfig()
+	if err := l.setCPU(b, cfg); err != nil {
+		return err
+	}
 	if err := l.setStorage(b, cfg); err != nil {
 		return err
 	}
-	if err := l.setVcgencmd(b, false); err != nil {
+	if vcgencmd {
+		if err := l.setVcgencmd(b, false); err != nil {
+			return err
+		}
+	}
+	if _, err := run(ctx, "sync", "--file-system", l.rootfs(b.Name)); err != nil {
 		return err
 	}
-	l.logf("%s: the power is back; booting", name)
+	l.logf("%s: the power is back; booting", b.Name)
 	pid, err := l.startNspawn(b)
 	if err != nil {
 		return err
 	}
 	if err := l.waitForSSH(ctx, b, pid, 2*time.Minute); err != nil {
-		return fmt.Errorf("%s after the power cut: %w", name, err)
+		return fmt.Errorf("%s after the power cut: %w", b.Name, err)
 	}
-	l.logf("%s: up again after the power cut", name)
+	l.logf("%s: up again after the power cut", b.Name)
 	return nil
 }
 
