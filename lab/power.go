@@ -241,21 +241,8 @@ func (l *Lab) killFrozen(ctx context.Context, name string) error {
 	if err := freeze(ctx, freezer, "THAWED"); err != nil {
 		return fmt.Errorf("%s: thaw: %w", name, err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		left := pidsIn(freezer)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: processes %v did not die", name, left)
-		}
-		for _, pid := range left {
-			_ = kill(pid)
-		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
-			return err
-		}
+	if err := killAll(ctx, freezer, 20*time.Second); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	for _, h := range cgroupHierarchies {
 		top := cgroupDir(h, group)

@@ -71,21 +71,8 @@ func removeCgroup(ctx context.Context, dir string) error {
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
 		return nil
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		pids := pidsIn(dir)
-		if len(pids) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("processes %v in %s did not exit", pids, dir)
-		}
-		for _, p := range pids {
-			_ = kill(p)
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return err
-		}
+	if err := killAll(ctx, dir, 20*time.Second); err != nil {
+		return err
 	}
 	var dirs []string
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -111,6 +98,27 @@ func removeCgroup(ctx context.Context, dir string) error {
 		}
 	}
 	return nil
+}
+
+// killAll kills every process in the group and below it, again and again
+// until none is left or within has passed.
+func killAll(ctx context.Context, dir string, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		pids := pidsIn(dir)
+		if len(pids) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processes %v in %s did not exit", pids, dir)
+		}
+		for _, p := range pids {
+			_ = kill(p)
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 // processesMatching returns the pids whose command line contains s.
