@@ -67,7 +67,8 @@ func mariadbCommits(t *testing.T, h inventory.Host) (commits, rollbacks int64) {
 // committed (the districts' next order ids, from the load's 3,001), and on
 // MariaDB the COMMITs and ROLLBACKs it counted (a load sends none); on
 // PostgreSQL the commits in pidb's database. Then a run killed mid-way
-// (SIGKILL) leaves data that pidb bench tpcc check passes on both. The two
+// (SIGKILL) leaves data that pidb bench tpcc check passes on both, and the
+// Pi 3 comes through a power cut under a run (cutDuringRun). The two
 // Pis are the test's own (clones of provisioned ones, removed at its end):
 // it runs for minutes, and leaves tpcc's tables and a killed run's work
 // behind.
@@ -256,4 +257,8 @@ func TestBenchTPCC(t *testing.T) {
 			t.Errorf("%s after the kill: %+v", c.Host, c)
 		}
 	}
+
+	// the Pi 3's power cut while MariaDB runs tpcc, on these tables
+	// (TestPowerCut cuts a Pi 4's under PostgreSQL and tpcb)
+	cutDuringRun(t, inv, hosts[pi3], myPowerCase())
 }
