@@ -84,35 +84,6 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 
-if ! $quick; then
-  # the lab, and its three provisioned once by this run's pidb, with a
-  # snapshot of each taken (labtest-pi4, -pi3, -zero, replacing an older
-  # run's; refused while a host's disk lies over it): the shared fleet the
-  # tests that only read use, and the disks labtest.Clone boots the tests'
-  # own provisioned Pis from (a test that finds no snapshot takes it itself)
-  phase "build, lab up, its three provisioned (beside the fuzzers and the unit tests)"
-  go build -buildvcs=auto -o bin/pidb ./cmd/pidb
-  labup() {
-    # the tests check what pidb does, at this machine's full speed (the
-    # hosts they boot themselves too: labtest); board speed rates one of
-    # this machine's cores with 7-Zip's benchmark once (kept in the lab's
-    # folder): here, beside the fuzzers and the unit tests, rather than in
-    # the lab test that first asks for it
-    bin/pidb lab up --cpu full > /tmp/pidb-lab-path || return 1
-    bin/pidb lab up --cpu board >/dev/null && bin/pidb lab up --cpu full >/dev/null || return 1
-    local dir state rc=0
-    dir=$(dirname "$(cat /tmp/pidb-lab-path)")
-    state=$(mktemp -d) # its passwords: each test provisions with its own
-    XDG_STATE_HOME=$state bin/pidb provision -i "$(cat /tmp/pidb-lab-path)" || rc=1
-    rm -rf "$state"
-    [ $rc = 0 ] || return 1
-    for h in pi4 pi3 zero; do bin/pidb lab snapshot --dir "$dir" "$h" "labtest-$h" || return 1; done
-  }
-  labup 2>/tmp/pidb-lab-up.log >&2 &
-  labup_pid=$!
-  cleanups+=('bin/pidb lab down >/dev/null 2>&1')
-fi
-
 # every fuzz target for a short while, from its corpus in testdata/fuzz
 # and its seeds, under a memory limit (4 GB of address space a process): an
 # input whose cost grows out of bounds (a TOML nesting the decoder pays for
@@ -167,6 +138,33 @@ log "release builds (in the background, checked at the end)"
 scripts/release.sh > /tmp/pidb-release.log 2>&1 &
 release_pid=$!
 cleanups+=('kill "$release_pid" 2>/dev/null')
+
+# the lab, and its three provisioned once by this run's pidb, with a
+# snapshot of each taken (labtest-pi4, -pi3, -zero, replacing an older
+# run's; refused while a host's disk lies over it): the shared fleet the
+# tests that only read use, and the disks labtest.Clone boots the tests'
+# own provisioned Pis from (a test that finds no snapshot takes it itself)
+phase "build, lab up, its three provisioned (beside the unit tests)"
+go build -buildvcs=auto -o bin/pidb ./cmd/pidb
+labup() {
+  # the tests check what pidb does, at this machine's full speed (the
+  # hosts they boot themselves too: labtest); board speed rates one of
+  # this machine's cores with 7-Zip's benchmark once (kept in the lab's
+  # folder): here, beside the unit tests, rather than in the lab test that
+  # first asks for it
+  bin/pidb lab up --cpu full > /tmp/pidb-lab-path || return 1
+  bin/pidb lab up --cpu board >/dev/null && bin/pidb lab up --cpu full >/dev/null || return 1
+  local dir state rc=0
+  dir=$(dirname "$(cat /tmp/pidb-lab-path)")
+  state=$(mktemp -d) # its passwords: each test provisions with its own
+  XDG_STATE_HOME=$state bin/pidb provision -i "$(cat /tmp/pidb-lab-path)" || rc=1
+  rm -rf "$state"
+  [ $rc = 0 ] || return 1
+  for h in pi4 pi3 zero; do bin/pidb lab snapshot --dir "$dir" "$h" "labtest-$h" || return 1; done
+}
+labup 2>/tmp/pidb-lab-up.log >&2 &
+labup_pid=$!
+cleanups+=('bin/pidb lab down >/dev/null 2>&1')
 
 phase "unit tests (every package without lab tests; -race where the code has concurrency of its own)"
 gotest -race -count=1 $units_raced

@@ -131,6 +131,13 @@ func TestBenchTPCB(t *testing.T) {
 	if code, _, errOut := runPidb(t, "bench", "-i", inv.Path, "--limit", "pi3", "--workload", "tpcb"); code != 2 || !strings.Contains(errOut, "tpcb needs PostgreSQL") {
 		t.Errorf("tpcb on a MariaDB host: exit %d %s", code, errOut)
 	}
+	t.Run("power cut", func(t *testing.T) {
+		// pidb's check of the tables at scale 10 fails where a balance is
+		// not its history's; then the Pi 4's power is cut under a run
+		// (TestBenchTPCC cuts the Pi 3's under MariaDB and tpcc)
+		tpcbCheckFails(t, inv, pi4)
+		cutDuringRun(t, inv, pi4, pgPowerCase())
+	})
 }
 
 // TestBenchOLTPReadOnly runs sysbench's oltp_read_only on pi3's MariaDB and

@@ -259,6 +259,6 @@ func TestBenchTPCC(t *testing.T) {
 	}
 
 	// the Pi 3's power cut while MariaDB runs tpcc, on these tables
-	// (TestPowerCut cuts a Pi 4's under PostgreSQL and tpcb)
+	// (TestBenchTPCB cuts a Pi 4's under PostgreSQL and tpcb)
 	cutDuringRun(t, inv, hosts[pi3], myPowerCase())
 }
