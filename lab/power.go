@@ -113,8 +113,8 @@ func (l *Lab) PowerCut(ctx context.Context, name string) error {
 
 // holdWrites stops every write to the devices, the host's own and this
 // machine's kernel's (its writeback and journal commits, which cgroup v1
-// charges to the root group), at one byte a second; release lifts the
-// limits again.
+// charges to the root group), at one byte a second (throttle's limits);
+// release lifts the limits again, until setStorage sets the devices'.
 func holdWrites(devs []string, group string) (release func() error, err error) {
 	var nums []string
 	for _, d := range devs {
@@ -124,22 +124,17 @@ func holdWrites(devs []string, group string) (release func() error, err error) {
 		}
 		nums = append(nums, num)
 	}
-	dirs := []string{cgroupRoot + "/blkio", cgroupDir("blkio", group)}
-	set := func(v string) error {
+	set := func(s Storage) error {
 		var errs []error
-		for _, dir := range dirs {
+		for _, dir := range []string{cgroupRoot + "/blkio", cgroupDir("blkio", group)} {
 			for _, num := range nums {
-				for _, f := range []string{"blkio.throttle.write_bps_device", "blkio.throttle.write_iops_device"} {
-					if err := os.WriteFile(filepath.Join(dir, f), []byte(num+" "+v), 0o644); err != nil && v != "0" {
-						errs = append(errs, fmt.Errorf("%s: %w", f, err))
-					}
-				}
+				errs = append(errs, throttle(dir, num, s, true))
 			}
 		}
 		return errors.Join(errs...)
 	}
-	release = func() error { return set("0") }
-	if err := set("1"); err != nil {
+	release = func() error { return set(Storage{}) }
+	if err := set(Storage{WriteIOPS: 1, WriteBytes: 1}); err != nil {
 		return release, errors.Join(err, release())
 	}
 	return release, nil
@@ -172,15 +167,8 @@ func (l *Lab) swapImages(ctx context.Context, name string, images []string, driv
 	if err := os.Rename(images[1]+".cut", images[1]); err != nil {
 		return err
 	}
-	out, err := run(ctx, "losetup", "--find", "--show", images[1])
-	if err != nil {
-		return fmt.Errorf("a loop device for the drive: %w", err)
-	}
-	dev := strings.TrimSpace(out)
-	if err := writeFile(l.driveFile(name), "kind="+driveKind+"\ndev="+dev+"\n", 0o644); err != nil {
-		return err
-	}
-	return writeFile(l.bindsFile(name), "--bind="+dev+":"+s.Dev+"\n", 0o644)
+	_, err = l.loopDrive(ctx, name, driveKind, s)
+	return err
 }
 
 // powerOn boots the host from its disk as it is, after a cut: its card

@@ -355,20 +355,12 @@ func (l *Lab) attachDrive(ctx context.Context, b Board, kind string) error {
 		}
 		return nil
 	}
-	img := l.driveImage(b.Name)
-	if _, err := run(ctx, "truncate", "-s", driveSize, img); err != nil {
+	if _, err := run(ctx, "truncate", "-s", driveSize, l.driveImage(b.Name)); err != nil {
 		return err
 	}
-	out, err := run(ctx, "losetup", "--find", "--show", img)
+	dev, err := l.loopDrive(ctx, b.Name, kind, s)
 	if err != nil {
-		return fmt.Errorf("a loop device for the drive: %w", err)
-	}
-	dev := strings.TrimSpace(out)
-	if err := writeFile(l.driveFile(b.Name), "kind="+kind+"\ndev="+dev+"\n", 0o644); err != nil {
-		return errors.Join(err, detach(ctx, dev))
-	}
-	if err := writeFile(l.bindsFile(b.Name), "--bind="+dev+":"+s.Dev+"\n", 0o644); err != nil {
-		return errors.Join(err, detach(ctx, dev))
+		return err
 	}
 	num, err := devNumber(dev)
 	if err != nil {
@@ -390,6 +382,24 @@ func (l *Lab) attachDrive(ctx context.Context, b Board, kind string) error {
 		l.logf("%s: %s: its drive is no faster than that where the machine's page cache does not hold what the host writes (what pidb measures there is this machine's disk, not the drive)", b.Name, short)
 	}
 	return nil
+}
+
+// loopDrive puts a loop device over the host's drive image and records it
+// (driveFile) and the bind its supervisor gives the host at every boot
+// (bindsFile), as the board's kernel names a drive of storage s.
+func (l *Lab) loopDrive(ctx context.Context, name, kind string, s Storage) (string, error) {
+	out, err := run(ctx, "losetup", "--find", "--show", l.driveImage(name))
+	if err != nil {
+		return "", fmt.Errorf("a loop device for the drive: %w", err)
+	}
+	dev := strings.TrimSpace(out)
+	if err := writeFile(l.driveFile(name), "kind="+kind+"\ndev="+dev+"\n", 0o644); err != nil {
+		return "", errors.Join(err, detach(ctx, dev))
+	}
+	if err := writeFile(l.bindsFile(name), "--bind="+dev+":"+s.Dev+"\n", 0o644); err != nil {
+		return "", errors.Join(err, detach(ctx, dev))
+	}
+	return dev, nil
 }
 
 // detachDrive takes the host's drive's loop device away, with the root
