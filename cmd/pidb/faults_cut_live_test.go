@@ -119,6 +119,30 @@ func (r *pidbRun) wait(t *testing.T, within time.Duration) {
 	}
 }
 
+// waitOn waits, while the run goes on, for cmd to succeed on h: it fails
+// the test if the run ends first (what cmd waits for passed unseen) or
+// within passes (a host at a busy machine's pace can take minutes to
+// reach it).
+func (r *pidbRun) waitOn(t *testing.T, h inventory.Host, cmd string, within time.Duration) {
+	t.Helper()
+	began := time.Now()
+	for {
+		if _, _, err := labtest.SSH(h, cmd); err == nil {
+			t.Logf("%s: %q after %s", h.Name, cmd, time.Since(began).Round(time.Second))
+			return
+		}
+		select {
+		case <-r.done:
+			t.Fatalf("the run ended (exit %d) before %s had %q\n%s", r.code, h.Name, cmd, r.stderr)
+		default:
+		}
+		if time.Since(began) > within {
+			t.Fatalf("%s: %q did not succeed within %s", h.Name, cmd, within)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // noAnswer is how pidb says a host stopped answering over SSH.
 const noAnswer = "no answer from the host"
 

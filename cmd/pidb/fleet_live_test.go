@@ -77,7 +77,9 @@ func TestFleetOfTen(t *testing.T) {
 	}()
 	// pi3plus rebooted while dpkg works on the server's packages
 	r.waitMark(t, rebootMark)
-	waitFor(t, rebootHost, "pgrep -x dpkg && ls /var/lib/dpkg/info/postgresql-common.list")
+	// (its apt fetches and unpacks beside nine other installs: a minute
+	// was once not enough)
+	r.waitOn(t, rebootHost, "pgrep -x dpkg && ls /var/lib/dpkg/info/postgresql-common.list", 5*time.Minute)
 	labtest.Reboot(t, rebootHost)
 	r.wait(t, 10*time.Minute)
 	(<-faults)()
