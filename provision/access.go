@@ -134,7 +134,7 @@ func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
 	if err != nil {
 		return Change{}, err
 	}
-	ch := Change{Note: tlsNote(e, st, needsTLS(t))}
+	ch := Change{Note: tlsNote(e, st, needsTLS(t), t.Host.Address)}
 	if st.mustMake(needsTLS(t)) {
 		ch.Needed = true
 		cert, _, _ := tlsFiles(e)
@@ -158,7 +158,7 @@ func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
 		// written, but is it what the server runs? (a run cut off between
 		// the write and the restart leaves the files and the old state)
 		var stale notRunning
-		if err := accessLive(ctx, t, e); errors.As(err, &stale) {
+		if err := accessLive(ctx, t, e, st); errors.As(err, &stale) {
 			ch.Needed, ch.Note = true, "the files are written but the server does not run them ("+err.Error()+"): a restart"
 		} else if err != nil {
 			return Change{}, err
@@ -191,7 +191,7 @@ func (accessStep) Apply(ctx context.Context, t *Target) error {
 			return fmt.Errorf("make a certificate for TLS: %w", err)
 		}
 	}
-	verify := func() error { return accessLive(ctx, t, e) }
+	verify := func() error { return accessLive(ctx, t, e, st) }
 	if err := replaceFiles(ctx, t, e, files, verify); err != nil {
 		return err
 	}
@@ -209,8 +209,9 @@ func (accessStep) Apply(ctx context.Context, t *Target) error {
 
 // accessLive checks that the running server listens as the inventory says
 // (on the network with allow_from, else on localhost) and, where the
-// network's logins need it, accepts TLS.
-func accessLive(ctx context.Context, t *Target, e engine.Engine) error {
+// network's logins need it, accepts TLS, with pidb's certificate as its
+// file is where st says the server runs that.
+func accessLive(ctx context.Context, t *Target, e engine.Engine, st tlsState) error {
 	want := "localhost"
 	sql := "SHOW listen_addresses"
 	if e.Flavor != dbms.Postgres {
@@ -233,6 +234,15 @@ func accessLive(ctx context.Context, t *Target, e engine.Engine) error {
 		}
 		if !on {
 			return notRunning("the server does not accept TLS: it did not load the certificate")
+		}
+	}
+	if len(t.Host.AllowFrom) > 0 && st.inUse(needsTLS(t)) {
+		out, err := t.run(ctx, servedCertCmd(e))
+		if err != nil {
+			return err
+		}
+		if ok, why := servesFile(out); !ok {
+			return notRunning(why)
 		}
 	}
 	return nil

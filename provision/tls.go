@@ -41,6 +41,43 @@ func tlsFiles(e engine.Engine) (cert, key, owner string) {
 type tlsState struct {
 	pidbs bool // pidb's certificate is there (made by an earlier run)
 	own   bool // the server has TLS on with a certificate of its own
+	// names is the name pidb's certificate gives the host where that is not
+	// the address the inventory reaches it at ("" where it is): the Pi's
+	// address changed, or its card was moved into another Pi
+	names string
+}
+
+// subjectAltName is the name makeCertCmd gives a host reached at address,
+// as the certificate's subjectAltName.
+func subjectAltName(address string) string {
+	if ip, err := netip.ParseAddr(address); err == nil {
+		return "IP:" + ip.String()
+	}
+	return "DNS:" + address
+}
+
+// certNames reads the subjectAltName of openssl's -ext subjectAltName
+// output ("IP Address:10.213.41.30", "DNS:pi4.local") in makeCertCmd's
+// form ("IP:10.213.41.30"), names joined by commas; "" when it has none.
+func certNames(out string) string {
+	_, list, ok := strings.Cut(out, "Subject Alternative Name:")
+	if !ok {
+		return ""
+	}
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if a, ok := strings.CutPrefix(n, "IP Address:"); ok {
+			if ip, err := netip.ParseAddr(a); err == nil {
+				a = ip.String() // openssl writes IPv6 in full
+			}
+			n = "IP:" + a
+		}
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ",")
 }
 
 // tlsOf reads the host's TLS state.
@@ -48,15 +85,48 @@ func tlsOf(ctx context.Context, t *Target, e engine.Engine) (tlsState, error) {
 	cert, key, _ := tlsFiles(e)
 	// a link is not pidb's certificate: it is made anew, in the link's place
 	is := func(p string) string { return "[ -s " + remote.Quote(p) + " ] && [ ! -h " + remote.Quote(p) + " ]" }
-	out, err := t.run(ctx, "if "+is(cert)+" && "+is(key)+"; then echo yes; else echo no; fi")
+	out, err := t.run(ctx, "if "+is(cert)+" && "+is(key)+"; then echo yes; openssl x509 -noout -ext subjectAltName -in "+remote.Quote(cert)+" 2>/dev/null || true; else echo no; fi")
 	if err != nil {
 		return tlsState{}, err
 	}
-	if strings.TrimSpace(out) == "yes" {
-		return tlsState{pidbs: true}, nil
+	if first, rest, _ := strings.Cut(out, "\n"); strings.TrimSpace(first) == "yes" {
+		st := tlsState{pidbs: true}
+		if names, want := certNames(rest), subjectAltName(t.Host.Address); names != want {
+			st.names = names
+			if names == "" {
+				st.names = "nothing"
+			}
+		}
+		return st, nil
 	}
 	on, err := serverTLSOn(ctx, t, e)
 	return tlsState{own: on}, err
+}
+
+// servedCertCmd prints the SHA-256 fingerprints of pidb's certificate
+// file and of the certificate the server presents on the host's loopback
+// (openssl s_client with the engine's STARTTLS), a line each: they differ
+// while the server runs an older certificate than the file.
+func servedCertCmd(e engine.Engine) string {
+	cert, _, _ := tlsFiles(e)
+	proto := "mysql"
+	if e.Flavor == dbms.Postgres {
+		proto = "postgres"
+	}
+	fp := "openssl x509 -noout -fingerprint -sha256"
+	return fp + " -in " + remote.Quote(cert) + " 2>/dev/null; echo; openssl s_client -connect 127.0.0.1:" + fmt.Sprint(e.Port()) +
+		" -starttls " + proto + " </dev/null 2>/dev/null | " + fp + " 2>/dev/null; true"
+}
+
+// servesFile reads servedCertCmd's output: false, with why, where the
+// server presents a certificate other than the file (both read).
+func servesFile(out string) (bool, string) {
+	file, served, _ := strings.Cut(out, "\n")
+	file, served = strings.TrimSpace(file), strings.TrimSpace(served)
+	if file == "" || served == "" || file == served {
+		return true, ""
+	}
+	return false, "the server presents a certificate other than pidb's file (made again since it started)"
 }
 
 // serverTLSOn asks the running server whether it accepts TLS.
@@ -77,7 +147,7 @@ func serverTLSOn(ctx context.Context, t *Target, e engine.Engine) (bool, error) 
 // use, also after tls = false, which stops requiring TLS but does not take
 // it away); nothing when the server has its own, or needs none.
 func tlsConf(e engine.Engine, st tlsState, need bool) string {
-	if st.own || (!st.pidbs && !need) {
+	if !st.inUse(need) {
 		return ""
 	}
 	cert, key, _ := tlsFiles(e)
@@ -87,8 +157,12 @@ func tlsConf(e engine.Engine, st tlsState, need bool) string {
 	return "ssl_cert = " + cert + "\nssl_key = " + key + "\n"
 }
 
-// mustMake reports whether pidb has to make its certificate.
-func (st tlsState) mustMake(need bool) bool { return need && !st.own && !st.pidbs }
+// mustMake reports whether pidb has to make its certificate: there is
+// none, or pidb's names another address.
+func (st tlsState) mustMake(need bool) bool { return need && !st.own && (!st.pidbs || st.names != "") }
+
+// inUse reports whether the server is to run pidb's certificate.
+func (st tlsState) inUse(need bool) bool { return !st.own && (st.pidbs || need) }
 
 // makeCertCmd makes pidb's self-signed certificate on the host: an ECDSA
 // P-256 key (a Pi Zero makes it at once, where an RSA key takes seconds),
@@ -100,10 +174,7 @@ func (st tlsState) mustMake(need bool) bool { return need && !st.own && !st.pidb
 // then renames them into place (which replaces a link, never follows one).
 func makeCertCmd(e engine.Engine, address, user string) string {
 	cert, key, owner := tlsFiles(e)
-	san := "DNS:" + address
-	if ip, err := netip.ParseAddr(address); err == nil {
-		san = "IP:" + ip.String()
-	}
+	san := subjectAltName(address)
 	dir := path.Dir(cert)
 	chown := ""
 	if user == "root" && owner != "root" {
@@ -118,12 +189,14 @@ func makeCertCmd(e engine.Engine, address, user string) string {
 }
 
 // tlsNote says what the access step does for TLS, for the plan.
-func tlsNote(e engine.Engine, st tlsState, need bool) string {
+func tlsNote(e engine.Engine, st tlsState, need bool, address string) string {
 	switch {
 	case !need:
 		return ""
 	case st.own:
 		return "logins from the network use TLS, with the server's own certificate"
+	case st.pidbs && st.names != "":
+		return fmt.Sprintf("logins from the network use TLS: pidb's certificate names %s, not this host's address (%s), so pidb makes it again", st.names, subjectAltName(address))
 	case st.pidbs:
 		return "logins from the network use TLS, with pidb's certificate"
 	}

@@ -52,13 +52,22 @@ func TestAccessTLSCheck(t *testing.T) {
 		t.Errorf("MariaDB without a certificate: %+v %v", ch, err)
 	}
 	// made before: named again, not made again
-	r = (&fakerun.Runner{Files: map[string]string{}}).Contains("pidb-server.crt", fakerun.Reply{Stdout: "yes\n"})
-	ch, _ = accessStep{}.Check(ctx, maria(r))
-	if strings.Contains(strings.Join(ch.Commands, "\n"), "openssl") || !strings.Contains(ch.Diff, "+ssl_key = /etc/mysql/pidb-server.key") {
+	made := func(san string) *fakerun.Runner {
+		return (&fakerun.Runner{Files: map[string]string{}}).Contains("pidb-server.crt", fakerun.Reply{Stdout: "yes\nX509v3 Subject Alternative Name: \n    " + san + "\n"})
+	}
+	ch, _ = accessStep{}.Check(ctx, maria(made("IP Address:10.213.41.30")))
+	if strings.Contains(strings.Join(ch.Commands, "\n"), "openssl req") || !strings.Contains(ch.Diff, "+ssl_key = /etc/mysql/pidb-server.key") {
 		t.Errorf("MariaDB with pidb's certificate: %+v", ch)
 	}
+	// made for another address (the Pi's address changed, or its card
+	// moved into another Pi): made again, for this one
+	ch, _ = accessStep{}.Check(ctx, maria(made("IP Address:10.213.41.131")))
+	if cmds := strings.Join(ch.Commands, "\n"); !ch.Needed || !strings.Contains(cmds, "subjectAltName=IP:10.213.41.30 ") ||
+		!strings.Contains(ch.Note, "names IP:10.213.41.131, not this host's address (IP:10.213.41.30)") {
+		t.Errorf("MariaDB with pidb's certificate for another address: %+v", ch)
+	}
 	// tls = false: pidb's certificate stays in use, none is made where there is none
-	tg := maria(r)
+	tg := maria(made("IP Address:10.213.41.30"))
 	tg.Host.TLS = false
 	if ch, _ = (accessStep{}).Check(ctx, tg); !strings.Contains(ch.Diff, "+ssl_cert = ") {
 		t.Errorf("tls = false with pidb's certificate: %+v", ch)
@@ -94,5 +103,30 @@ func TestAccessTLSCheck(t *testing.T) {
 		!strings.HasPrefix(cmds, "cd / && runuser -u postgres -- sh -c ") ||
 		!strings.Contains(ch.Diff, "+ssl_cert_file = '/etc/postgresql/15/main/pidb-server.crt'") {
 		t.Errorf("PostgreSQL with ssl off: %+v", ch)
+	}
+}
+
+// TestCertNames: openssl's subjectAltName lines read in makeCertCmd's
+// form, IPv6 as Go writes it, so a certificate pidb made compares equal to
+// the name it would make now.
+func TestCertNames(t *testing.T) {
+	for out, want := range map[string]string{
+		"X509v3 Subject Alternative Name: \n    IP Address:10.213.41.30\n":                      "IP:10.213.41.30",
+		"X509v3 Subject Alternative Name: \n    DNS:pi4.local, IP Address:0:0:0:0:0:0:0:1\n": "DNS:pi4.local,IP:::1",
+		"": "",
+	} {
+		if got := certNames(out); got != want {
+			t.Errorf("certNames(%q) = %q, want %q", out, got, want)
+		}
+	}
+	if subjectAltName("fd00::0:1") != "IP:fd00::1" || subjectAltName("pi4.local") != "DNS:pi4.local" {
+		t.Errorf("subjectAltName: %q %q", subjectAltName("fd00::0:1"), subjectAltName("pi4.local"))
+	}
+	// the server presents what the file holds, or an older certificate
+	if ok, _ := servesFile("SHA256 Fingerprint=AA:BB\nSHA256 Fingerprint=AA:BB\n"); !ok {
+		t.Error("the same fingerprint twice: not served")
+	}
+	if ok, why := servesFile("SHA256 Fingerprint=AA:BB\nSHA256 Fingerprint=CC:DD\n"); ok || !strings.Contains(why, "other than pidb's file") {
+		t.Errorf("two fingerprints: %v %q", ok, why)
 	}
 }

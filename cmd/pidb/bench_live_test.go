@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,25 +251,29 @@ func TestBenchQuiz(t *testing.T) {
 // sessions on the PostgreSQL host h last ran, once one's statement is LIKE
 // like ("" reads nothing): the values in the text with the simple
 // protocol, $n with the prepared one. It reads on the host, every 50 ms
-// for up to a minute, over a connection made before the run: polled over
-// a new ssh connection each time, a busy machine once let a 3 s run pass
-// between two reads.
+// until it sees one or the run has ended, over a connection made before
+// the run: polled over a new ssh connection each time, a busy machine once
+// let a 3 s run pass between two reads; and a run that took more than a
+// minute to begin its workload once outlasted a reader that gave up then.
 func benchSeeing(t *testing.T, h inventory.Host, like string, args ...string) (job.BenchResult, string) {
 	t.Helper()
 	if like == "" {
 		return benchOne(t, args...), ""
 	}
-	watch := labtest.Armed(t, h, `for i in $(seq 1200); do q=$(cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT query FROM pg_stat_activity WHERE usename = 'pidb' AND query LIKE '`+like+`'"); [ -n "$q" ] && { echo "$q"; break; }; sleep 0.05; [ $SECONDS -lt 60 ] || break; done`)
-	seen, waited := make(chan string, 1), false
+	// the run's end is a file the reader looks for (15 minutes at most)
+	ended := fmt.Sprintf("/tmp/pidb-bench-ended.%d", time.Now().UnixNano())
+	watch := labtest.Armed(t, h, `rm -f `+ended+`; while [ ! -e `+ended+` ] && [ $SECONDS -lt 900 ]; do q=$(cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT query FROM pg_stat_activity WHERE usename = 'pidb' AND query LIKE '`+like+`'"); [ -n "$q" ] && { echo "$q"; break; }; sleep 0.05; done; rm -f `+ended)
+	seen := make(chan string, 1)
 	go func() { seen <- watch() }()
-	defer func() { // also when the bench fails the test: watch reports to t
-		if !waited {
-			<-seen
-		}
-	}()
+	read := ""
+	stop := sync.OnceFunc(func() { // also when the bench fails the test: watch reports to t
+		_, _, _ = labtest.SSH(h, "touch "+ended)
+		read = <-seen
+	})
+	defer stop()
 	b := benchOne(t, args...)
-	waited = true
-	return b, <-seen
+	stop()
+	return b, read
 }
 
 // counts are what a server counted: MariaDB's selects, executed and

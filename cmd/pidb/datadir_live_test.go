@@ -52,7 +52,7 @@ func dataFacts(t *testing.T, inv string) (dir, device, storage string) {
 
 // TestDataDevice moves a running PostgreSQL and a running MariaDB, each
 // with canary rows, onto a USB SSD plugged into a Pi 4 (data_device =
-// "auto"): the rows are there after, the server runs on the drive, facts
+// "auto"; "/dev/sda" for MariaDB): the rows are there after, the server runs on the drive, facts
 // say so, and a second provision changes nothing. On PostgreSQL, whose
 // canary is large enough for its copy to take a while, the link is cut
 // while the host copies: the host puts the server back on its old
@@ -138,7 +138,9 @@ func TestDataDevice(t *testing.T) {
 	})
 	t.Run("mariadb", func(t *testing.T) {
 		t.Parallel()
-		inv := labtest.Fresh(t, "pi4")
+		// a Pi 4 with the Pi 3's MariaDB (a Pi 3 has no USB 3), set up
+		// for the Pi 4 by a provision
+		inv := labtest.BoardFrom(t, "pi4", "pi3")
 		h := labtest.Host(t, inv, inv.Hosts[0].Name)
 		h.User = "root"
 		labtest.PlugDrive(t, h, "usb-ssd")

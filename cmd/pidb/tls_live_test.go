@@ -28,15 +28,20 @@ import (
 // (MariaDB counts the TLS logins), pinned to the certificate read over
 // SSH, and is refused with --tls off. Then tls = false: TLS no longer
 // required but still offered; then back as the lab has it. On a Pi 4 and
-// a Pi 3 of its own, fresh ones that it provisions: a clone would carry
-// the certificate pidb made for its original's address, which --ca's URLs
-// check, and the lab's own would keep the tests that read them waiting.
+// a Pi 3 of its own, clones of provisioned ones: the Pi 3's carries the
+// certificate pidb made for its original's address, which the provision
+// makes again for the clone's (the --ca URLs check it), and MariaDB runs
+// the new one.
 func TestTLSOnTheLab(t *testing.T) {
 	t.Parallel()
-	inv := labtest.FreshAsBoard(t, "pi4", "pi3")
+	inv := labtest.CloneAsBoard(t, "pi4", "pi3")
 	root := func(name string) inventory.Host { return labtest.RootHost(t, inv, name) }
-	if code, res, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4,pi3"); code != 0 {
+	code, res, errOut := provisionLab(t, "-i", inv.Path, "--limit", "pi4,pi3")
+	if code != 0 {
 		t.Fatalf("provision: exit %d %+v\n%s", code, res, errOut)
+	}
+	if notes := strings.Join(res["pi3"].Notes, "\n"); !strings.Contains(notes, "pidb's certificate names IP:10.213.41.30, not this host's address (IP:"+labtest.Host(t, inv, "pi3").Address+")") {
+		t.Errorf("pi3: the clone's certificate, made for the Pi 3 it was cloned from, was not made again; notes:\n%s", notes)
 	}
 	out := t.TempDir()
 	pg, my := credentials(t, inv.Path, "pi4", ""), credentials(t, inv.Path, "pi3", "")

@@ -220,6 +220,37 @@ func FreshHosts(t testing.TB, names ...string) *inventory.Inventory {
 	return InventoryOf(t, names...)
 }
 
+// ClonedHosts is FreshHosts from the snapshot of a provisioned host of
+// board kind from ("pi4": PostgreSQL; "pi3": MariaDB) instead of the
+// pristine image: Pis of other boards (a Pi 5, a CM4) with the server
+// installed and provisioned for another board, as a card moved into
+// another Pi is. A test that needs a server on a board but not its
+// install pays no apt for it; provision sets it up for the board
+// (configure, accounts). The snapshot is taken first if no test has yet
+// (see Clone).
+func ClonedHosts(t testing.TB, from string, names ...string) *inventory.Inventory {
+	t.Helper()
+	Inventory(t)
+	l := atFullSpeed(Lab(t), names)
+	snap := readySnapshot(t, from)
+	if err := take(t, l, true, names); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := l.Remove(ctx, names); err != nil { // what a killed test left
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Remove(context.Background(), names); err != nil {
+			t.Errorf("lab: remove %v: %v", names, err)
+		}
+	})
+	if _, err := l.UpFrom(ctx, names, snap); err != nil {
+		t.Fatalf("lab up %v from %s: %v", names, snap, err)
+	}
+	return InventoryOf(t, names...)
+}
+
 // Cut drops every packet between this machine and h until mend is called
 // (or the test ends): the host runs on, unreachable.
 func Cut(t testing.TB, h inventory.Host) (mend func()) {
