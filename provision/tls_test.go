@@ -111,7 +111,7 @@ func TestAccessTLSCheck(t *testing.T) {
 // the name it would make now.
 func TestCertNames(t *testing.T) {
 	for out, want := range map[string]string{
-		"X509v3 Subject Alternative Name: \n    IP Address:10.213.41.30\n":                      "IP:10.213.41.30",
+		"X509v3 Subject Alternative Name: \n    IP Address:10.213.41.30\n":                   "IP:10.213.41.30",
 		"X509v3 Subject Alternative Name: \n    DNS:pi4.local, IP Address:0:0:0:0:0:0:0:1\n": "DNS:pi4.local,IP:::1",
 		"": "",
 	} {
