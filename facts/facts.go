@@ -58,6 +58,9 @@ type Facts struct {
 	// vm.swappiness (-1: unknown)
 	SwapBytes  uint64
 	Swappiness int
+	// Overcommit is the kernel's vm.overcommit_memory and
+	// vm.overcommit_ratio
+	Overcommit Overcommit
 	BootTarget string // systemctl get-default
 	Desktop    bool   // a display manager installed and enabled
 	Thermal    bool   // a readable thermal zone
@@ -67,6 +70,30 @@ type Facts struct {
 	// "board" (its board's published capacity) or "full" (the lab
 	// machine's); "" on a real board. The lab writes /etc/pisim/speed.
 	Simulated string
+}
+
+// Overcommit is how the kernel commits memory: Mode is vm.overcommit_memory
+// (0 heuristic, the kernel's default; 2 strict: no more than swap + Ratio%
+// of RAM is committed), Ratio vm.overcommit_ratio; Known is false where
+// they could not be read.
+type Overcommit struct {
+	Mode, Ratio int
+	Known       bool
+}
+
+// parseOvercommit reads vm.overcommit_memory and vm.overcommit_ratio, a
+// line each.
+func parseOvercommit(s string) Overcommit {
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return Overcommit{}
+	}
+	mode, err1 := strconv.Atoi(f[0])
+	ratio, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || mode < 0 || mode > 2 || ratio < 0 {
+		return Overcommit{}
+	}
+	return Overcommit{Mode: mode, Ratio: ratio, Known: true}
 }
 
 // jsonFacts is Facts as `pidb facts --json` prints them and run.json keeps
@@ -91,6 +118,8 @@ type jsonFacts struct {
 	Governor      string      `json:"governor,omitempty"`
 	SwapBytes     uint64      `json:"swap_bytes"`
 	Swappiness    *int        `json:"swappiness"`
+	Overcommit    *int        `json:"overcommit_memory"`
+	OvercommitPct *int        `json:"overcommit_ratio"`
 	BootTarget    string      `json:"boot_target"`
 	Desktop       bool        `json:"desktop"`
 	Thermal       bool        `json:"thermal"`
@@ -103,12 +132,15 @@ type jsonFacts struct {
 
 // MarshalJSON writes the flat keys of the command-line contract.
 func (f Facts) MarshalJSON() ([]byte, error) {
-	var swappiness *int
+	var swappiness, overcommit, ratio *int
 	if f.Swappiness >= 0 {
 		swappiness = &f.Swappiness
 	}
+	if f.Overcommit.Known {
+		overcommit, ratio = &f.Overcommit.Mode, &f.Overcommit.Ratio
+	}
 	return json.Marshal(jsonFacts{f.Host, f.Address, f.Model, f.Revision, f.Arch, f.PageSize, f.OS.ID, f.OS.VersionID, f.OS.Codename, f.MemBytes, f.RAMBytes,
-		f.CPUs, f.Storage, f.DataDir, f.DataDevice, f.DataStorage, f.Governor, f.SwapBytes, swappiness, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Simulated, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
+		f.CPUs, f.Storage, f.DataDir, f.DataDevice, f.DataStorage, f.Governor, f.SwapBytes, swappiness, overcommit, ratio, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Simulated, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes (a saved run's facts).
@@ -121,7 +153,11 @@ func (f *Facts) UnmarshalJSON(data []byte) error {
 	if j.Swappiness != nil {
 		swappiness = *j.Swappiness
 	}
-	*f = Facts{Governor: j.Governor, SwapBytes: j.SwapBytes, Swappiness: swappiness, Host: j.Host, Address: j.Address, Model: j.Model, Revision: j.Revision, Arch: j.Arch, PageSize: j.PageSize,
+	var overcommit Overcommit
+	if j.Overcommit != nil && j.OvercommitPct != nil {
+		overcommit = Overcommit{Mode: *j.Overcommit, Ratio: *j.OvercommitPct, Known: true}
+	}
+	*f = Facts{Governor: j.Governor, SwapBytes: j.SwapBytes, Swappiness: swappiness, Overcommit: overcommit, Host: j.Host, Address: j.Address, Model: j.Model, Revision: j.Revision, Arch: j.Arch, PageSize: j.PageSize,
 		OS: OSRelease{ID: j.OSID, VersionID: j.OSVersion, Codename: j.OSCodename}, MemBytes: j.MemBytes, RAMBytes: j.RAMBytes,
 		CPUs: j.CPUs, Storage: j.Storage, DataDir: j.DataDir, DataDevice: j.DataDevice, DataStorage: j.DataStorage, BootTarget: j.BootTarget, Desktop: j.Desktop, Thermal: j.Thermal, Vcgencmd: j.Vcgencmd, Simulated: j.Simulated,
 		Engine: EngineState{Flavor: j.Engine, Version: j.EngineVersion, Running: j.EngineRunning}}
@@ -141,6 +177,7 @@ m root; findmnt -n -o SOURCE / 2>/dev/null || awk '$2 == "/" {print $1}' /proc/m
 m blocks; ls /sys/block 2>/dev/null
 m governor; cat /sys/devices/system/cpu/cpufreq/policy0/scaling_governor 2>/dev/null
 m swap; awk '/^SwapTotal:/ {print $2}' /proc/meminfo; cat /proc/sys/vm/swappiness 2>/dev/null
+m overcommit; cat /proc/sys/vm/overcommit_memory /proc/sys/vm/overcommit_ratio 2>/dev/null
 m target; systemctl get-default 2>/dev/null
 m dm; systemctl is-enabled display-manager.service 2>/dev/null
 m thermal; for z in /sys/class/thermal/thermal_zone*; do [ -r "$z/temp" ] && echo "$(cat "$z/type" 2>/dev/null) $(cat "$z/temp" 2>/dev/null)"; done
@@ -265,6 +302,7 @@ func Parse(out string) Facts {
 	}
 	f.RAMBytes = RAMBytes(ci.Revision, f.MemBytes)
 	f.SwapBytes, f.Swappiness = parseSwap(s["swap"])
+	f.Overcommit = parseOvercommit(s["overcommit"])
 	f.DataDir, f.DataDevice = DataDir(s["datadirs"], f.Engine.Flavor)
 	if f.DataDir != "" {
 		f.DataStorage = storageKind(strings.TrimPrefix(f.DataDevice, "/dev/"))

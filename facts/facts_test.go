@@ -22,7 +22,8 @@ func TestParseBoards(t *testing.T) {
 			Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "c03114", Arch: "aarch64", PageSize: 4096,
 			OS:       OSRelease{ID: "debian", VersionID: "12", Codename: "bookworm", Pretty: "Debian GNU/Linux 12 (bookworm)"},
 			MemBytes: 3884376 * 1024, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", Governor: "ondemand", SwapBytes: 102396 << 10, Swappiness: 60, BootTarget: "graphical.target",
-			Desktop: true, Thermal: true, Vcgencmd: true,
+			Overcommit: Overcommit{Mode: 0, Ratio: 50, Known: true},
+			Desktop:    true, Thermal: true, Vcgencmd: true,
 			Engine:  EngineState{Flavor: "postgres", Version: "15.8", Running: true},
 			DataDir: "/var/lib/postgresql/15/main", DataDevice: "/dev/mmcblk0p2", DataStorage: "sd",
 		},
@@ -189,12 +190,13 @@ func TestJSONKeys(t *testing.T) {
 	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range strings.Fields("host address model arch page_size os_id os_version mem_bytes ram_bytes cpus storage boot_target desktop thermal vcgencmd engine engine_version engine_running") {
+	for _, k := range strings.Fields("host address model arch page_size os_id os_version mem_bytes ram_bytes cpus storage boot_target desktop thermal vcgencmd engine engine_version engine_running overcommit_memory overcommit_ratio") {
 		if _, ok := m[k]; !ok {
 			t.Errorf("JSON lacks %q: %s", k, out)
 		}
 	}
-	if m["ram_bytes"] != float64(4<<30) || m["cpus"] != float64(4) || m["engine"] != "postgres" || m["engine_running"] != true || m["page_size"] != float64(4096) {
+	if m["ram_bytes"] != float64(4<<30) || m["cpus"] != float64(4) || m["engine"] != "postgres" || m["engine_running"] != true || m["page_size"] != float64(4096) ||
+		m["overcommit_memory"] != float64(0) || m["overcommit_ratio"] != float64(50) {
 		t.Errorf("JSON values: %s", out)
 	}
 }
@@ -269,6 +271,22 @@ func TestSimulated(t *testing.T) {
 		}
 		if has := strings.Contains(string(out), `"simulated":"`+want+`"`); has != (want != "") {
 			t.Errorf("%q: JSON %s", tail, out)
+		}
+	}
+}
+
+// TestParseOvercommit: the two values, or unknown where either is missing
+// or not the kernel's.
+func TestParseOvercommit(t *testing.T) {
+	for in, want := range map[string]Overcommit{
+		"2\n80\n": {Mode: 2, Ratio: 80, Known: true},
+		"0\n50\n": {Mode: 0, Ratio: 50, Known: true},
+		"0\n":     {},
+		"3\n50\n": {},
+		"":        {},
+	} {
+		if got := parseOvercommit(in); got != want {
+			t.Errorf("parseOvercommit(%q) = %+v, want %+v", in, got, want)
 		}
 	}
 }

@@ -196,6 +196,8 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 		"etc/pisim/cpufreq/policy0/scaling_available_governors": "conservative ondemand userspace powersave performance schedutil\n",
 		"etc/pisim/cpufreq/policy0/affected_cpus":               cpuList(b.CPUs) + "\n",
 		"etc/pisim/sysctl/swappiness":                           "60\n",
+		"etc/pisim/sysctl/overcommit_memory":                    "0\n",
+		"etc/pisim/sysctl/overcommit_ratio":                     "50\n",
 	}
 	files["etc/systemd/system/pisim.service"] = pisimUnit
 	if b.PageSize != 0 && b.PageSize != os.Getpagesize() {
@@ -287,8 +289,10 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 // reads it: the board's /proc/cpuinfo, /proc/meminfo and thermal zone bound
 // over the machine's, and the firmware's since-boot throttling flags
 // cleared, as a Pi's are when it boots; its CPU frequency policy (the
-// kernel's ondemand at boot) and vm.swappiness (60) bound over the
-// machine's as files the host may write, and the sysctl.d files applied,
+// kernel's ondemand at boot), vm.swappiness (60) and vm.overcommit_memory
+// and _ratio (0 and 50) bound over the machine's as files the host may
+// write (what the host sets there is its own: this machine's kernel
+// neither swaps nor commits by them), and the sysctl.d files applied,
 // as a Pi's systemd-sysctl does (a container skips it: /proc/sys is
 // read-only there); and the fstab's ext4 filesystems
 // mounted (a drive's, by UUID), as a Pi's udev and systemd mount them at
@@ -307,9 +311,11 @@ ExecStart=/bin/mount --bind /etc/pisim/cpuinfo /proc/cpuinfo
 ExecStart=/bin/mount --bind /etc/pisim/meminfo /proc/meminfo
 ExecStart=/bin/mount --bind /etc/pisim/thermal /sys/class/thermal
 ExecStart=/bin/sh -c 'if [ -f /etc/pisim/vcgencmd/throttled ]; then echo 0x0 > /etc/pisim/vcgencmd/throttled; fi'
-ExecStart=/bin/sh -c 'echo ondemand > /etc/pisim/cpufreq/policy0/scaling_governor; echo 60 > /etc/pisim/sysctl/swappiness'
+ExecStart=/bin/sh -c 'echo ondemand > /etc/pisim/cpufreq/policy0/scaling_governor; echo 60 > /etc/pisim/sysctl/swappiness; echo 0 > /etc/pisim/sysctl/overcommit_memory; echo 50 > /etc/pisim/sysctl/overcommit_ratio'
 ExecStart=/bin/mount --bind /etc/pisim/cpufreq /sys/devices/system/cpu/cpufreq
 ExecStart=/bin/mount --bind /etc/pisim/sysctl/swappiness /proc/sys/vm/swappiness
+ExecStart=/bin/mount --bind /etc/pisim/sysctl/overcommit_memory /proc/sys/vm/overcommit_memory
+ExecStart=/bin/mount --bind /etc/pisim/sysctl/overcommit_ratio /proc/sys/vm/overcommit_ratio
 ExecStart=/bin/sh -c 'sysctl -q -e --system >/dev/null 2>&1; true'
 ExecStart=/bin/sh -c 'for d in /dev/sd[a-z] /dev/nvme[0-9]n[0-9]; do [ -b "$d" ] && blkid "$d" >/dev/null; done; mount -a -t ext4 2>/dev/null; true'
 `

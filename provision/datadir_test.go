@@ -241,3 +241,58 @@ func TestMoveState(t *testing.T) {
 		t.Errorf("the state is read before the service is asked: %s", cmd)
 	}
 }
+
+// TestStrictOvercommit: the ratio is the smallest (in steps of 5, from 50)
+// whose limit holds the server's worst case and 256 MB for the rest, and
+// none where 90% of RAM and the swap cannot. The figures are worked out by
+// hand in MiB.
+func TestStrictOvercommit(t *testing.T) {
+	const m = 1 << 20
+	for _, c := range []struct {
+		name              string
+		mem, swap, budget uint64
+		ok                bool
+		ratio, limitMiB   int
+	}{
+		// 1024 + 65% of 3800 = 3494 >= 3200 + 256; 60% gives 3304
+		{"a Pi 4 with dphys-swapfile's 1 GB", 3800 * m, 1024 * m, 3200 * m, true, 65, 3494},
+		// 512 + 50% of 430 = 727 >= 420 + 256
+		{"a Zero with 512 MB of swap", 430 * m, 512 * m, 420 * m, true, 50, 727},
+		// 100 + 90% of 3800 = 3520 < 3481 + 256
+		{"a Pi 4 with 100 MB of swap, the worst case filling RAM", 3800 * m, 100 * m, 3481 * m, false, 90, 3520},
+	} {
+		st := strictOvercommit(c.mem, c.swap, c.budget)
+		if st.ok != c.ok || st.ratio != c.ratio || st.limit/m != uint64(c.limitMiB) {
+			t.Errorf("%s: %+v, want ok %v, ratio %d, limit %d MiB", c.name, st, c.ok, c.ratio, c.limitMiB)
+		}
+	}
+
+	// through the step, on PostgreSQL: a Zero on Raspberry Pi OS (its swap
+	// to be 512 MB) gets it; pidb's file with it, on a host where it no
+	// longer fits, goes back to the kernel's defaults; MariaDB never has it
+	ctx := context.Background()
+	zero := func(r *fakerun.Runner) *Target {
+		tg := target("postgres", facts.EngineState{Flavor: "postgres", Version: "15.8", Running: true}, r)
+		tg.Facts.RAMBytes, tg.Facts.MemBytes, tg.Facts.CPUs, tg.Facts.Swappiness = 512<<20, 430<<20, 1, 10
+		tg.Preset = "balanced"
+		return tg
+	}
+	r := &fakerun.Runner{Files: map[string]string{swapConf: "CONF_SWAPSIZE=100\n"}}
+	ch, err := osStep{}.Check(ctx, zero(r))
+	if err != nil || !strings.Contains(ch.Diff, "+vm.overcommit_memory = 2\n") || !strings.Contains(ch.Diff, "+vm.overcommit_ratio = ") ||
+		!strings.Contains(ch.Note, "strict overcommit (vm.overcommit_memory 2, ratio ") {
+		t.Errorf("a Zero with 512 MB of swap to be: %+v %v", ch, err)
+	}
+	strictFile := "vm.swappiness = 10\nvm.overcommit_memory = 2\nvm.overcommit_ratio = 50\n"
+	r = &fakerun.Runner{Files: map[string]string{sysctlFile: strictFile}} // no dphys-swapfile: the swap stays 0
+	ch, _ = osStep{}.Check(ctx, zero(r))
+	if cmds := strings.Join(ch.Commands, "\n"); !strings.Contains(ch.Diff, "-vm.overcommit_memory = 2") || !strings.Contains(cmds, "sysctl -q -w vm.overcommit_memory=0 vm.overcommit_ratio=50") ||
+		!strings.Contains(ch.Note, "the kernel's overcommit heuristic kept") {
+		t.Errorf("strict overcommit that no longer fits: %+v", ch)
+	}
+	r = &fakerun.Runner{Files: map[string]string{swapConf: "CONF_SWAPSIZE=100\n"}}
+	tg := target("mysql", facts.EngineState{Flavor: "mariadb", Version: "10.11.6", Running: true}, r)
+	if ch, _ := (osStep{}).Check(ctx, tg); strings.Contains(ch.Diff, "overcommit") || strings.Contains(ch.Note, "overcommit") {
+		t.Errorf("MariaDB: %+v", ch)
+	}
+}

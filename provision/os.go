@@ -11,8 +11,12 @@ import (
 	"strconv"
 	"strings"
 
+	"pidb/dbms"
+	"pidb/engine"
+	"pidb/facts"
 	"pidb/inventory"
 	"pidb/remote"
+	"pidb/tune"
 )
 
 // osStep sets the Pi up for a database, each part checked before it is
@@ -29,7 +33,13 @@ import (
 //     filled, nor worn, by logs; the servers' own logs go there
 //     (MariaDB's) or are rotated by the distribution (PostgreSQL's);
 //   - swap sized for the board where dphys-swapfile manages it (Raspberry
-//     Pi OS: 100 MB by default): 512 MB on 1 GB or less, 1 GB above.
+//     Pi OS: 100 MB by default): 512 MB on 1 GB or less, 1 GB above;
+//   - on PostgreSQL, strict overcommit (vm.overcommit_memory 2, as
+//     PostgreSQL's documentation advises: a backend that asks for more
+//     than the kernel can give gets an error, where the OOM killer would
+//     take the postmaster) where the preset's worst case and the rest of
+//     the system fit in what the kernel then commits (strictOvercommit);
+//     elsewhere the kernel's heuristic stays.
 type osStep struct{}
 
 func (osStep) Name() string { return "os" }
@@ -55,6 +65,97 @@ const (
 	sysctlContent   = "# Managed by pidb: the database's memory stays in RAM; the rest may go to swap.\nvm.swappiness = 10\n"
 	journaldContent = "# Managed by pidb: logs bounded, so they neither fill nor wear the card.\n[Journal]\nSystemMaxUse=64M\nRuntimeMaxUse=32M\n"
 )
+
+// systemCommit is what strictOvercommit leaves for everything but the
+// server's own memory: the OS's services, the SSH sessions, apt, the
+// server's own code and stacks. Raspberry Pi OS Lite commits less than
+// this at idle; strict accounting counts each thread's stack whole.
+const systemCommit = 256 << 20
+
+// Strict overcommit's ratio: the kernel's default (50) at least, 90 at
+// most (swap + 90% of RAM: room for the kernel and the page cache).
+const (
+	minOvercommitRatio = 50
+	maxOvercommitRatio = 90
+)
+
+// strict is strict overcommit on a host, decided by strictOvercommit.
+type strict struct {
+	ok    bool
+	ratio int // vm.overcommit_ratio, in steps of 5
+	// what it was decided on, in bytes: the server's worst case (the
+	// preset's memory budget), the swap, the kernel's memory, and the
+	// commit limit (swap + ratio% of mem; at maxOvercommitRatio where
+	// not ok)
+	budget, swap, mem, limit uint64
+}
+
+// strictOvercommit decides strict overcommit for a PostgreSQL host: the
+// smallest ratio (from minOvercommitRatio, in steps of 5) whose commit
+// limit, swap + ratio% of the kernel's memory, holds the server's worst
+// case and systemCommit; not ok where even maxOvercommitRatio's does not
+// (the worst case would be refused memory while it still fits in RAM).
+func strictOvercommit(mem, swap, budget uint64) strict {
+	st := strict{budget: budget, swap: swap, mem: mem}
+	need := budget + systemCommit
+	for r := minOvercommitRatio; r <= maxOvercommitRatio; r += 5 {
+		st.ratio, st.limit = r, swap+mem*uint64(r)/100
+		if st.limit >= need {
+			st.ok = true
+			return st
+		}
+	}
+	return st
+}
+
+// live reports whether the kernel runs strict overcommit as decided
+// (where it is ok and the kernel's values could be read; where it is not
+// ok, the kernel's values are the user's or the kernel's).
+func (st strict) live(have facts.Overcommit) bool {
+	return !st.ok || !have.Known || (have.Mode == 2 && have.Ratio == st.ratio)
+}
+
+// sysctlFor is pidb's sysctl.d file: swappiness, and strict overcommit
+// where it is ok.
+func sysctlFor(st strict) string {
+	if !st.ok {
+		return sysctlContent
+	}
+	return sysctlContent + fmt.Sprintf("# PostgreSQL's advice: strict overcommit, so a backend gets an error where the OOM killer would take the server.\n"+
+		"# swap %d MB + %d%% of %d MB = %d MB holds the preset's worst case (%d MB) and %d MB for the rest.\nvm.overcommit_memory = 2\nvm.overcommit_ratio = %d\n",
+		st.swap>>20, st.ratio, st.mem>>20, st.limit>>20, st.budget>>20, systemCommit>>20, st.ratio)
+}
+
+// note says what the step decided on overcommit, for the step's note.
+func (st strict) note() string {
+	if st.ok {
+		return fmt.Sprintf("strict overcommit (vm.overcommit_memory 2, ratio %d: swap %d MB + %d%% of %d MB = %d MB for the server's worst case, %d MB, and %d MB for the rest)",
+			st.ratio, st.swap>>20, st.ratio, st.mem>>20, st.limit>>20, st.budget>>20, systemCommit>>20)
+	}
+	return fmt.Sprintf("the kernel's overcommit heuristic kept: strict overcommit would commit at most %d MB (swap %d MB + %d%% of %d MB), less than the server's worst case (%d MB) and %d MB for the rest",
+		st.limit>>20, st.swap>>20, maxOvercommitRatio, st.mem>>20, st.budget>>20, systemCommit>>20)
+}
+
+// overcommitOf decides strict overcommit for t's host: only on
+// PostgreSQL (whose documentation advises it; MariaDB's does not), once
+// the server is installed; ok false and why "" elsewhere. swap is the swap
+// the host will have after the step.
+func overcommitOf(t *Target, swap uint64) (strict, error) {
+	e, err := engine.Of(t.Facts)
+	if err != nil || e.Flavor != dbms.Postgres {
+		return strict{}, nil
+	}
+	in, s, err := t.settings(e)
+	if err != nil {
+		return strict{}, err
+	}
+	mem := t.Facts.MemBytes
+	if mem == 0 {
+		mem = t.Facts.RAMBytes * 85 / 100
+	}
+	st := strictOvercommit(mem, swap, tune.MemoryBudget(in, s))
+	return st, nil
+}
 
 // journaldFor is the journal's drop-in: bounded, and in RAM only where
 // the inventory asks (os_journal = "volatile": no log write reaches the
@@ -133,7 +234,7 @@ func read(ctx context.Context, t *Target, path string) (string, bool, error) {
 
 // plan is what the step wants of the host: its files, each read once, and
 // what it leaves alone, said as notes.
-func (osStep) plan(ctx context.Context, t *Target) (files []osFile, notes []string, err error) {
+func (osStep) plan(ctx context.Context, t *Target) (files []osFile, notes []string, oc strict, err error) {
 	add := func(path string, want func(have string) string, then ...string) error {
 		have, _, err := read(ctx, t, path)
 		if err == nil {
@@ -144,21 +245,46 @@ func (osStep) plan(ctx context.Context, t *Target) (files []osFile, notes []stri
 	fixed := func(content string) func(string) string { return func(string) string { return content } }
 	if governor := governorOf(t.Host); governor != "ondemand" {
 		if err := add(governorUnit, fixed(governorUnitFor(governor)), "systemctl daemon-reload", "systemctl enable "+governorUnitName, "systemctl restart "+governorUnitName); err != nil {
-			return nil, nil, err
+			return nil, nil, strict{}, err
 		}
 	}
-	if err := add(sysctlFile, fixed(sysctlContent), "sysctl -q -p "+sysctlFile); err != nil {
-		return nil, nil, err
+	// the swap the host will have: dphys-swapfile's size for the board
+	// where the step sets it, else what it has
+	swap := t.Facts.SwapBytes
+	conf, hasDphys, err := read(ctx, t, swapConf)
+	if err != nil {
+		return nil, nil, strict{}, err
+	}
+	if hasDphys {
+		swap = uint64(swapSize(t.Facts.RAMBytes)) << 20
+	}
+	oc, err = overcommitOf(t, swap)
+	if err != nil {
+		return nil, nil, strict{}, err
+	}
+	sysctlHave, _, err := read(ctx, t, sysctlFile)
+	if err != nil {
+		return nil, nil, strict{}, err
+	}
+	sysctlThen := []string{"sysctl -q -p " + sysctlFile}
+	if !oc.ok && strings.Contains(sysctlHave, "vm.overcommit_memory") {
+		// strict overcommit taken back (the preset's worst case grew, or the
+		// server is not PostgreSQL now): the kernel's defaults again
+		sysctlThen = append([]string{"sysctl -q -w vm.overcommit_memory=0 vm.overcommit_ratio=50"}, sysctlThen...)
+	}
+	files = append(files, osFile{sysctlFile, sysctlHave, sysctlFor(oc), sysctlThen})
+	if oc.budget > 0 {
+		notes = append(notes, oc.note())
 	}
 	if err := add(journaldFile, fixed(journaldFor(t.Host.OSJournal)), "systemctl restart systemd-journald"); err != nil {
-		return nil, nil, err
+		return nil, nil, strict{}, err
 	}
 	// the data on the root filesystem (the card): noatime there too, as
 	// Raspberry Pi OS has it; datadir mounts its drive with it
 	if !strings.HasPrefix(t.Facts.DataDir, dataMount+"/") {
 		fstab, _, err := read(ctx, t, "/etc/fstab")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, strict{}, err
 		}
 		if want, ok := withRootNoatime(fstab); !ok {
 			notes = append(notes, "the root filesystem has no line in /etc/fstab: its atime is left as it is")
@@ -166,22 +292,19 @@ func (osStep) plan(ctx context.Context, t *Target) (files []osFile, notes []stri
 			files = append(files, osFile{"/etc/fstab", fstab, want, []string{"mount -o remount,noatime /"}})
 		}
 	}
-	conf, ok, err := read(ctx, t, swapConf)
 	switch {
-	case err != nil:
-		return nil, nil, err
-	case !ok:
+	case !hasDphys:
 		notes = append(notes, "no dphys-swapfile here: the swap is left as it is")
 	default:
 		files = append(files, osFile{swapConf, conf, withSwapSize(conf, swapSize(t.Facts.RAMBytes)), []string{"dphys-swapfile swapoff", "dphys-swapfile setup", "dphys-swapfile swapon"}})
 	}
-	return files, notes, nil
+	return files, notes, oc, nil
 }
 
 // change is what the step would do, given its plan: the files that differ
 // and what runs after them, and what the live values still need (a unit
 // disabled behind pidb's back, a governor another tool changed).
-func (osStep) change(ctx context.Context, t *Target, files []osFile, notes []string) (Change, error) {
+func (osStep) change(ctx context.Context, t *Target, files []osFile, notes []string, oc strict) (Change, error) {
 	var ch Change
 	var diffs []string
 	for _, f := range files {
@@ -215,7 +338,7 @@ func (osStep) change(ctx context.Context, t *Target, files []osFile, notes []str
 			}
 		}
 	}
-	if t.Facts.Swappiness >= 0 && t.Facts.Swappiness != 10 && !slices.Contains(ch.Commands, "sysctl -q -p "+sysctlFile) {
+	if (t.Facts.Swappiness >= 0 && t.Facts.Swappiness != 10 || !oc.live(t.Facts.Overcommit)) && !slices.Contains(ch.Commands, "sysctl -q -p "+sysctlFile) {
 		ch.Commands = append(ch.Commands, "sysctl -q -p "+sysctlFile)
 	}
 	if len(ch.Commands) == 0 && len(diffs) == 0 {
@@ -231,19 +354,19 @@ func (osStep) change(ctx context.Context, t *Target, files []osFile, notes []str
 }
 
 func (s osStep) Check(ctx context.Context, t *Target) (Change, error) {
-	files, notes, err := s.plan(ctx, t)
+	files, notes, oc, err := s.plan(ctx, t)
 	if err != nil {
 		return Change{}, err
 	}
-	return s.change(ctx, t, files, notes)
+	return s.change(ctx, t, files, notes, oc)
 }
 
 func (s osStep) Apply(ctx context.Context, t *Target) error {
-	files, notes, err := s.plan(ctx, t)
+	files, notes, oc, err := s.plan(ctx, t)
 	if err != nil {
 		return err
 	}
-	ch, err := s.change(ctx, t, files, notes)
+	ch, err := s.change(ctx, t, files, notes, oc)
 	if err != nil || !ch.Needed {
 		return err
 	}
@@ -271,6 +394,9 @@ func (s osStep) Apply(ctx context.Context, t *Target) error {
 	}
 	if t.Facts.Swappiness >= 0 && t.Facts.Swappiness != 10 {
 		return fmt.Errorf("vm.swappiness is %d after the step, not 10", t.Facts.Swappiness)
+	}
+	if !oc.live(t.Facts.Overcommit) {
+		return fmt.Errorf("vm.overcommit_memory %d, vm.overcommit_ratio %d after the step, not 2 and %d", t.Facts.Overcommit.Mode, t.Facts.Overcommit.Ratio, oc.ratio)
 	}
 	return nil
 }

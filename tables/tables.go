@@ -233,7 +233,8 @@ func governorOf(f facts.Facts) string {
 	return f.Governor
 }
 
-// swapOf is a host's swap and its swappiness: "100 MiB (60)".
+// swapOf is a host's swap and its swappiness, and the commit limit where
+// the kernel commits strictly: "100 MiB (60)", "1024 MiB (10) strict 80%".
 func swapOf(f facts.Facts) string {
 	s := mib(f.SwapBytes)
 	if f.SwapBytes == 0 {
@@ -241,6 +242,9 @@ func swapOf(f facts.Facts) string {
 	}
 	if f.Swappiness >= 0 {
 		s += " (" + strconv.Itoa(f.Swappiness) + ")"
+	}
+	if f.Overcommit.Known && f.Overcommit.Mode == 2 {
+		s += " strict " + strconv.Itoa(f.Overcommit.Ratio) + "%"
 	}
 	return s
 }

@@ -74,7 +74,7 @@ func TestValidate(t *testing.T) {
 func TestFacts(t *testing.T) {
 	rs := []action.HostFacts{
 		{Host: inventory.Host{Name: "pi4"}, Value: facts.Facts{Host: "pi4", Model: "Raspberry Pi 4 Model B Rev 1.4", Simulated: "board", RAMBytes: 4 << 30, MemBytes: 3840 << 20,
-			CPUs: 4, Arch: "aarch64", PageSize: 16384, OS: facts.OSRelease{ID: "debian", VersionID: "12"}, Storage: "sd", Governor: "performance", SwapBytes: 100 << 20, Swappiness: 10, BootTarget: "multi-user.target", Thermal: true,
+			CPUs: 4, Arch: "aarch64", PageSize: 16384, OS: facts.OSRelease{ID: "debian", VersionID: "12"}, Storage: "sd", Governor: "performance", SwapBytes: 100 << 20, Swappiness: 10, Overcommit: facts.Overcommit{Mode: 2, Ratio: 60, Known: true}, BootTarget: "multi-user.target", Thermal: true,
 			Engine: facts.EngineState{Flavor: "postgres", Version: "15.8", Running: true}}},
 		{Host: inventory.Host{Name: "pi3", Address: "10.0.0.3"}, Err: errors.New("pi3: connect: refused")},
 		{Host: inventory.Host{Name: "pi4b"}, Value: facts.Facts{Host: "pi4b", Model: "Raspberry Pi 4 Model B Rev 1.4", RAMBytes: 4 << 30, MemBytes: 3840 << 20,
@@ -82,7 +82,7 @@ func TestFacts(t *testing.T) {
 			DataDir: "/srv/pidb-data/mysql", DataDevice: "/dev/sda", DataStorage: "usb", Swappiness: -1, Engine: facts.EngineState{Flavor: "mariadb", Version: "10.11.6"}}},
 	}
 	rowsEqual(t, "facts", Facts(rs).Rows, [][]string{
-		{"pi4", "Raspberry Pi 4 Model B Rev 1.4 (simulated, board speed)", "4096 MiB", "3840 MiB", "4", "aarch64", "16K", "debian 12", "sd", "performance", "100 MiB (10)", "multi-user.target", "no", "yes", "postgres 15.8 (running)"},
+		{"pi4", "Raspberry Pi 4 Model B Rev 1.4 (simulated, board speed)", "4096 MiB", "3840 MiB", "4", "aarch64", "16K", "debian 12", "sd", "performance", "100 MiB (10) strict 60%", "multi-user.target", "no", "yes", "postgres 15.8 (running)"},
 		{"pi3", "FAILED (see stderr)", "", "", "", "", "", "", "", "", "", "", "", "", ""},
 		{"pi4b", "Raspberry Pi 4 Model B Rev 1.4", "4096 MiB", "3840 MiB", "4", "aarch64", "4K", "debian 12", "sd, data on usb (/dev/sda)", "?", "none", "multi-user.target", "no", "no", "mariadb 10.11.6 (stopped)"},
 	})

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,6 +129,22 @@ func TestProvisionTheLab(t *testing.T) {
 		} {
 			if got := strings.TrimSpace(labtest.MustSSH(t, root(c.host), c.cmd)); got != c.want {
 				t.Errorf("%s: %q, want %q", c.host, got, c.want)
+			}
+		}
+		// the os step's first run on fresh Pis (ondemand and swappiness 60
+		// as they boot; TestOSStep goes on from there)
+		code, out, errOut := runPidb(t, "facts", "-i", inv.Path, "--json")
+		var fs []struct {
+			Host       string `json:"host"`
+			Governor   string `json:"governor"`
+			Swappiness int    `json:"swappiness"`
+		}
+		if err := json.Unmarshal([]byte(out), &fs); err != nil || code != 0 || len(fs) != len(hosts) {
+			t.Fatalf("facts: exit %d %v\n%s\n%s", code, err, out, errOut)
+		}
+		for _, f := range fs {
+			if f.Governor != "performance" || f.Swappiness != 10 {
+				t.Errorf("%s after provision: governor %q, swappiness %d", f.Host, f.Governor, f.Swappiness)
 			}
 		}
 		for n := range hosts {
@@ -495,53 +513,99 @@ func TestMariaDBRefusedOn16KPages(t *testing.T) {
 	}
 }
 
-// TestOSStep: a fresh Pi 3 (ondemand, vm.swappiness 60) is set up for a
-// database by provision's os step: facts read the performance governor and
-// swappiness 10 back, also after a reboot, and the journal's bound is in
-// place; a second provision changes nothing; os_governor = "ondemand"
-// gives the distribution's governor back. On a fresh Pi 3 of its own.
+// TestOSStep: provision's os step on a Pi 4 of its own (a clone of a
+// provisioned one; TestProvisionTheLab's fresh Pis show the step's first
+// run): the performance governor and vm.swappiness 10, also after a
+// reboot, and the journal's bound; os_governor = "ondemand" gives the
+// distribution's governor back. Strict overcommit: kept off where the
+// preset's worst case fills the RAM (balanced, with the lab's 100 MB of
+// swap), on where it leaves room (20 connections of 1MB work_mem), with
+// the ratio in pidb's file, also after a reboot; and off again when the
+// worst case grows back.
 func TestOSStep(t *testing.T) {
 	t.Parallel()
-	inv := labtest.FreshAsBoard(t, "pi3")
-	h := labtest.RootHost(t, inv, "pi3")
-	governor := func(path string) (string, float64) {
+	inv := labtest.CloneAsBoard(t, "pi4")
+	h := labtest.RootHost(t, inv, "pi4")
+	type osFacts struct {
+		Governor   string `json:"governor"`
+		Swappiness int    `json:"swappiness"`
+		Overcommit *int   `json:"overcommit_memory"`
+		Ratio      *int   `json:"overcommit_ratio"`
+	}
+	read := func(path string) osFacts {
 		t.Helper()
 		code, out, errOut := runPidb(t, "facts", "-i", path, "--json")
-		var fs []map[string]any
-		if err := json.Unmarshal([]byte(out), &fs); err != nil || code != 0 || len(fs) != 1 {
-			t.Fatalf("facts: exit %d %v\n%s", code, err, errOut)
+		var fs []osFacts
+		if err := json.Unmarshal([]byte(out), &fs); err != nil || code != 0 || len(fs) != 1 || fs[0].Overcommit == nil || fs[0].Ratio == nil {
+			t.Fatalf("facts: exit %d %v\n%s\n%s", code, err, out, errOut)
 		}
-		g, _ := fs[0]["governor"].(string)
-		s, _ := fs[0]["swappiness"].(float64)
-		return g, s
+		return fs[0]
 	}
-	if g, s := governor(inv.Path); g != "ondemand" || s != 60 {
-		t.Fatalf("a fresh Pi 3: governor %q, swappiness %v", g, s)
+	provision := func(path string, want string) provisionJSON {
+		t.Helper()
+		code, res, errOut := provisionLab(t, "-i", path)
+		// each inventory keeps its own passwords: a provision from another
+		// sets the accounts to its own
+		changed := slices.DeleteFunc(slices.Clone(res["pi4"].Changed), func(s string) bool { return s == "accounts" })
+		if code != 0 || strings.Join(changed, ",") != want {
+			t.Fatalf("provision: exit %d, changed %v, want %q\n%s", code, res["pi4"].Changed, want, errOut)
+		}
+		return res["pi4"]
 	}
-	if code, res, errOut := provisionLab(t, "-i", inv.Path); code != 0 || !strings.Contains(strings.Join(res["pi3"].Changed, ","), "os") {
-		t.Fatalf("provision: exit %d %+v\n%s", code, res, errOut)
-	}
-	if g, s := governor(inv.Path); g != "performance" || s != 10 {
-		t.Errorf("after provision: governor %q, swappiness %v", g, s)
+	// (booted: its units set the governor once SSH answers)
+	labtest.MustSSH(t, h, "systemctl is-system-running --wait >/dev/null; true")
+	provision(inv.Path, "")
+	if f := read(inv.Path); f.Governor != "performance" || f.Swappiness != 10 || *f.Overcommit != 0 || *f.Ratio != 50 {
+		t.Errorf("a provisioned Pi 4 (balanced, 100 MB of swap): %+v, want performance, 10, the kernel's overcommit 0 and 50", f)
 	}
 	if got := labtest.MustSSH(t, h, "systemd-analyze cat-config systemd/journald.conf | grep -c '^SystemMaxUse=64M'"); strings.TrimSpace(got) != "1" {
 		t.Errorf("the journal's bound: %q", got)
 	}
-	labtest.Reboot(t, h)
-	if g, s := governor(inv.Path); g != "performance" || s != 10 {
-		t.Errorf("after a reboot: governor %q, swappiness %v", g, s)
-	}
-	if code, res, errOut := provisionLab(t, "-i", inv.Path); code != 0 || len(res["pi3"].Changed) != 0 {
-		t.Errorf("a second provision: exit %d, changed %v\n%s", code, res["pi3"].Changed, errOut)
-	}
+
 	ondemand := withHostKeys(t, inv, "", `os_governor = "ondemand"`)
-	if code, res, errOut := provisionLab(t, "-i", ondemand); code != 0 || !strings.HasPrefix(strings.Join(res["pi3"].Changed, ","), "os") {
-		t.Errorf("os_governor = ondemand: exit %d %+v\n%s", code, res, errOut)
-	}
-	if g, _ := governor(ondemand); g != "ondemand" {
-		t.Errorf("os_governor = ondemand: governor %q", g)
+	provision(ondemand, "os")
+	if f := read(ondemand); f.Governor != "ondemand" {
+		t.Errorf("os_governor = ondemand: governor %q", f.Governor)
 	}
 	if got := labtest.MustSSH(t, h, "ls /etc/systemd/system/pidb-cpu-governor.service 2>/dev/null; true"); strings.TrimSpace(got) != "" {
 		t.Errorf("pidb's governor unit is still there: %q", got)
+	}
+
+	// room for strict overcommit: the worst case of 20 connections with
+	// 1MB of work_mem each
+	src, err := os.ReadFile(inv.Path) // its one host is the last table
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := filepath.Join(t.TempDir(), "small.toml")
+	if err := os.WriteFile(small, append(src, "\n[host.settings]\nmax_connections = 20\nwork_mem = \"1MB\"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := provision(small, "os,configure")
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "strict overcommit (vm.overcommit_memory 2, ratio ") {
+		t.Errorf("the os step did not say it set strict overcommit; notes:\n%s", strings.Join(res.Notes, "\n"))
+	}
+	file := labtest.MustSSH(t, h, "cat /etc/sysctl.d/60-pidb.conf")
+	m := regexp.MustCompile(`(?m)^vm.overcommit_memory = 2\nvm.overcommit_ratio = (\d+)$`).FindStringSubmatch(file)
+	if m == nil {
+		t.Fatalf("pidb's sysctl file has no strict overcommit:\n%s", file)
+	}
+	for _, when := range []string{"after provision", "after a reboot"} {
+		if when == "after a reboot" {
+			labtest.Reboot(t, h)
+		}
+		if f := read(small); f.Governor != "performance" || f.Swappiness != 10 || *f.Overcommit != 2 || strconv.Itoa(*f.Ratio) != m[1] {
+			t.Errorf("%s: %+v, want performance, 10, overcommit 2 and ratio %s", when, f, m[1])
+		}
+	}
+	provision(small, "")
+
+	// the worst case fills the RAM again: the kernel's defaults
+	res = provision(inv.Path, "os,configure")
+	if f := read(inv.Path); *f.Overcommit != 0 || *f.Ratio != 50 {
+		t.Errorf("back to balanced: overcommit %d, ratio %d; want the kernel's 0 and 50", *f.Overcommit, *f.Ratio)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "the kernel's overcommit heuristic kept") {
+		t.Errorf("the os step did not say why; notes:\n%s", strings.Join(res.Notes, "\n"))
 	}
 }
