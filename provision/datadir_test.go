@@ -205,6 +205,14 @@ func TestOSCheck(t *testing.T) {
 	if ch, _ := (osStep{}).Check(ctx, tg); !strings.Contains(ch.Diff, "+Storage=volatile") || !strings.Contains(strings.Join(ch.Commands, "\n"), "systemctl restart systemd-journald") {
 		t.Errorf("os_journal = volatile: %+v", ch)
 	}
+	// an OS that swaps to zram: no swap file sized beside it
+	zram := &fakerun.Runner{Files: map[string]string{swapConf: "CONF_SWAPSIZE=100\n",
+		"/proc/swaps": "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/zram0                              partition\t2097148\t\t0\t\t100\n"}}
+	tg = target("postgres", facts.EngineState{}, zram)
+	tg.Facts.RAMBytes = 1 << 30
+	if ch, _ := (osStep{}).Check(ctx, tg); strings.Contains(ch.Diff, "CONF_SWAPSIZE") || !strings.Contains(ch.Note, "the OS swaps to zram") {
+		t.Errorf("zram: %+v", ch)
+	}
 	if got := withSwapSize("CONF_SWAPFILE=/var/swap\n", 1024); got != "CONF_SWAPFILE=/var/swap\nCONF_SWAPSIZE=1024  # pidb: sized for the board\n" {
 		t.Errorf("no CONF_SWAPSIZE line: %q", got)
 	}

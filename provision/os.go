@@ -33,7 +33,8 @@ import (
 //     filled, nor worn, by logs; the servers' own logs go there
 //     (MariaDB's) or are rotated by the distribution (PostgreSQL's);
 //   - swap sized for the board where dphys-swapfile manages it (Raspberry
-//     Pi OS: 100 MB by default): 512 MB on 1 GB or less, 1 GB above;
+//     Pi OS: 100 MB by default): 512 MB on 1 GB or less, 1 GB above; left
+//     as it is where the OS swaps to zram;
 //   - on PostgreSQL, strict overcommit (vm.overcommit_memory 2, as
 //     PostgreSQL's documentation advises: a backend that asks for more
 //     than the kernel can give gets an error, where the OOM killer would
@@ -255,7 +256,12 @@ func (osStep) plan(ctx context.Context, t *Target) (files []osFile, notes []stri
 	if err != nil {
 		return nil, nil, strict{}, err
 	}
-	if hasDphys {
+	swaps, _, err := read(ctx, t, "/proc/swaps")
+	if err != nil {
+		return nil, nil, strict{}, err
+	}
+	zram := zramSwap(swaps)
+	if hasDphys && !zram {
 		swap = uint64(swapSize(t.Facts.RAMBytes)) << 20
 	}
 	oc, err = overcommitOf(t, swap)
@@ -293,12 +299,26 @@ func (osStep) plan(ctx context.Context, t *Target) (files []osFile, notes []stri
 		}
 	}
 	switch {
+	case zram:
+		// Raspberry Pi OS's newest releases swap to zram (compressed, in
+		// RAM: no writes to the card); a swap file beside it is not added
+		notes = append(notes, "the OS swaps to zram: the swap is left as it is")
 	case !hasDphys:
 		notes = append(notes, "no dphys-swapfile here: the swap is left as it is")
 	default:
 		files = append(files, osFile{swapConf, conf, withSwapSize(conf, swapSize(t.Facts.RAMBytes)), []string{"dphys-swapfile swapoff", "dphys-swapfile setup", "dphys-swapfile swapon"}})
 	}
 	return files, notes, oc, nil
+}
+
+// zramSwap reports whether /proc/swaps lists a zram device in use.
+func zramSwap(swaps string) bool {
+	for _, l := range strings.Split(swaps, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], "/dev/zram") {
+			return true
+		}
+	}
+	return false
 }
 
 // change is what the step would do, given its plan: the files that differ
