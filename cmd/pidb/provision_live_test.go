@@ -179,8 +179,12 @@ func TestProvisionTheLab(t *testing.T) {
 	})
 
 	t.Run("balanced as pi and as root", func(t *testing.T) {
+		// on the Pi 4 the os step takes strict overcommit back: seed's
+		// worst case fitted in the lab's 100 MB of swap and 90% of RAM,
+		// balanced's fills the RAM (TestOSStep)
 		code, res, errOut := provisionLab(t, "-i", inv.Path, "--limit", pi4+","+pi3)
-		if code != 0 || strings.Join(res[pi4].Changed, ",") != "configure" || strings.Join(res[pi3].Changed, ",") != "configure" {
+		if code != 0 || strings.Join(res[pi4].Changed, ",") != "os,configure" || strings.Join(res[pi3].Changed, ",") != "configure" ||
+			!strings.Contains(strings.Join(res[pi4].Notes, "\n"), "the kernel's overcommit heuristic kept") {
 			t.Fatalf("exit %d %+v\n%s", code, res, errOut)
 		}
 		src, _ := os.ReadFile(inv.Path)
