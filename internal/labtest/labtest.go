@@ -205,6 +205,15 @@ func FreshHosts(t testing.TB, names ...string) *inventory.Inventory {
 	if err := take(t, l, true, names); err != nil {
 		t.Fatal(err)
 	}
+	bootOwn(t, l, names, "")
+	return InventoryOf(t, names...)
+}
+
+// bootOwn boots the named hosts for the test, which holds them, from the
+// snapshot snap ("": the pristine image), after removing what a killed
+// test left of them, and removes them, disks and all, when the test ends.
+func bootOwn(t testing.TB, l *lab.Lab, names []string, snap string) {
+	t.Helper()
 	ctx := context.Background()
 	if err := l.Remove(ctx, names); err != nil { // what a killed test left
 		t.Fatal(err)
@@ -214,10 +223,15 @@ func FreshHosts(t testing.TB, names ...string) *inventory.Inventory {
 			t.Errorf("lab: remove %v: %v", names, err)
 		}
 	})
-	if _, err := l.Up(ctx, names); err != nil {
-		t.Fatalf("lab up %v: %v", names, err)
+	var err error
+	if snap == "" {
+		_, err = l.Up(ctx, names)
+	} else {
+		_, err = l.UpFrom(ctx, names, snap)
 	}
-	return InventoryOf(t, names...)
+	if err != nil {
+		t.Fatalf("lab up %v (from %q): %v", names, snap, err)
+	}
 }
 
 // ClonedHosts is FreshHosts from the snapshot of a provisioned host of
@@ -236,18 +250,7 @@ func ClonedHosts(t testing.TB, from string, names ...string) *inventory.Inventor
 	if err := take(t, l, true, names); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	if err := l.Remove(ctx, names); err != nil { // what a killed test left
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := l.Remove(context.Background(), names); err != nil {
-			t.Errorf("lab: remove %v: %v", names, err)
-		}
-	})
-	if _, err := l.UpFrom(ctx, names, snap); err != nil {
-		t.Fatalf("lab up %v from %s: %v", names, snap, err)
-	}
+	bootOwn(t, l, names, snap)
 	return InventoryOf(t, names...)
 }
 

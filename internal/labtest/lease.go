@@ -349,19 +349,7 @@ func BoardFrom(t testing.TB, kind, from string) *inventory.Inventory {
 	t.Helper()
 	r := Reserve(t, kind)
 	snap := readySnapshot(t, from)
-	l := atFullSpeed(Lab(t), r.names)
-	ctx := context.Background()
-	if err := l.Remove(ctx, r.names); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := l.Remove(context.Background(), r.names); err != nil {
-			t.Errorf("lab: remove %v: %v", r.names, err)
-		}
-	})
-	if _, err := l.UpFrom(ctx, r.names, snap); err != nil {
-		t.Fatalf("clone %s from %s: %v", r.names[0], snap, err)
-	}
+	bootOwn(t, atFullSpeed(Lab(t), r.names), r.names, snap)
 	return asBoards(t, InventoryOf(t, r.names...), []string{kind})
 }
 
