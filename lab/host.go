@@ -233,7 +233,7 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 		}
 	}
 	// its own host keys, so known_hosts means something
-	if _, err := run(ctx, "ssh-keygen", "-A", "-f", tmp); err != nil {
+	if err := l.hostKeys(ctx, b.Name, tmp); err != nil {
 		return err
 	}
 	wants := filepath.Join(tmp, "etc/systemd/system/sysinit.target.wants/pisim.service")
@@ -498,8 +498,8 @@ func (l *Lab) Remove(ctx context.Context, names []string) error {
 }
 
 // Down stops every lab host and removes everything the lab made on the
-// machine. The base image, the package cache and the lab key stay for the
-// next Up.
+// machine. The base image, the package cache, the lab key and the hosts'
+// SSH host keys (hostKeys) stay for the next Up.
 func (l *Lab) Down(ctx context.Context) error {
 	if err := checkHost(); err != nil {
 		return err
@@ -579,4 +579,67 @@ func (l *Lab) Down(ctx context.Context) error {
 	}
 	_ = os.Remove(filepath.Join(l.Dir, "hosts")) // only when empty
 	return errors.Join(errs...)
+}
+
+// hostKeys gives the host named name its own SSH host keys (RSA, ECDSA and
+// Ed25519, as ssh-keygen -A makes them at a Pi's first boot), in root's
+// /etc/ssh. They are made the first time the lab boots a host of that name
+// and kept in the lab's folder (hostkeys/NAME, root's alone), so that the
+// host booted again under its name (a test's numbered clone, a host taken
+// down and up again) has them again, as a Pi keeps its card's: the RSA key
+// takes ssh-keygen a second or more of CPU, and a run of the suite boots
+// fifty hosts. Every host name has keys of its own.
+func (l *Lab) hostKeys(ctx context.Context, name, root string) error {
+	dir := filepath.Join(l.Dir, "hostkeys", name)
+	kinds := []string{"rsa", "ecdsa", "ed25519"}
+	have := func(d string) bool {
+		for _, k := range kinds {
+			for _, f := range []string{"ssh_host_" + k + "_key", "ssh_host_" + k + "_key.pub"} {
+				if st, err := os.Lstat(filepath.Join(d, "etc/ssh", f)); err != nil || !st.Mode().IsRegular() {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !have(dir) {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+			return err
+		}
+		tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+name+"-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if err := os.MkdirAll(filepath.Join(tmp, "etc/ssh"), 0o755); err != nil {
+			return err
+		}
+		if _, err := run(ctx, "ssh-keygen", "-A", "-f", tmp); err != nil {
+			return err
+		}
+		if !have(tmp) {
+			return fmt.Errorf("%s: ssh-keygen -A made no RSA, ECDSA and Ed25519 host keys", name)
+		}
+		_ = os.RemoveAll(dir)
+		if err := os.Rename(tmp, dir); err != nil {
+			return err
+		}
+	}
+	for _, k := range kinds {
+		for _, f := range []string{"ssh_host_" + k + "_key", "ssh_host_" + k + "_key.pub"} {
+			data, err := os.ReadFile(filepath.Join(dir, "etc/ssh", f))
+			if err != nil {
+				return err
+			}
+			mode := os.FileMode(0o600)
+			if strings.HasSuffix(f, ".pub") {
+				mode = 0o644
+			}
+			_ = os.Remove(filepath.Join(root, "etc/ssh", f))
+			if err := writeFile(filepath.Join(root, "etc/ssh", f), string(data), mode); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -159,6 +159,7 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 		return Settings{poolSet, binlogOff, ahi}
 	}
 	conns, connWhy := connections(in)
+	pool, poolSet = innodbPool(in, conns)
 	redo := max(64*mb, pool/4)
 	redoSet := Setting{"innodb_log_file_size", Size(redo), "a quarter of the buffer pool, at least 64MB: fewer checkpoints, fewer writes", false}
 	if in.Flavor == dbms.MySQL && !version.Less(in.Version, "8.0.30") {
@@ -231,6 +232,43 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 		s = append(s, Setting{"innodb_flush_log_at_trx_commit", Integer(1), "the redo log is flushed at every commit: a power cut loses no committed transaction (only the fast preset trades that)", false})
 	}
 	return s
+}
+
+// osReserve is the memory the buffer pool leaves to the OS's own
+// processes (systemd, sshd, journald: under 100 MB on Raspberry Pi OS Lite
+// with the desktop off) and the page cache of the server's binaries.
+const osReserve = 128 * mb
+
+// innodbPool sizes balanced's buffer pool. With O_DIRECT it is InnoDB's
+// only cache, so it takes what the kernel has beyond the OS's own
+// (osReserve), the server's other buffers and every connection's buffers
+// at once (what MemoryBudget counts), in whole 16 MB: from 25% of RAM (the
+// write-up's) to 75% (innodb_dedicated_server's top share). The connections'
+// temporary tables are counted at their first size (RAM / 256).
+func innodbPool(in Input, conns int) (uint64, Setting) {
+	ram := in.RAMBytes
+	others := 8 * mb // key_buffer_size
+	if in.Flavor == dbms.MariaDB {
+		others += min(max(ram/64, 8*mb), 128*mb) // aria_pagecache_buffer_size
+	}
+	if ram > gb {
+		others += 200 * mb // performance_schema
+	}
+	perConn := (256+256+128+256)*kib + mb + pow2Floor(ram/256)
+	taken := osReserve + others + uint64(conns)*perConn
+	pool := uint64(0)
+	if usable := in.usable(); usable > taken {
+		pool = (usable - taken) / (16 * mb) * (16 * mb)
+	}
+	why := fmt.Sprintf("InnoDB's only cache (O_DIRECT): what the kernel's %d MB leave beside the OS's own %d MB, the server's other buffers (%d MB) and %d connections' buffers at once (%d MB)",
+		in.usable()>>20, osReserve>>20, others>>20, conns, (uint64(conns)*perConn)>>20)
+	switch {
+	case pool < ram/4:
+		pool, why = ram/4, "25% of RAM: the write-up's rule; the connections' buffers leave no room for more"
+	case pool > ram*3/4:
+		pool, why = ram*3/4, "75% of RAM: innodb_dedicated_server's top share; InnoDB's only cache (O_DIRECT)"
+	}
+	return pool, Setting{"innodb_buffer_pool_size", Size(pool), why, false}
 }
 
 func pow2Floor(n uint64) uint64 {

@@ -122,6 +122,18 @@ func TestPostgresBalanced(t *testing.T) {
 	}
 }
 
+// Every expected value below is written out by hand for its board, never
+// computed with the tuner's own formulas. The buffer pool is what the
+// kernel has (85% of RAM here) less the OS's 128 MB, key_buffer_size (8M),
+// Aria's page cache (MariaDB), performance_schema's 200 MB (above 1 GB)
+// and max_connections x (256K + 256K + 128K + 256K + 1M of stack + RAM /
+// 256), in whole 16 MB:
+//   - Zero W: 435.2 - 128 - (8 + 8) - 20 x 3.875 = 213.7: 208M;
+//   - 3B: 870.4 - 128 - (8 + 16) - 40 x 5.875 = 483.4: 480M (MySQL, no
+//     Aria: 499.4: 496M);
+//   - 4B 4GB: 3481.6 - 128 - (8 + 64 + 200) - 100 x 17.875 = 1294.1: 1280M;
+//   - 4B 8GB: 6963.2 - 128 - (8 + 128 + 200) - 100 x 33.875 = 3111.7:
+//     3104M (MySQL, no Aria: 3239.7: 3232M).
 func TestMySQLFamilyBalanced(t *testing.T) {
 	cases := []struct {
 		flavor  dbms.Flavor
@@ -129,33 +141,33 @@ func TestMySQLFamilyBalanced(t *testing.T) {
 		b       board
 		want    map[string]string
 	}{
-		{"mariadb", "10.11", zeroW, map[string]string{"max_connections": "20", "innodb_buffer_pool_size": "128M", "innodb_log_file_size": "64M",
+		{"mariadb", "10.11", zeroW, map[string]string{"max_connections": "20", "innodb_buffer_pool_size": "208M", "innodb_log_file_size": "64M",
 			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "O_DIRECT", "innodb_adaptive_hash_index": "ON",
 			"log_bin": "OFF", "performance_schema": "OFF", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
 			"read_rnd_buffer_size": "256K", "tmp_table_size": "2M", "max_heap_table_size": "2M", "aria_pagecache_buffer_size": "8M",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mariadb", "10.11", pi3B, map[string]string{"max_connections": "40", "innodb_buffer_pool_size": "256M", "innodb_log_file_size": "64M",
+		{"mariadb", "10.11", pi3B, map[string]string{"max_connections": "40", "innodb_buffer_pool_size": "480M", "innodb_log_file_size": "120M",
 			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "O_DIRECT", "innodb_adaptive_hash_index": "ON",
 			"log_bin": "OFF", "performance_schema": "OFF", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
 			"read_rnd_buffer_size": "256K", "tmp_table_size": "4M", "max_heap_table_size": "4M", "aria_pagecache_buffer_size": "16M",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mariadb", "10.11", pi4B4, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "1G", "innodb_log_file_size": "256M",
+		{"mariadb", "10.11", pi4B4, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "1280M", "innodb_log_file_size": "320M",
 			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "O_DIRECT", "innodb_adaptive_hash_index": "ON",
 			"log_bin": "OFF", "performance_schema": "-", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
 			"read_rnd_buffer_size": "256K", "tmp_table_size": "16M", "max_heap_table_size": "16M", "aria_pagecache_buffer_size": "64M",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mariadb", "11.4", pi4B8, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "2G", "innodb_log_file_size": "512M",
+		{"mariadb", "11.4", pi4B8, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "3104M", "innodb_log_file_size": "776M",
 			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "-", "innodb_adaptive_hash_index": "ON",
 			"log_bin": "OFF", "performance_schema": "-", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
 			"read_rnd_buffer_size": "256K", "tmp_table_size": "32M", "max_heap_table_size": "32M", "aria_pagecache_buffer_size": "128M",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mysql", "8.0.39", pi5, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "2G", "innodb_redo_log_capacity": "512M",
+		{"mysql", "8.0.39", pi5, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "3232M", "innodb_redo_log_capacity": "808M",
 			"innodb_log_file_size": "-", "innodb_io_capacity": "1000", "innodb_io_capacity_max": "2000", "innodb_flush_method": "O_DIRECT",
 			"innodb_adaptive_hash_index": "ON", "log_bin": "OFF", "performance_schema": "-", "sort_buffer_size": "256K", "join_buffer_size": "256K",
 			"read_buffer_size": "128K", "read_rnd_buffer_size": "256K", "tmp_table_size": "32M", "max_heap_table_size": "32M", "aria_pagecache_buffer_size": "-",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mysql", "8.0.28", pi3B, map[string]string{"innodb_log_file_size": "64M", "innodb_redo_log_capacity": "-", "performance_schema": "OFF",
-			"innodb_buffer_pool_size": "256M", "aria_pagecache_buffer_size": "-"}},
+		{"mysql", "8.0.28", pi3B, map[string]string{"innodb_log_file_size": "124M", "innodb_redo_log_capacity": "-", "performance_schema": "OFF",
+			"innodb_buffer_pool_size": "496M", "aria_pagecache_buffer_size": "-"}},
 	}
 	for _, c := range cases {
 		got := rendered(t, c.flavor, c.version, c.b, "balanced", nil)
@@ -175,6 +187,37 @@ func TestMySQLFamilyBalanced(t *testing.T) {
 		fast := rendered(t, c.flavor, c.version, c.b, "fast", nil)
 		if fast["innodb_flush_log_at_trx_commit"] != "2" {
 			t.Errorf("%s fast: innodb_flush_log_at_trx_commit = %q, want 2", c.flavor, fast["innodb_flush_log_at_trx_commit"])
+		}
+	}
+}
+
+// TestInnoDBPoolBounds: the pool on a lab Pi 3B's kernel (926 MB of
+// MemTotal), and where the connections leave less than 25% of RAM or more
+// than 75%, by hand: 926 - 128 - 24 - 40 x 5.875 = 539: 528M; 200
+// connections need 1,175 MB on their own: 25%, 256M; one connection on a
+// 1 GB kernel leaves 1024 - 128 - 24 - 5.875 = 866: 75%, 768M.
+func TestInnoDBPoolBounds(t *testing.T) {
+	for _, c := range []struct {
+		mem   uint64
+		conns int
+		pool  string
+		why   string
+	}{
+		{926 << 20, 0, "528M", "the kernel's 926 MB"},
+		{926 << 20, 200, "256M", "25% of RAM"},
+		{1 << 30, 1, "768M", "75% of RAM"},
+	} {
+		in := Input{Flavor: "mariadb", Version: "10.11", RAMBytes: 1 << 30, MemBytes: c.mem, CPUs: 4, Storage: "sd", MaxConnections: c.conns}
+		s, err := Recommend(in, Balanced, nil)
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		x, _ := s.Get("innodb_buffer_pool_size")
+		if got := x.Value.Render("mariadb"); got != c.pool || !strings.Contains(x.Why, c.why) {
+			t.Errorf("%d MB, %d connections: %s (%s), want %s (%q)", c.mem>>20, c.conns, got, x.Why, c.pool, c.why)
+		}
+		if seed, _ := Recommend(in, Seed, nil); seed[0].Value.Render("mariadb") != "256M" {
+			t.Errorf("seed: %s, want the write-up's 25%%, 256M", seed[0].Value.Render("mariadb"))
 		}
 	}
 }

@@ -136,7 +136,11 @@ func cutDuringRun(t *testing.T, inv *inventory.Inventory, h inventory.Host, c po
 	ended <- nil
 	t.Logf("the run through the cut said:\n%s", tail(runOut.String(), 8))
 
-	after, _, _ := labtest.SSH(h, "sha256sum /root/synced /root/unsynced 2>/dev/null")
+	// the server, as the host's boot started it
+	waitFor(t, h, strings.Replace(c.sql, "%s", "SELECT 1", 1))
+	// (read once the host is up again: an SSH that found it still booting
+	// once read nothing, in CI)
+	after := labtest.MustSSH(t, h, "sha256sum /root/synced /root/unsynced 2>&1; true")
 	sums := strings.Split(strings.TrimSpace(files), "\n")
 	if len(sums) != 2 || !strings.Contains(after, sums[0]) {
 		t.Errorf("the fsync'd file is not whole after the cut; before:\n%s\nafter:\n%s", files, after)
@@ -146,8 +150,6 @@ func cutDuringRun(t *testing.T, inv *inventory.Inventory, h inventory.Host, c po
 	// data (CI's, with ten Pis installing) writes everything back at once
 	t.Logf("the file not fsync'd, after the cut: lost %v", len(sums) == 2 && !strings.Contains(after, sums[1]))
 
-	// the server, as the host's boot started it
-	waitFor(t, h, strings.Replace(c.sql, "%s", "SELECT 1", 1))
 	if log := labtest.MustSSH(t, h, c.log); !strings.Contains(log, c.recovered) {
 		t.Errorf("the server's log has no %q: it did not start on data it had not shut down\n%s", c.recovered, tail(log, 20))
 	}
