@@ -183,9 +183,9 @@ m dm; systemctl is-enabled display-manager.service 2>/dev/null
 m thermal; for z in /sys/class/thermal/thermal_zone*; do [ -r "$z/temp" ] && echo "$(cat "$z/type" 2>/dev/null) $(cat "$z/temp" 2>/dev/null)"; done
 m vcgencmd; command -v vcgencmd
 m postgres; for b in /usr/lib/postgresql/*/bin/postgres; do [ -x "$b" ] && "$b" --version; done 2>/dev/null
-m clusters; pg_lsclusters --no-header 2>/dev/null
+m clusters; pgc=$(pg_lsclusters --no-header 2>/dev/null); [ -n "$pgc" ] && printf '%s\n' "$pgc"
 m mysql; for b in /usr/sbin/mariadbd /usr/sbin/mysqld; do [ -x "$b" ] && "$b" --version && break; done 2>/dev/null
-m datadirs; pg_lsclusters --no-header 2>/dev/null | while read -r v c p s o d rest; do echo "postgres $d $(findmnt -n -o SOURCE -T "$d" 2>/dev/null)"; done; if command -v my_print_defaults >/dev/null 2>&1; then d=$(my_print_defaults --mysqld 2>/dev/null | sed -n 's/^--datadir=//p' | tail -n 1); d=${d:-/var/lib/mysql}; [ -d "$d" ] && echo "mysql $d $(findmnt -n -o SOURCE -T "$d" 2>/dev/null)"; fi
+m datadirs; [ -n "$pgc" ] && printf '%s\n' "$pgc" | while read -r v c p s o d rest; do echo "postgres $d $(findmnt -n -o SOURCE -T "$d" 2>/dev/null)"; done; if command -v my_print_defaults >/dev/null 2>&1; then d=$(my_print_defaults --mysqld 2>/dev/null | sed -n 's/^--datadir=//p' | tail -n 1); d=${d:-/var/lib/mysql}; [ -d "$d" ] && echo "mysql $d $(findmnt -n -o SOURCE -T "$d" 2>/dev/null)"; fi
 m active; for u in postgresql mariadb mysql; do echo "$u $(systemctl is-active "$u" 2>/dev/null)"; done
 m simulated; cat /etc/pisim/speed 2>/dev/null
 true`

@@ -179,18 +179,20 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 	// the connections planned for would not fit in nine tenths of it
 	// beside the buffer pool, the server's own and the other buffers
 	tmp, tmpWhy := pow2Floor(ram/256), "1/256 of RAM per in-memory temporary table, so max_connections fit in RAM"
-	fixed := pool + 8*mb // the pool and key_buffer_size
+	fixed := pool + 8*mb + osReserve // the pool, key_buffer_size and the OS's own
 	if ram > gb {
 		fixed += 200 * mb // performance_schema
 	}
 	if in.Flavor == dbms.MariaDB {
 		fixed += min(max(ram/64, 8*mb), 128*mb) // aria_pagecache_buffer_size
 	}
-	if avail := ram * 9 / 10; avail > fixed {
-		perConn := (avail-fixed)/uint64(conns) - (256+256+128+256)*kib - mb // the other buffers and the thread's stack
-		if perConn < tmp && perConn >= mb {
-			tmp = pow2Floor(perConn)
-			tmpWhy = fmt.Sprintf("per in-memory temporary table: what %d connections can each have within RAM", conns)
+	if avail := in.usable(); avail > fixed {
+		share, own := (avail-fixed)/uint64(conns), (256+256+128+256)*kib+mb // the other buffers and the thread's stack
+		if share > own {
+			if perConn := share - own; perConn < tmp && perConn >= 256*kib {
+				tmp = pow2Floor(perConn)
+				tmpWhy = fmt.Sprintf("per in-memory temporary table: what %d connections can each have beside the buffer pool, the other buffers and the OS's own %d MB", conns, osReserve>>20)
+			}
 		}
 	}
 	s := Settings{
@@ -234,19 +236,21 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 	return s
 }
 
-// osReserve is the memory the buffer pool leaves to the OS's own
-// processes (systemd, sshd, journald: under 100 MB on Raspberry Pi OS Lite
-// with the desktop off) and the page cache of the server's binaries.
+// osReserve is the memory the buffer pool and the connections' temporary
+// tables leave to the OS's own processes (systemd, sshd, journald: under 100
+// MB on Raspberry Pi OS Lite with the desktop off) and the page cache of
+// the server's binaries.
 const osReserve = 128 * mb
 
 // innodbPool sizes balanced's buffer pool. With O_DIRECT it is InnoDB's
-// only cache, so it takes what the kernel has beyond the OS's own
+// only cache, so it takes 65% of what the kernel has (the MariaDB
+// documentation's 60-70% for a dedicated server), less where the OS's own
 // (osReserve), the server's other buffers and every connection's buffers
-// at once (what MemoryBudget counts), in whole 16 MB: from 25% of RAM (the
-// write-up's) to 75% (innodb_dedicated_server's top share). The connections'
-// temporary tables are counted at their first size (RAM / 256).
+// with 1 MB temporary tables would not fit beside it, in whole 16 MB; at
+// least 25% of RAM (the write-up's). The temporary tables get what is left
+// (mysqlFamily).
 func innodbPool(in Input, conns int) (uint64, Setting) {
-	ram := in.RAMBytes
+	ram, usable := in.RAMBytes, in.usable()
 	others := 8 * mb // key_buffer_size
 	if in.Flavor == dbms.MariaDB {
 		others += min(max(ram/64, 8*mb), 128*mb) // aria_pagecache_buffer_size
@@ -254,19 +258,20 @@ func innodbPool(in Input, conns int) (uint64, Setting) {
 	if ram > gb {
 		others += 200 * mb // performance_schema
 	}
-	perConn := (256+256+128+256)*kib + mb + pow2Floor(ram/256)
-	taken := osReserve + others + uint64(conns)*perConn
-	pool := uint64(0)
-	if usable := in.usable(); usable > taken {
-		pool = (usable - taken) / (16 * mb) * (16 * mb)
+	whole := func(n uint64) uint64 { return n / (16 * mb) * (16 * mb) }
+	pool := whole(usable * 65 / 100)
+	why := fmt.Sprintf("65%% of the %d MB the kernel has: the MariaDB documentation's 60-70%% for a dedicated server; with O_DIRECT the buffer pool is InnoDB's only cache", usable>>20)
+	conn := uint64(conns) * ((256+256+128+256)*kib + mb + mb)
+	if taken := osReserve + others + conn; usable < taken+pool {
+		pool = 0
+		if usable > taken {
+			pool = whole(usable - taken)
+		}
+		why = fmt.Sprintf("what the kernel's %d MB leave beside the OS's own %d MB, the server's other buffers (%d MB) and %d connections' buffers with 1MB temporary tables (%d MB): less than 65%% of it",
+			usable>>20, osReserve>>20, others>>20, conns, conn>>20)
 	}
-	why := fmt.Sprintf("InnoDB's only cache (O_DIRECT): what the kernel's %d MB leave beside the OS's own %d MB, the server's other buffers (%d MB) and %d connections' buffers at once (%d MB)",
-		in.usable()>>20, osReserve>>20, others>>20, conns, (uint64(conns)*perConn)>>20)
-	switch {
-	case pool < ram/4:
+	if pool < ram/4 {
 		pool, why = ram/4, "25% of RAM: the write-up's rule; the connections' buffers leave no room for more"
-	case pool > ram*3/4:
-		pool, why = ram*3/4, "75% of RAM: innodb_dedicated_server's top share; InnoDB's only cache (O_DIRECT)"
 	}
 	return pool, Setting{"innodb_buffer_pool_size", Size(pool), why, false}
 }

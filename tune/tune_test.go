@@ -123,17 +123,22 @@ func TestPostgresBalanced(t *testing.T) {
 }
 
 // Every expected value below is written out by hand for its board, never
-// computed with the tuner's own formulas. The buffer pool is what the
-// kernel has (85% of RAM here) less the OS's 128 MB, key_buffer_size (8M),
-// Aria's page cache (MariaDB), performance_schema's 200 MB (above 1 GB)
-// and max_connections x (256K + 256K + 128K + 256K + 1M of stack + RAM /
-// 256), in whole 16 MB:
-//   - Zero W: 435.2 - 128 - (8 + 8) - 20 x 3.875 = 213.7: 208M;
-//   - 3B: 870.4 - 128 - (8 + 16) - 40 x 5.875 = 483.4: 480M (MySQL, no
-//     Aria: 499.4: 496M);
-//   - 4B 4GB: 3481.6 - 128 - (8 + 64 + 200) - 100 x 17.875 = 1294.1: 1280M;
-//   - 4B 8GB: 6963.2 - 128 - (8 + 128 + 200) - 100 x 33.875 = 3111.7:
-//     3104M (MySQL, no Aria: 3239.7: 3232M).
+// computed with the tuner's own formulas. The buffer pool is 65% of what
+// the kernel has (85% of RAM here), less where the OS's 128 MB,
+// key_buffer_size (8M), Aria's page cache (MariaDB), performance_schema's
+// 200 MB (above 1 GB) and max_connections x (256K + 256K + 128K + 256K +
+// 1M of stack + 1M of temporary table) would not fit beside it, in whole
+// 16 MB; the temporary tables get what is left beside the pool, those
+// buffers and the OS's 128 MB, a power of two, at most RAM / 256:
+//   - Zero W: 65% of 435.2 = 282.9, but 435.2 - 128 - (8 + 8) - 20 x
+//     2.875 = 233.7: 224M; (435.2 - 128 - 224 - 16) / 20 - 1.875 = 1.49:
+//     1M;
+//   - 3B: 65% of 870.4 = 565.8: 560M; (870.4 - 128 - 560 - 24) / 40 -
+//     1.875 = 2.09: 2M (MySQL, no Aria: 2.49: 2M);
+//   - 4B 4GB: 65% of 3481.6 = 2263: 2256M; (3481.6 - 128 - 2256 - 272) /
+//     100 - 1.875 = 6.38: 4M;
+//   - 4B 8GB: 65% of 6963.2 = 4526: 4512M; (6963.2 - 128 - 4512 - 336) /
+//     100 - 1.875 = 18.0: 16M (MySQL, no Aria: 19.3: 16M).
 func TestMySQLFamilyBalanced(t *testing.T) {
 	cases := []struct {
 		flavor  dbms.Flavor
@@ -141,33 +146,33 @@ func TestMySQLFamilyBalanced(t *testing.T) {
 		b       board
 		want    map[string]string
 	}{
-		{"mariadb", "10.11", zeroW, map[string]string{"max_connections": "20", "innodb_buffer_pool_size": "208M", "innodb_log_file_size": "64M",
+		{"mariadb", "10.11", zeroW, map[string]string{"max_connections": "20", "innodb_buffer_pool_size": "224M", "innodb_log_file_size": "64M",
 			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "O_DIRECT", "innodb_adaptive_hash_index": "ON",
 			"log_bin": "OFF", "performance_schema": "OFF", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
-			"read_rnd_buffer_size": "256K", "tmp_table_size": "2M", "max_heap_table_size": "2M", "aria_pagecache_buffer_size": "8M",
+			"read_rnd_buffer_size": "256K", "tmp_table_size": "1M", "max_heap_table_size": "1M", "aria_pagecache_buffer_size": "8M",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mariadb", "10.11", pi3B, map[string]string{"max_connections": "40", "innodb_buffer_pool_size": "480M", "innodb_log_file_size": "120M",
+		{"mariadb", "10.11", pi3B, map[string]string{"max_connections": "40", "innodb_buffer_pool_size": "560M", "innodb_log_file_size": "140M",
 			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "O_DIRECT", "innodb_adaptive_hash_index": "ON",
 			"log_bin": "OFF", "performance_schema": "OFF", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
-			"read_rnd_buffer_size": "256K", "tmp_table_size": "4M", "max_heap_table_size": "4M", "aria_pagecache_buffer_size": "16M",
+			"read_rnd_buffer_size": "256K", "tmp_table_size": "2M", "max_heap_table_size": "2M", "aria_pagecache_buffer_size": "16M",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mariadb", "10.11", pi4B4, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "1280M", "innodb_log_file_size": "320M",
+		{"mariadb", "10.11", pi4B4, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "2256M", "innodb_log_file_size": "564M",
 			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "O_DIRECT", "innodb_adaptive_hash_index": "ON",
 			"log_bin": "OFF", "performance_schema": "-", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
-			"read_rnd_buffer_size": "256K", "tmp_table_size": "16M", "max_heap_table_size": "16M", "aria_pagecache_buffer_size": "64M",
+			"read_rnd_buffer_size": "256K", "tmp_table_size": "4M", "max_heap_table_size": "4M", "aria_pagecache_buffer_size": "64M",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mariadb", "11.4", pi4B8, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "3104M", "innodb_log_file_size": "776M",
+		{"mariadb", "11.4", pi4B8, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "4512M", "innodb_log_file_size": "1128M",
 			"innodb_io_capacity": "100", "innodb_io_capacity_max": "200", "innodb_flush_method": "-", "innodb_adaptive_hash_index": "ON",
 			"log_bin": "OFF", "performance_schema": "-", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
-			"read_rnd_buffer_size": "256K", "tmp_table_size": "32M", "max_heap_table_size": "32M", "aria_pagecache_buffer_size": "128M",
+			"read_rnd_buffer_size": "256K", "tmp_table_size": "16M", "max_heap_table_size": "16M", "aria_pagecache_buffer_size": "128M",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mysql", "8.0.39", pi5, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "3232M", "innodb_redo_log_capacity": "808M",
+		{"mysql", "8.0.39", pi5, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "4512M", "innodb_redo_log_capacity": "1128M",
 			"innodb_log_file_size": "-", "innodb_io_capacity": "1000", "innodb_io_capacity_max": "2000", "innodb_flush_method": "O_DIRECT",
 			"innodb_adaptive_hash_index": "ON", "log_bin": "OFF", "performance_schema": "-", "sort_buffer_size": "256K", "join_buffer_size": "256K",
-			"read_buffer_size": "128K", "read_rnd_buffer_size": "256K", "tmp_table_size": "32M", "max_heap_table_size": "32M", "aria_pagecache_buffer_size": "-",
+			"read_buffer_size": "128K", "read_rnd_buffer_size": "256K", "tmp_table_size": "16M", "max_heap_table_size": "16M", "aria_pagecache_buffer_size": "-",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mysql", "8.0.28", pi3B, map[string]string{"innodb_log_file_size": "124M", "innodb_redo_log_capacity": "-", "performance_schema": "OFF",
-			"innodb_buffer_pool_size": "496M", "aria_pagecache_buffer_size": "-"}},
+		{"mysql", "8.0.28", pi3B, map[string]string{"innodb_log_file_size": "140M", "innodb_redo_log_capacity": "-", "performance_schema": "OFF",
+			"innodb_buffer_pool_size": "560M", "tmp_table_size": "2M", "aria_pagecache_buffer_size": "-"}},
 	}
 	for _, c := range cases {
 		got := rendered(t, c.flavor, c.version, c.b, "balanced", nil)
@@ -192,10 +197,11 @@ func TestMySQLFamilyBalanced(t *testing.T) {
 }
 
 // TestInnoDBPoolBounds: the pool on a lab Pi 3B's kernel (926 MB of
-// MemTotal), and where the connections leave less than 25% of RAM or more
-// than 75%, by hand: 926 - 128 - 24 - 40 x 5.875 = 539: 528M; 200
-// connections need 1,175 MB on their own: 25%, 256M; one connection on a
-// 1 GB kernel leaves 1024 - 128 - 24 - 5.875 = 866: 75%, 768M.
+// MemTotal), and where the connections leave less, by hand: 65% of 926 =
+// 601.9: 592M; 60 connections (scripts/preset-bench's) leave 926 - 128 -
+// 24 - 60 x 2.875 = 601.5: 592M too; 100 leave 486: 480M; 200 leave 199,
+// less than 25% of RAM: 256M; one connection on a 1 GB kernel: 65% of
+// 1024 = 665.6: 656M.
 func TestInnoDBPoolBounds(t *testing.T) {
 	for _, c := range []struct {
 		mem   uint64
@@ -203,9 +209,11 @@ func TestInnoDBPoolBounds(t *testing.T) {
 		pool  string
 		why   string
 	}{
-		{926 << 20, 0, "528M", "the kernel's 926 MB"},
+		{926 << 20, 0, "592M", "65% of the 926 MB"},
+		{926 << 20, 60, "592M", "65% of the 926 MB"},
+		{926 << 20, 100, "480M", "the kernel's 926 MB leave beside the OS's own 128 MB"},
 		{926 << 20, 200, "256M", "25% of RAM"},
-		{1 << 30, 1, "768M", "75% of RAM"},
+		{1 << 30, 1, "656M", "65% of the 1024 MB"},
 	} {
 		in := Input{Flavor: "mariadb", Version: "10.11", RAMBytes: 1 << 30, MemBytes: c.mem, CPUs: 4, Storage: "sd", MaxConnections: c.conns}
 		s, err := Recommend(in, Balanced, nil)
