@@ -40,8 +40,8 @@ type ProvisionResult struct {
 	Plan          []provision.Planned `json:"plan,omitempty"`
 }
 
-// Provision runs provisioning's steps on each host (or the configure step
-// alone, or its rollback): install, tune, turn the desktop off; with
+// Provision runs provisioning's steps on each host (or the os and configure
+// steps alone, or the rollback): install, tune, turn the desktop off; with
 // DryRun, what would change.
 func Provision(ctx context.Context, o ProvisionOptions) ([]ProvisionResult, error) {
 	if o.Preset != "" && !slices.Contains(tune.PresetNames(), o.Preset) {

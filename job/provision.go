@@ -18,7 +18,7 @@ type Steps int
 // What Provision can run.
 const (
 	AllSteps  Steps = iota // pidb provision
-	Configure              // pidb tune apply: the configure step alone
+	Configure              // pidb tune apply: the os and configure steps
 	Rollback               // pidb tune rollback: the previous drop-in back
 )
 
@@ -56,7 +56,7 @@ func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o Provisio
 	case Rollback:
 		rep, err = provision.Rollback(ctx, t)
 	case Configure:
-		rep, err = provision.Run(ctx, t, provision.ConfigureOnly(), o.DryRun)
+		rep, err = provision.Run(ctx, t, provision.TuneSteps(), o.DryRun)
 	default:
 		rep, err = provision.Run(ctx, t, provision.Steps(), o.DryRun)
 	}

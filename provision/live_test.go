@@ -51,7 +51,7 @@ func TestPresetsForOtherBoardsOnRealMariaDB(t *testing.T) {
 		t.Fatalf("provision %s: %v", h.Name, err)
 	}
 	defer func() {
-		if _, err := Run(ctx, newTarget("balanced"), ConfigureOnly(), false); err != nil {
+		if _, err := Run(ctx, newTarget("balanced"), TuneSteps(), false); err != nil {
 			t.Errorf("putting %s's own configuration back: %v", h.Name, err)
 		}
 	}()

@@ -36,6 +36,10 @@ type Target struct {
 	// later, during Run, holds the restart the steps that wrote the
 	// server's configuration wait for: one restart for all of them
 	later *restartLater
+	// restored, after a rollback, is the drop-in the server runs on again:
+	// the os step's strict overcommit counts its worst case, not the
+	// preset's
+	restored tune.Settings
 }
 
 // NewTarget is a host to provision, as the fleet connected to it: its
@@ -65,8 +69,11 @@ func Steps() []Step {
 	return []Step{installStep{}, serviceStep{}, datadirStep{}, osStep{}, configureStep{}, desktopStep{}, accessStep{}, accountsStep{}}
 }
 
-// ConfigureOnly is the configure step alone (`pidb tune apply`).
-func ConfigureOnly() []Step { return []Step{configureStep{}} }
+// TuneSteps are `pidb tune apply`'s: the configure step, after the os
+// step, whose strict overcommit follows the preset's worst case (a preset
+// that needs more memory than the kernel commits to would fail its
+// allocations).
+func TuneSteps() []Step { return []Step{osStep{}, configureStep{}} }
 
 // Planned is a step that would change the host, in a dry run.
 type Planned struct {
@@ -186,7 +193,12 @@ func (t *Target) waitFor(ctx context.Context, cmd string, timeout time.Duration)
 	}
 }
 
-// settings are the tuner's settings for the host's engine and board.
+// settings are the tuner's settings for the host's engine and board (a
+// rollback's restored drop-in after a rollback).
 func (t *Target) settings(e engine.Engine) (tune.Input, tune.Settings, error) {
-	return engine.Desired(e, t.Facts, t.Host, t.Inventory, t.Preset)
+	in, s, err := engine.Desired(e, t.Facts, t.Host, t.Inventory, t.Preset)
+	if err == nil && t.restored != nil {
+		s = t.restored
+	}
+	return in, s, err
 }

@@ -52,5 +52,18 @@ func Rollback(ctx context.Context, t *Target) (Report, error) {
 		return rep, fmt.Errorf("%s: rollback: %w", t.Host.Name, err)
 	}
 	rep.Changed = []string{"configure"}
+	// the kernel's overcommit for the drop-in the server runs on again
+	// (the os step, with its worst case)
+	t.restored = restored
+	if restored == nil {
+		t.restored = tune.Settings{}
+	}
+	defer func() { t.restored = nil }()
+	kernel, err := Run(ctx, t, []Step{osStep{}}, false)
+	rep.Changed = append(rep.Changed, kernel.Changed...)
+	rep.Notes = append(rep.Notes, kernel.Notes...)
+	if err != nil {
+		return rep, fmt.Errorf("%w (after the rollback, which put the previous drop-in back)", err)
+	}
 	return rep, nil
 }

@@ -530,8 +530,9 @@ func TestMariaDBRefusedOn16KPages(t *testing.T) {
 // distribution's governor back. Strict overcommit: kept off where the
 // preset's worst case fills the RAM (balanced, with the lab's 100 MB of
 // swap), on where it leaves room (20 connections of 1MB work_mem), with
-// the ratio in pidb's file, also after a reboot; and off again when the
-// worst case grows back.
+// the ratio in pidb's file, also after a reboot; off again when tune apply
+// makes the worst case grow back, and on again at the small drop-in's
+// ratio when tune rollback puts it back.
 func TestOSStep(t *testing.T) {
 	t.Parallel()
 	inv := labtest.CloneAsBoard(t, "pi4")
@@ -610,12 +611,19 @@ func TestOSStep(t *testing.T) {
 	}
 	provision(small, "")
 
-	// the worst case fills the RAM again: the kernel's defaults
-	res = provision(inv.Path, "os,configure")
-	if f := read(inv.Path); *f.Overcommit != 0 || *f.Ratio != 50 {
-		t.Errorf("back to balanced: overcommit %d, ratio %d; want the kernel's 0 and 50", *f.Overcommit, *f.Ratio)
-	}
-	if !strings.Contains(strings.Join(res.Notes, "\n"), "the kernel's overcommit heuristic kept") {
-		t.Errorf("the os step did not say why; notes:\n%s", strings.Join(res.Notes, "\n"))
+	// the worst case fills the RAM again, by tune apply: the kernel's
+	// defaults; and tune rollback puts the small drop-in back, and with it
+	// strict overcommit at its ratio
+	for _, c := range []struct{ cmd, changed, note, mode, ratio string }{
+		{"apply", "os,configure", "the kernel's overcommit heuristic kept", "0", "50"},
+		{"rollback", "configure,os", "strict overcommit (vm.overcommit_memory 2, ratio ", "2", m[1]},
+	} {
+		code, res, errOut := provisionLabCmd(t, "tune", c.cmd, "-i", inv.Path)
+		if code != 0 || strings.Join(res["pi4"].Changed, ",") != c.changed || !strings.Contains(strings.Join(res["pi4"].Notes, "\n"), c.note) {
+			t.Errorf("tune %s: exit %d, %+v; want %s changed and a note %q\n%s", c.cmd, code, res["pi4"], c.changed, c.note, errOut)
+		}
+		if f := read(inv.Path); strconv.Itoa(*f.Overcommit) != c.mode || strconv.Itoa(*f.Ratio) != c.ratio {
+			t.Errorf("after tune %s: overcommit %d, ratio %d; want %s and %s", c.cmd, *f.Overcommit, *f.Ratio, c.mode, c.ratio)
+		}
 	}
 }

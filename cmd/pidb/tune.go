@@ -53,7 +53,7 @@ func tuneCommand(run tuneRun) *cli.Command {
 			},
 			{
 				Name:      "apply",
-				Usage:     "the configure step of provision alone: write the tuner's drop-in, restart, verify",
+				Usage:     "the os and configure steps of provision: the kernel's overcommit for the preset, the tuner's drop-in, restart, verify",
 				UsageText: "pidb tune apply -i FILE [--limit NAMES] [--preset P] [--dry-run] [--json]",
 				Flags: append(fleetFlags(),
 					&cli.StringFlag{Name: "preset", Usage: "override the inventory's preset for this run: " + strings.Join(action.PresetNames(), ", ")},
