@@ -20,7 +20,7 @@ func fleetFlags() []cli.Flag {
 	return append([]cli.Flag{inventoryFlag(), limitFlag(), cmdutil.JSONFlag(),
 		&cli.IntFlag{Name: "concurrency", Usage: "hosts to work on at once", Value: 10},
 		&cli.BoolFlag{Name: "accept-new-host-keys", Usage: "record the SSH host key of a host known_hosts does not know yet (a changed key is always refused)"},
-		&cli.DurationFlag{Name: "connect-timeout", Usage: "give up on a host that does not answer SSH within `D`", Value: 10 * time.Second},
+		&cli.DurationFlag{Name: "connect-timeout", Usage: "give up on a host that does not answer SSH within `D`", Value: 10 * time.Second, EnvVars: []string{"PIDB_CONNECT_TIMEOUT"}},
 	}, cmdutil.ViewFlags()...)
 }
 

@@ -48,7 +48,8 @@ func runPidbEnv(t *testing.T, env []string, args ...string) (code int, stdout, s
 	return exitOf(t, cmd.Run()), out.String(), errb.String()
 }
 
-// pidbCommand is pidb with args: this test binary, run as pidb.
+// pidbCommand is pidb with args: this test binary, run as pidb, with the
+// lab tests' connect timeout (labtest.ConnectTimeout).
 func pidbCommand(args ...string) *exec.Cmd {
 	self, err := os.Executable()
 	if err != nil {
@@ -56,7 +57,7 @@ func pidbCommand(args ...string) *exec.Cmd {
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Args[0] = "pidb"
-	cmd.Env = append(os.Environ(), "PIDB_TEST_AS_PIDB=1")
+	cmd.Env = append(os.Environ(), "PIDB_TEST_AS_PIDB=1", "PIDB_CONNECT_TIMEOUT="+labtest.ConnectTimeout.String())
 	return cmd
 }
 

@@ -22,7 +22,16 @@ import (
 // instead of running, and returns the exit code and stderr.
 func runWith(t *testing.T, cmd *cli.Command, args ...string) (int, string) {
 	t.Helper()
-	t.Setenv("PIDB_INVENTORY", "")
+	return runWithEnv(t, nil, cmd, args...)
+}
+
+// runWithEnv is runWith with the environment pidb reads set as env says
+// (each unset otherwise: the caller's own must not leak in).
+func runWithEnv(t *testing.T, env map[string]string, cmd *cli.Command, args ...string) (int, string) {
+	t.Helper()
+	for _, name := range []string{"PIDB_INVENTORY", "PIDB_CONNECT_TIMEOUT"} {
+		t.Setenv(name, env[name])
+	}
 	var out, errb bytes.Buffer
 	app := &cli.App{Name: "pidb", Writer: &out, ErrWriter: &errb, Commands: []*cli.Command{cmd}, ExitErrHandler: func(*cli.Context, error) {}}
 	cmdutil.SetUsageErrors(app.Commands)
@@ -66,6 +75,33 @@ func TestFleetFlagsToOptions(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, want) || ran != 0 {
 			t.Errorf("%s: exit %d, ran %d, stderr %q; want exit 2 with %q before running", args, code, ran, errOut, want)
 		}
+	}
+}
+
+// TestConnectTimeoutFromTheEnvironment: PIDB_CONNECT_TIMEOUT is
+// --connect-timeout where the flag is not given (as ANSIBLE_TIMEOUT is
+// Ansible's), the flag wins, and a bad value names the variable.
+func TestConnectTimeoutFromTheEnvironment(t *testing.T) {
+	var got action.FactsOptions
+	ran := 0
+	capture := func(_ *cli.Context, o action.FactsOptions) error { got, ran = o, ran+1; return nil }
+	for _, c := range []struct {
+		env, flag string
+		want      time.Duration
+	}{{"30s", "", 30 * time.Second}, {"30s", "5s", 5 * time.Second}, {"", "", 10 * time.Second}} {
+		args := []string{"facts", "-i", "lab.toml"}
+		if c.flag != "" {
+			args = append(args, "--connect-timeout", c.flag)
+		}
+		code, errOut := runWithEnv(t, map[string]string{"PIDB_CONNECT_TIMEOUT": c.env}, factsCommand(capture), args...)
+		if code != 0 || got.Fleet.ConnectTimeout != c.want {
+			t.Errorf("PIDB_CONNECT_TIMEOUT=%q, --connect-timeout %q: exit %d, %v, want %v\n%s", c.env, c.flag, code, got.Fleet.ConnectTimeout, c.want, errOut)
+		}
+	}
+	ran = 0
+	code, errOut := runWithEnv(t, map[string]string{"PIDB_CONNECT_TIMEOUT": "5"}, factsCommand(capture), "facts", "-i", "lab.toml")
+	if want := `PIDB_CONNECT_TIMEOUT="5" (for --connect-timeout): want a number and a unit`; code != 2 || ran != 0 || !strings.Contains(errOut, want) {
+		t.Errorf("PIDB_CONNECT_TIMEOUT=5: exit %d, ran %d, stderr %q; want exit 2 with %q before running", code, ran, errOut, want)
 	}
 }
 

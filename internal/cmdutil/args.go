@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -86,6 +87,8 @@ func takesValue(cmd *cli.Command, name string) bool {
 var (
 	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
 	invalidValue  = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]+): `)
+	// a flag's value from its environment variable (EnvVars)
+	invalidEnvValue = regexp.MustCompile(`^could not parse "(.*)" as \w+ value from environment variable "([^"]+)" for flag ([^:]+): `)
 )
 
 // flagError says what the flag package's errors mean, in the words of
@@ -114,27 +117,32 @@ func flagError(c *cli.Context, err error) error {
 		return usage.Errorf("unknown flag --%s%s: see %s --help", m[1], hint, help)
 	}
 	if m := invalidValue.FindStringSubmatch(msg); m != nil {
-		want := "see " + help + " --help"
-		for _, f := range flags {
-			for _, n := range f.Names() {
-				if n != m[2] {
-					continue
-				}
-				switch f.(type) {
-				case *cli.DurationFlag:
-					want = `want a number and a unit, like "90s", "5m" or "1h"`
-				case *cli.IntFlag:
-					want = "want a whole number"
-				case *cli.Float64Flag:
-					want = "want a number"
-				case *cli.BoolFlag:
-					want = "want true or false"
-				}
-			}
-		}
-		return usage.Errorf("--%s %q: %s", m[2], m[1], want)
+		return usage.Errorf("--%s %q: %s", m[2], m[1], valueWanted(flags, m[2], help))
+	}
+	if m := invalidEnvValue.FindStringSubmatch(msg); m != nil {
+		return usage.Errorf("%s=%q (for --%s): %s", m[2], m[1], m[3], valueWanted(flags, m[3], help))
 	}
 	return usage.Wrap(err)
+}
+
+// valueWanted says what the flag called name takes, by its kind.
+func valueWanted(flags []cli.Flag, name, help string) string {
+	for _, f := range flags {
+		if !slices.Contains(f.Names(), name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.DurationFlag:
+			return `want a number and a unit, like "90s", "5m" or "1h"`
+		case *cli.IntFlag:
+			return "want a whole number"
+		case *cli.Float64Flag:
+			return "want a number"
+		case *cli.BoolFlag:
+			return "want true or false"
+		}
+	}
+	return "see " + help + " --help"
 }
 
 // unknownCommand is the error for a command that is not one of cmds, with

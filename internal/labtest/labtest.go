@@ -84,6 +84,14 @@ func RootHost(t testing.TB, inv *inventory.Inventory, name string) inventory.Hos
 	return h
 }
 
+// ConnectTimeout is how long the lab tests give a host to answer SSH,
+// pidb's runs (PIDB_CONNECT_TIMEOUT) and the ssh client's alike: the
+// machine runs up to twenty hosts on two cores, and a test must not fail
+// because it was busy. pidb's default of 10 s is a Pi on a LAN's; in CI
+// two hosts of one test once took longer than that to answer a
+// provision's handshake, and answered the next one.
+const ConnectTimeout = 30 * time.Second
+
 // SSHArgs are the ssh client's arguments to reach h with the inventory's key
 // and known_hosts and strict host-key checking. The key exchange is
 // curve25519's, as pidb's own (x/crypto/ssh) makes it with the lab's
@@ -96,7 +104,7 @@ func SSHArgs(h inventory.Host) []string {
 		"-o", "StrictHostKeyChecking=yes",
 		"-o", "UserKnownHostsFile=" + h.KnownHosts,
 		"-o", "GlobalKnownHostsFile=/dev/null",
-		"-o", "ConnectTimeout=10",
+		"-o", "ConnectTimeout=" + strconv.Itoa(int(ConnectTimeout.Seconds())),
 		"-o", "LogLevel=ERROR",
 		"-i", h.IdentityFile,
 		"-p", strconv.Itoa(h.Port),
