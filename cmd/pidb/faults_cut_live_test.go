@@ -245,11 +245,14 @@ func waitFor(t *testing.T, h inventory.Host, cmd string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if _, _, err := labtest.SSH(h, cmd); err == nil {
+		// each try bounded on the host: a client of a socket-activated
+		// server that never starts (mariadb.socket) waits for it forever
+		out, errOut, err := labtest.SSH(h, "timeout 15 sh -c "+shellQuote(cmd))
+		if err == nil {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %q did not succeed within a minute", h.Name, cmd)
+			t.Fatalf("%s: %q did not succeed within a minute: %v\n%s%s", h.Name, cmd, err, out, errOut)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -137,7 +137,8 @@ func cutDuringRun(t *testing.T, inv *inventory.Inventory, h inventory.Host, c po
 	t.Logf("the run through the cut said:\n%s", tail(runOut.String(), 8))
 
 	// the server, as the host's boot started it
-	waitFor(t, h, strings.Replace(c.sql, "%s", "SELECT 1", 1))
+	// (or, where it does not come back, what its log says)
+	waitFor(t, h, strings.Replace(c.sql, "%s", "SELECT 1", 1)+" || { "+c.log+" | tail -20; false; }")
 	// (read once the host is up again: an SSH that found it still booting
 	// once read nothing, in CI)
 	after := labtest.MustSSH(t, h, "sha256sum /root/synced /root/unsynced 2>&1; true")
