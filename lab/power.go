@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -22,7 +23,9 @@ import (
 // process of the host (cgroup v1's freezer: none runs another
 // instruction), stops every write to the card's loop device (and a plugged
 // drive's) with the block throttle, this machine's kernel's writeback and
-// journal commits included, copies the images as they are, lets the
+// journal commits included, waits until the loop devices have written
+// every write they had taken into their images (drainWrites), copies the
+// images as they are, lets the
 // writes go on (to the old images), kills the frozen processes, takes the card's file system and the host's root off
 // the machine, and puts the copies in the images' place: what the page
 // cache held, and the kernel would have written back later, is gone with
@@ -75,9 +78,14 @@ func (l *Lab) PowerCut(ctx context.Context, name string) error {
 	held, err := holdWrites(devs, group)
 	if err == nil {
 		// what the loop devices had taken before the hold lands in their
-		// images in a moment; their writes are copies into this machine's
-		// page cache
-		err = sleep(ctx, 200*time.Millisecond)
+		// images: the copy must wait for it, or it reads an image that
+		// is being written, newer in one place and older in another, as
+		// no pulled plug leaves a card
+		var waited time.Duration
+		waited, err = drainWrites(ctx, devs, time.Minute)
+		if err == nil {
+			l.logf("%s: the writes its storage had taken landed in %s", name, waited.Round(time.Millisecond))
+		}
 	}
 	for _, img := range images {
 		if err == nil {
@@ -138,6 +146,63 @@ func holdWrites(devs []string, group string) (release func() error, err error) {
 		return release, errors.Join(err, release())
 	}
 	return release, nil
+}
+
+// drainWrites waits until no write is in flight in any of the loop
+// devices (the writes column of /sys/block/loopN/inflight: requests the
+// loop driver has taken and not yet written into its image file), seen
+// three times in a row 10 ms apart, and says how long that took; at most
+// limit. The hold (holdWrites) keeps new writes from reaching the devices
+// meanwhile. A loop device writes into this machine's page cache, which
+// takes 200 ms or more where the host's memory group is full and its
+// writes wait for the kernel to reclaim, or the machine is busy.
+func drainWrites(ctx context.Context, devs []string, limit time.Duration) (time.Duration, error) {
+	start := time.Now()
+	quiet := 0
+	for quiet < 3 {
+		busy := ""
+		for _, d := range devs {
+			n, err := inflightWrites(d)
+			if err != nil {
+				return time.Since(start), err
+			}
+			if n > 0 {
+				busy = fmt.Sprintf("%s has %d writes in flight", d, n)
+			}
+		}
+		if busy == "" {
+			quiet++
+		} else {
+			quiet = 0
+			if time.Since(start) > limit {
+				return time.Since(start), fmt.Errorf("%s after %s", busy, limit)
+			}
+		}
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+			return time.Since(start), err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// inflightWrites is the number of write requests the block device dev
+// has taken and not completed, from /sys/block.
+func inflightWrites(dev string) (int, error) {
+	data, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "inflight"))
+	if err != nil {
+		return 0, err
+	}
+	return parseInflight(string(data))
+}
+
+// parseInflight reads /sys/block/DEV/inflight's "reads writes" and returns
+// the writes.
+func parseInflight(s string) (int, error) {
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return 0, fmt.Errorf("inflight: want two counts, have %q", s)
+	}
+	return strconv.Atoi(f[1])
 }
 
 // swapImages takes the host's root and card off this machine and puts the

@@ -93,3 +93,23 @@ func TestSlowerDisk(t *testing.T) {
 		}
 	}
 }
+
+// The power cut's wait reads the writes column of /sys/block/DEV/inflight,
+// whose two counts the kernel pads to eight places.
+func TestParseInflight(t *testing.T) {
+	for in, want := range map[string]int{
+		"       0        0\n": 0,
+		"       3       17\n": 17,
+		"0 2":                 2,
+	} {
+		got, err := parseInflight(in)
+		if err != nil || got != want {
+			t.Errorf("parseInflight(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "0 x", "1 2 3"} {
+		if _, err := parseInflight(bad); err == nil {
+			t.Errorf("parseInflight(%q): no error", bad)
+		}
+	}
+}

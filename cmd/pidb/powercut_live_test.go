@@ -125,9 +125,12 @@ func cutDuringRun(t *testing.T, inv *inventory.Inventory, h inventory.Host, c po
 	files := labtest.MustSSH(t, h, "dd if=/dev/urandom of=/root/synced bs=1M count=4 conv=fsync status=none && "+
 		"dd if=/dev/urandom of=/root/unsynced bs=1M count=4 status=none && sha256sum /root/synced /root/unsynced")
 
-	if code, _, errOut := runPidb(t, "lab", "power-cut", labtest.LabName(t, h), "--dir", labtest.Lab(t).Dir); code != 0 {
-		t.Fatalf("lab power-cut: exit %d\n%s", code, errOut)
+	code, _, cutOut := runPidb(t, "lab", "power-cut", labtest.LabName(t, h), "--dir", labtest.Lab(t).Dir)
+	if code != 0 {
+		t.Fatalf("lab power-cut: exit %d\n%s", code, cutOut)
 	}
+	// how long the card took to take what it had been sent, before its copy
+	t.Logf("the cut said:\n%s", cutOut)
 	// the run's clients lost their connections: it goes on with new ones
 	// once the server is back (TestBenchSurvivesAKilledConnection), which
 	// is not this test's case; it ends here
