@@ -153,9 +153,10 @@ func holdWrites(devs []string, group string) (release func() error, err error) {
 // loop driver has taken and not yet written into its image file), seen
 // three times in a row 10 ms apart, and says how long that took; at most
 // limit. The hold (holdWrites) keeps new writes from reaching the devices
-// meanwhile. A loop device writes into this machine's page cache, which
-// takes 200 ms or more where the host's memory group is full and its
-// writes wait for the kernel to reclaim, or the machine is busy.
+// meanwhile. How long the loop devices take depends on how busy this
+// machine is; the kernel's own count is the evidence, not a guess of a
+// fixed wait (200 ms before: measured, they had landed by the first
+// look, idle and beside a busy machine, but the copy did not check).
 func drainWrites(ctx context.Context, devs []string, limit time.Duration) (time.Duration, error) {
 	start := time.Now()
 	quiet := 0
