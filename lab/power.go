@@ -25,9 +25,9 @@ import (
 // drive's) with the block throttle, this machine's kernel's writeback and
 // journal commits included, waits until the loop devices have written
 // every write they had taken into their images (drainWrites), copies the
-// images as they are, lets the
-// writes go on (to the old images), kills the frozen processes, takes the card's file system and the host's root off
-// the machine, and puts the copies in the images' place: what the page
+// images as they are, lets the writes go on (to the old images), kills
+// the frozen processes, takes the card's file system and the host's root
+// off the machine, and puts the copies in the images' place: what the page
 // cache held, and the kernel would have written back later, is gone with
 // the old files. The host then boots from the copies: ext4 replays its
 // journal, and the host's systemd starts its services as after a pulled
