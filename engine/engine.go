@@ -9,9 +9,11 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -358,6 +360,8 @@ func sameValue(v tune.Value, raw, unit string) bool {
 		return false
 	case tune.Enum:
 		return strings.EqualFold(raw, v.Word)
+	case tune.Quoted:
+		return raw == v.Word
 	}
 	return false
 }
@@ -389,7 +393,7 @@ func (e Engine) Port() int { return Port(e.Flavor.Family()) }
 // is an *inventory.Error at its line in the inventory file invPath.
 func Desired(e Engine, f facts.Facts, h inventory.Host, invPath, preset string) (tune.Input, tune.Settings, error) {
 	in := tune.Input{Flavor: e.Flavor, Version: e.TuneAs, RAMBytes: f.RAMBytes, MemBytes: f.MemBytes, CPUs: f.CPUs, Storage: f.DataOn(),
-		MaxConnections: h.Connections, ConnectionsAsk: "the inventory's max_connections"}
+		MaxConnections: h.Connections, ConnectionsAsk: "the inventory's max_connections", Replication: Replication(h)}
 	overrides := map[string]string{}
 	for k, v := range h.Settings {
 		overrides[k] = fmt.Sprint(v.Raw)
@@ -406,6 +410,22 @@ func Desired(e Engine, f facts.Facts, h inventory.Host, invPath, preset string) 
 	}
 	in, _ = tune.Normalize(in)
 	return in, s, nil
+}
+
+// Replication is the host's part in its cluster as the tuner takes it;
+// nil for a host on its own. Its server_id is its IPv4 address as a
+// number, which the inventory keeps unique in a cluster.
+func Replication(h inventory.Host) *tune.Replication {
+	c := h.Cluster
+	if c == nil {
+		return nil
+	}
+	r := &tune.Replication{Cluster: c.Name, Primary: c.Primary == h.Name, Hosts: len(c.Members()), Synchronous: c.Synchronous, Standbys: c.Replicas}
+	if a, err := netip.ParseAddr(h.Address); err == nil && a.Unmap().Is4() {
+		b := a.Unmap().As4()
+		r.ServerID = binary.BigEndian.Uint32(b[:])
+	}
+	return r
 }
 
 // Live reads the live values of s as the server's administrator, through

@@ -241,3 +241,45 @@ func TestSettle(t *testing.T) {
 		}
 	}
 }
+
+// TestDesiredInACluster: a host of a [[cluster]] takes its part's
+// settings, its server_id its IPv4 address as a number.
+func TestDesiredInACluster(t *testing.T) {
+	c := &inventory.Cluster{Name: "shop", Primary: "pi4", Replicas: []string{"pi3"}}
+	f := facts.Facts{RAMBytes: 1 << 30, CPUs: 4, Storage: "sd", Engine: facts.EngineState{Flavor: "mariadb", Version: "10.11.6"}}
+	e, _ := Of(f)
+	for _, x := range []struct {
+		host, address, serverID, binlog string
+	}{
+		{"pi4", "10.213.41.40", "181741864", "log_bin = pidb-bin"}, // 10<<24 | 213<<16 | 41<<8 | 40
+		{"pi3", "10.213.41.30", "181741854", "skip-log-bin"},
+	} {
+		_, s, err := Desired(e, f, inventory.Host{Name: x.host, Address: x.address, Cluster: c}, "pis.toml", "balanced")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := s.Get("server_id")
+		bin, _ := s.Get("log_bin")
+		if id.Value.Render("mariadb") != x.serverID || tune.Line("mariadb", bin) != x.binlog {
+			t.Errorf("%s: server_id %s, %s; want %s, %s", x.host, id.Value.Render("mariadb"), tune.Line("mariadb", bin), x.serverID, x.binlog)
+		}
+	}
+	// on its own: no cluster's settings
+	_, s, _ := Desired(e, f, inventory.Host{Name: "pi4", Address: "10.213.41.40"}, "pis.toml", "balanced")
+	if x, ok := s.Get("server_id"); ok {
+		t.Errorf("a host on its own has server_id %+v", x)
+	}
+}
+
+// TestCompareLiveQuoted: a quoted value is the same as the server's
+// exactly, as pg_settings shows it without the file's quotes.
+func TestCompareLiveQuoted(t *testing.T) {
+	pg := Engine{Flavor: "postgres"}
+	s := tune.Settings{{Name: "synchronous_standby_names", Value: tune.Text(`ANY 1 ("pi3", "pi5")`)}}
+	if bad, err := pg.CompareLive(s, "synchronous_standby_names\x00ANY 1 (\"pi3\", \"pi5\")\x00\x00"); len(bad) != 0 || err != nil {
+		t.Errorf("equal: %v, %v", bad, err)
+	}
+	if bad, _ := pg.CompareLive(s, "synchronous_standby_names\x00\x00\x00"); len(bad) != 1 {
+		t.Errorf("empty live value: %v", bad)
+	}
+}

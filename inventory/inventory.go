@@ -36,6 +36,9 @@ type Inventory struct {
 	Bench    Section
 	Thermal  Section
 	Validate Section
+	// Clusters are the [[cluster]] tables: primaries and their replicas,
+	// each host in one at most
+	Clusters []Cluster
 	// Warnings are what the inventory allows but should not, each
 	// "FILE:LINE: host "x": ..." (the line of the key that allows it), in
 	// host order: tls = false on a host whose allow_from reaches beyond
@@ -74,7 +77,10 @@ type Host struct {
 	Settings    Section    // [host.settings]: tuner overrides, checked by the tuner
 	Databases   []Database // [[host.database]]
 	Bench       Section    // [bench] with this host's [host.bench] over it
-	Line        int        // where the host's [[host]] header is
+	// Cluster is the [[cluster]] the host is in, as its primary or a
+	// replica (Cluster.Primary names which); nil on its own
+	Cluster *Cluster
+	Line    int // where the host's [[host]] header is
 	// Lines are where its keys of [defaults] came from: the host's own
 	// line or [defaults]'s, by key; a key not there took pidb's default.
 	Lines map[string]int
@@ -378,6 +384,12 @@ func (p *parser) inventory(doc map[string]any) *Inventory {
 		}
 		p.fits(host)
 		inv.Hosts = append(inv.Hosts, host)
+	}
+	inv.Clusters = p.clusters(doc, inv.Hosts)
+	for i, h := range inv.Hosts {
+		if c, _, ok := inv.ClusterOf(h.Name); ok {
+			inv.Hosts[i].Cluster = &c
+		}
 	}
 	return inv
 }

@@ -269,7 +269,7 @@ func hostKeyNames(access table) []string {
 func HostKeys() []string { return sortedKeys(hostKeys(accessKeys)) }
 
 // topLevel are the tables an inventory may hold.
-var topLevel = []string{"defaults", "host", "bench", "thermal", "validate"}
+var topLevel = []string{"defaults", "host", "cluster", "bench", "thermal", "validate"}
 
 func quoteList(items []string) string {
 	q := make([]string, len(items))

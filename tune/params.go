@@ -83,6 +83,11 @@ var params = []Param{
 	{Name: "log_min_duration_statement", Kind: Int, Min: -1, Max: 2147483647, Flavors: pg},
 	{Name: "wal_level", Kind: Enum, Enum: []string{"minimal", "replica", "logical"}, Flavors: pg},
 	{Name: "max_wal_senders", Kind: Int, Min: 0, Max: 262143, Flavors: pg},
+	{Name: "max_replication_slots", Kind: Int, Min: 0, Max: 262143, Flavors: pg},
+	{Name: "max_slot_wal_keep_size", Kind: Bytes, MinBytes: 1 << 20, MaxBytes: 1 << 50, Flavors: pg, Since: "13"}, // the server's -1 (no cap) is left by not setting it
+	{Name: "hot_standby", Kind: Bool, Flavors: pg},
+	{Name: "hot_standby_feedback", Kind: Bool, Flavors: pg},
+	{Name: "synchronous_standby_names", Kind: Quoted, Flavors: pg},
 
 	// MySQL and MariaDB
 	{Name: "innodb_buffer_pool_size", Kind: Bytes, MinBytes: 5 << 20, MaxBytes: 1 << 44, Flavors: mysqls},
@@ -115,6 +120,19 @@ var params = []Param{
 	{Name: "slow_query_log", Kind: Bool, Flavors: mysqls},
 	{Name: "skip_name_resolve", Kind: Bool, Flavors: mysqls},
 	{Name: "long_query_time", Kind: Float, Min: 0, Max: 31536000, Flavors: mysqls},
+	{Name: "server_id", Kind: Int, Min: 0, Max: 4294967295, Flavors: mysqls},
+	{Name: "binlog_format", Kind: Enum, Enum: []string{"ROW", "STATEMENT", "MIXED"}, Flavors: mysqls},
+	{Name: "binlog_expire_logs_seconds", Kind: Int, Min: 0, Max: 4294967295, Flavors: mysql},
+	{Name: "binlog_expire_logs_seconds", Kind: Int, Min: 0, Max: 8553600, Flavors: mariadb, Since: "10.6"},
+	{Name: "expire_logs_days", Kind: Int, Min: 0, Max: 99, Flavors: mariadb},
+	{Name: "sync_binlog", Kind: Int, Min: 0, Max: 4294967295, Flavors: mysqls},
+	{Name: "gtid_strict_mode", Kind: Bool, Flavors: mariadb},
+	{Name: "gtid_mode", Kind: Enum, Enum: []string{"OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON"}, Flavors: mysql},
+	{Name: "enforce_gtid_consistency", Kind: Enum, Enum: []string{"OFF", "ON", "WARN"}, Flavors: mysql},
+	{Name: "read_only", Kind: Bool, Flavors: mysqls},
+	{Name: "relay_log_recovery", Kind: Bool, Flavors: mysqls},
+	{Name: "rpl_semi_sync_master_enabled", Kind: Bool, Flavors: mariadb, Since: "10.3.3"},
+	{Name: "rpl_semi_sync_slave_enabled", Kind: Bool, Flavors: mariadb, Since: "10.3.3"},
 }
 
 // lookup returns the parameter called name for the flavour and version.

@@ -354,8 +354,15 @@ func checkBudget(in Input, s Settings) error {
 // reason. No timestamps, so the same inputs give the same bytes.
 func Render(in Input, preset PresetName, s Settings) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Managed by pidb: preset %q for %s %s, %d MiB RAM, %d CPUs, storage %s.\n",
-		preset, flavorName(in.Flavor), in.Version, in.RAMBytes>>20, in.CPUs, in.Storage)
+	role := ""
+	if r := in.Replication; r != nil {
+		role = fmt.Sprintf(", a replica in cluster %q", r.Cluster)
+		if r.Primary {
+			role = fmt.Sprintf(", the primary of cluster %q", r.Cluster)
+		}
+	}
+	fmt.Fprintf(&b, "# Managed by pidb: preset %q for %s %s, %d MiB RAM, %d CPUs, storage %s%s.\n",
+		preset, flavorName(in.Flavor), in.Version, in.RAMBytes>>20, in.CPUs, in.Storage, role)
 	b.WriteString("# pidb rewrites this file: put per-host changes in the inventory's [host.settings].\n")
 	if isMySQLFamily(in.Flavor) {
 		b.WriteString("[mysqld]\n")
@@ -370,11 +377,17 @@ func Render(in Input, preset PresetName, s Settings) string {
 	return b.String()
 }
 
+// binlogName is the binary log's base name (pidb-bin.000001, in the data
+// directory).
+const binlogName = "pidb-bin"
+
 // Line is a setting as written in the file, without its comment.
 func Line(flavor dbms.Flavor, x Setting) string {
 	if isMySQLFamily(flavor) && x.Name == "log_bin" {
 		if x.Value.Bool {
-			return "log_bin" // the binary log on, with the server's default file name
+			// the binary log on, named for pidb: the server's default
+			// name is the host name's, which a renamed Pi would lose
+			return "log_bin = " + binlogName
 		}
 		return "skip-log-bin"
 	}

@@ -31,6 +31,8 @@ type Input struct {
 	// ConnectionsAsk says who asked for MaxConnections, for its reason
 	// ("the inventory's max_connections"); "" for "asked"
 	ConnectionsAsk string
+	// Replication is the host's part in a cluster; nil on its own
+	Replication *Replication
 }
 
 // DefaultVersion is the version of a flavour that Debian 12 and Raspberry
@@ -126,6 +128,9 @@ func Normalize(in Input) (Input, error) {
 	}
 	if in.MaxConnections < 0 {
 		return in, fmt.Errorf("max connections must not be negative")
+	}
+	if err := checkReplication(in); err != nil {
+		return in, err
 	}
 	return in, nil
 }
@@ -225,10 +230,14 @@ func Recommend(in Input, preset PresetName, overrides map[string]string) (Settin
 
 // rules are the preset's settings for in.
 func rules(in Input, preset PresetName) Settings {
+	s := mysqlFamily
 	if in.Flavor == dbms.Postgres {
-		return postgres(in, preset)
+		s = postgres
 	}
-	return mysqlFamily(in, preset)
+	if in.Replication == nil {
+		return s(in, preset)
+	}
+	return over(s(in, preset), replication(in, preset))
 }
 
 // Check is an override as the inventory can check it before any host is
@@ -376,7 +385,7 @@ func ParseFile(in Input, text string) (Settings, error) {
 		name, value, ok := strings.Cut(line, "=")
 		name = strings.ReplaceAll(strings.TrimSpace(name), "-", "_")
 		value = strings.Trim(strings.TrimSpace(value), `'"`)
-		if !ok && isMySQLFamily(in.Flavor) && (name == "skip_log_bin" || name == "log_bin") {
+		if isMySQLFamily(in.Flavor) && (!ok && (name == "skip_log_bin" || name == "log_bin") || ok && name == "log_bin" && value == binlogName) {
 			s = append(s, Setting{Name: "log_bin", Value: Switch(name == "log_bin")})
 			continue
 		}

@@ -23,10 +23,11 @@ const (
 	Bool                 // on or off
 	Enum                 // one of a list of words
 	Duration             // a time, rendered in PostgreSQL's units
+	Quoted               // a string of names (textChars), quoted where the server wants it
 )
 
 func (k Kind) String() string {
-	return [...]string{"size", "integer", "number", "boolean", "word", "time"}[k]
+	return [...]string{"size", "integer", "number", "boolean", "word", "time", "text"}[k]
 }
 
 // Value is a typed setting value.
@@ -36,7 +37,7 @@ type Value struct {
 	Int   int64
 	Float float64
 	Bool  bool
-	Word  string
+	Word  string // Enum's and Quoted's
 	Dur   time.Duration
 }
 
@@ -47,6 +48,15 @@ func Number(f float64) Value     { return Value{Kind: Float, Float: f} }
 func Switch(on bool) Value       { return Value{Kind: Bool, Bool: on} }
 func Word(w string) Value        { return Value{Kind: Enum, Word: w} }
 func Time(d time.Duration) Value { return Value{Kind: Duration, Dur: d} }
+
+// Text makes a Quoted value: s must hold only textChars.
+func Text(s string) Value { return Value{Kind: Quoted, Word: s} }
+
+// textChars are what a Quoted value may hold: names, spaces and the
+// punctuation of a list such as PostgreSQL's synchronous_standby_names
+// (ANY 1 ("pi3", "pi5")); never a quote that would end the value, a
+// newline or a comment.
+const textChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _.,()*\"-"
 
 func isMySQLFamily(flavor dbms.Flavor) bool { return flavor.Family() == dbms.MySQLFamily }
 
@@ -91,6 +101,11 @@ func (v Value) Render(flavor dbms.Flavor) string {
 		}
 	case Enum:
 		return v.Word
+	case Quoted:
+		if my {
+			return v.Word
+		}
+		return "'" + v.Word + "'"
 	case Duration:
 		for _, u := range []struct {
 			s string
@@ -172,6 +187,11 @@ func (p Param) parse(s string) (Value, error) {
 			return Value{}, fmt.Errorf("%s is out of range", s)
 		}
 		return Time(d), nil
+	case Quoted:
+		if i := strings.IndexFunc(s, func(r rune) bool { return !strings.ContainsRune(textChars, r) }); i >= 0 {
+			return Value{}, fmt.Errorf("%q holds %q: want names, spaces and , ( ) * \" . _ - only", s, s[i:i+1])
+		}
+		return Text(s), nil
 	}
 	return Value{}, fmt.Errorf("unknown kind")
 }

@@ -1,0 +1,156 @@
+package tune
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"pidb/dbms"
+	"pidb/internal/version"
+)
+
+// Replication is a host's part in a cluster (the inventory's [[cluster]]):
+// what the tuner adds so that the engine's own replication runs. A host on
+// its own has none.
+type Replication struct {
+	Cluster string // the cluster's name, for the reasons
+	Primary bool   // the cluster's primary; else one of its replicas
+	Hosts   int    // the cluster's hosts, the primary among them
+	// ServerID is the host's server_id on MySQL and MariaDB, unique in
+	// the cluster (pidb gives each host its IPv4 address as a number)
+	ServerID uint32
+	// Synchronous has a commit on the primary wait until a replica has
+	// it too; Standbys are the replicas' names, as PostgreSQL's
+	// synchronous_standby_names lists them
+	Synchronous bool
+	Standbys    []string
+}
+
+// checkReplication refuses a part in a cluster the tuner cannot write.
+func checkReplication(in Input) error {
+	r := in.Replication
+	if r == nil {
+		return nil
+	}
+	switch {
+	case r.Hosts < 2:
+		return fmt.Errorf("cluster %q: %d hosts, want a primary and at least one replica", r.Cluster, r.Hosts)
+	case isMySQLFamily(in.Flavor) && r.ServerID == 0:
+		return fmt.Errorf("cluster %q: server_id 0 is not a replicating server's: give each host its own from 1", r.Cluster)
+	case r.Synchronous && in.Flavor == dbms.MySQL:
+		return fmt.Errorf("cluster %q: synchronous = true on MySQL needs the semisync plugins, which pidb does not install: leave it out, or run MariaDB, which has semi-sync built in", r.Cluster)
+	case r.Synchronous && in.Flavor == dbms.Postgres && r.Primary && len(r.Standbys) == 0:
+		return fmt.Errorf("cluster %q: synchronous = true with no standby named", r.Cluster)
+	}
+	for _, s := range r.Standbys {
+		if !standbyName(s) {
+			return fmt.Errorf("cluster %q: standby name %q: want letters, digits, '.', '_' and '-'", r.Cluster, s)
+		}
+	}
+	return nil
+}
+
+func standbyName(s string) bool {
+	if s == "" || len(s) > 63 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// replication are the settings a host's part in its cluster takes, over
+// the preset's (every preset's: they make the cluster work, they tune
+// nothing). Primary and replicas alike can send WAL or a binary log, so a
+// switchover needs no other settings than the roles' own.
+func replication(in Input, preset PresetName) Settings {
+	r := in.Replication
+	of := fmt.Sprintf("cluster %q", r.Cluster)
+	senders := max(10, r.Hosts+1)
+	if in.Flavor == dbms.Postgres {
+		s := Settings{
+			{"wal_level", Word("replica"), of + ": the replicas replay the WAL, which must carry what they need (the server's default, written so that no override takes it away)", false},
+			{"max_wal_senders", Integer(int64(senders)), fmt.Sprintf("%s: a WAL sender for each of its %d other hosts and one for pg_basebackup seeding a replica, at least the server's default 10", of, r.Hosts-1), false},
+			{"max_replication_slots", Integer(int64(senders)), of + ": a slot for each replica, so the primary keeps the WAL a replica has not yet had", false},
+			{"hot_standby", Switch(true), of + ": a replica answers read-only queries while it replays", false},
+			{"hot_standby_feedback", Switch(true), of + ": a replica tells the primary which rows its queries still read, so the primary's vacuum does not remove them and cancel the query", false},
+		}
+		if !version.Less(in.Version, "13") {
+			keep, why := 8*gb, "at most 8GB of WAL kept for a replica that is away"
+			if in.Storage == "sd" {
+				keep, why = 2*gb, "at most 2GB of WAL kept for a replica that is away, beside max_wal_size on the SD card"
+			}
+			s = append(s, Setting{"max_slot_wal_keep_size", Size(keep), of + ": " + why + ": a slot with no replica would fill the disk; a replica that falls further behind is seeded again by the next provision", false})
+		}
+		if r.Primary && r.Synchronous {
+			quoted := make([]string, len(r.Standbys))
+			for i, n := range r.Standbys {
+				quoted[i] = strconv.Quote(n)
+			}
+			s = append(s, Setting{"synchronous_standby_names", Text("ANY 1 (" + strings.Join(quoted, ", ") + ")"), of + " is synchronous: a commit returns once one replica has its WAL too (synchronous_commit on), so a dead card loses no commit; the primary waits while no replica answers", false})
+		}
+		return s
+	}
+	s := Settings{
+		{"server_id", Integer(int64(r.ServerID)), of + ": each server's own number, which its binary log events carry (pidb's: the host's IPv4 address as a number)", false},
+		{"log_bin", Switch(r.Primary), "", false},
+		{"binlog_format", Word("ROW"), of + ": the rows a statement changed, so a replica applies exactly them", false},
+	}
+	if r.Primary {
+		s[1].Why = of + ": the primary writes the binary log its replicas read (pidb-bin.* in the data directory)"
+	} else {
+		s[1].Why = of + ": a replica writes no binary log of its own (the write-up's skip-log-bin: half the writes to the card); a switchover turns it on"
+	}
+	if in.Flavor == dbms.MariaDB {
+		s = append(s, Setting{"gtid_strict_mode", Switch(true), of + ": a replica stops on an event out of order instead of applying it twice or skipping it", false})
+	} else {
+		s = append(s,
+			Setting{"gtid_mode", Word("ON"), of + ": replicas follow the primary by transaction ids, not file positions", false},
+			Setting{"enforce_gtid_consistency", Word("ON"), of + ": only statements that GTID replication can carry", false})
+	}
+	if r.Primary {
+		expire := Setting{"binlog_expire_logs_seconds", Integer(int64(3 * 24 * time.Hour / time.Second)), of + ": binary logs kept three days, then removed: a card does not fill with them; a replica away longer is seeded again by the next provision", false}
+		if in.Flavor == dbms.MariaDB && version.Less(in.Version, "10.6") {
+			expire = Setting{"expire_logs_days", Integer(3), expire.Why, false}
+		}
+		s = append(s, expire)
+		if preset == Fast {
+			s = append(s, Setting{"sync_binlog", Integer(0), "FAST PRESET: the binary log is flushed when the OS likes; after a power cut the replicas may hold commits the primary lost, and must be seeded again", false})
+		} else {
+			s = append(s, Setting{"sync_binlog", Integer(1), of + ": the binary log is on the card before a commit returns, so after a power cut the primary and its replicas agree (only the fast preset trades that)", false})
+		}
+	} else {
+		s = append(s,
+			Setting{"read_only", Switch(true), of + ": a replica takes no writes but the primary's: a write there would part it from the primary", false},
+			Setting{"relay_log_recovery", Switch(true), of + ": after a crash a replica fetches again what it had not applied, instead of trusting a relay log cut short", false})
+	}
+	if r.Synchronous && in.Flavor == dbms.MariaDB {
+		if r.Primary {
+			s = append(s, Setting{"rpl_semi_sync_master_enabled", Switch(true), of + " is synchronous (semi-sync): a commit returns once a replica has its events, or after rpl_semi_sync_master_timeout (10 s) without one", false})
+		} else {
+			s = append(s, Setting{"rpl_semi_sync_slave_enabled", Switch(true), of + " is synchronous (semi-sync): this replica acknowledges what it receives", false})
+		}
+	}
+	return s
+}
+
+// over sets each of more in s: in its place where s has it, else at the
+// end.
+func over(s, more Settings) Settings {
+	for _, x := range more {
+		replaced := false
+		for i := range s {
+			if s[i].Name == x.Name {
+				s[i], replaced = x, true
+			}
+		}
+		if !replaced {
+			s = append(s, x)
+		}
+	}
+	return s
+}
