@@ -51,12 +51,22 @@ func Provision(ctx context.Context, o ProvisionOptions) ([]ProvisionResult, erro
 	if err != nil {
 		return nil, err
 	}
+	if o.Steps == job.AllSteps {
+		if err := clustersWhole(hosts); err != nil {
+			return nil, err
+		}
+	}
 	env := job.Env{Inventory: inv}
 	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (provision.Report, error) {
 		return env.Provision(ctx, h, c, o.ProvisionOptions, r)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if o.Steps == job.AllSteps {
+		if res, err = seedReplicas(ctx, o, env, res); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]ProvisionResult, 0, len(res))
 	for _, r := range res {
@@ -71,4 +81,68 @@ func Provision(ctx context.Context, o ProvisionOptions) ([]ProvisionResult, erro
 		out = append(out, pr)
 	}
 	return out, Err(res)
+}
+
+// clustersWhole refuses, before any host is touched, a selection with a
+// cluster's replica but not its primary (the replica is seeded from it),
+// and a cluster whose engine pidb cannot make one of yet.
+func clustersWhole(hosts []inventory.Host) error {
+	selected := map[string]bool{}
+	for _, h := range hosts {
+		selected[h.Name] = true
+	}
+	for _, h := range hosts {
+		c := h.Cluster
+		switch {
+		case c == nil:
+		case c.Engine != dbms.PostgresFamily:
+			return fmt.Errorf("cluster %q: pidb provisions PostgreSQL clusters only so far, not %s", c.Name, c.Engine)
+		case !selected[c.Primary]:
+			return usage.Wrap(fmt.Errorf("--limit selects %s, a replica in cluster %q, without its primary %s, which it is seeded from: select %s too", h.Name, c.Name, c.Primary, c.Primary))
+		}
+	}
+	return nil
+}
+
+// seedReplicas is provisioning's second pass: each selected replica whose
+// primary came through the first is seeded from it where it does not
+// follow it yet; a replica whose primary failed fails, saying so. What the
+// pass did joins each replica's first.
+func seedReplicas(ctx context.Context, o ProvisionOptions, env job.Env, res []Result[provision.Report]) ([]Result[provision.Report], error) {
+	byName := map[string]int{}
+	for i, r := range res {
+		byName[r.Host.Name] = i
+	}
+	var replicas []inventory.Host
+	for i, r := range res {
+		c := r.Host.Cluster
+		if c == nil || c.Primary == r.Host.Name || r.Err != nil {
+			continue
+		}
+		if p := res[byName[c.Primary]]; p.Err != nil {
+			res[i].Err = fmt.Errorf("%s: replica: not seeded: its primary %s failed", r.Host.Name, c.Primary)
+			continue
+		}
+		replicas = append(replicas, r.Host)
+	}
+	if len(replicas) == 0 {
+		return res, nil
+	}
+	second, err := each(ctx, o.Fleet, replicas, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (provision.Report, error) {
+		po := o.ProvisionOptions
+		po.Steps, po.PrimaryCert = job.Seed, res[byName[h.Cluster.Primary]].Value.Cert
+		return env.Provision(ctx, h, c, po, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range second {
+		first := &res[byName[s.Host.Name]]
+		first.Err = s.Err
+		first.Duration += s.Duration
+		first.Value.Changed = append(first.Value.Changed, s.Value.Changed...)
+		first.Value.Notes = append(first.Value.Notes, s.Value.Notes...)
+		first.Value.Plan = append(first.Value.Plan, s.Value.Plan...)
+	}
+	return res, nil
 }

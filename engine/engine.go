@@ -394,6 +394,13 @@ func (e Engine) Port() int { return Port(e.Flavor.Family()) }
 func Desired(e Engine, f facts.Facts, h inventory.Host, invPath, preset string) (tune.Input, tune.Settings, error) {
 	in := tune.Input{Flavor: e.Flavor, Version: e.TuneAs, RAMBytes: f.RAMBytes, MemBytes: f.MemBytes, CPUs: f.CPUs, Storage: f.DataOn(),
 		MaxConnections: h.Connections, ConnectionsAsk: "the inventory's max_connections", Replication: Replication(h)}
+	// a standby runs only with at least its primary's max_connections,
+	// and any host of a cluster may become its primary: where the
+	// inventory plans none (it gives all of them the same, or none),
+	// they plan the server's default
+	if in.Replication != nil && e.Flavor == dbms.Postgres && in.MaxConnections == 0 && h.Settings["max_connections"].Raw == nil {
+		in.MaxConnections, in.ConnectionsAsk = 100, fmt.Sprintf("cluster %q (100, the server's default, on every host of it: a standby runs only with at least its primary's max_connections)", h.Cluster.Name)
+	}
 	overrides := map[string]string{}
 	for k, v := range h.Settings {
 		overrides[k] = fmt.Sprint(v.Raw)

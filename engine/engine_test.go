@@ -264,8 +264,21 @@ func TestDesiredInACluster(t *testing.T) {
 			t.Errorf("%s: server_id %s, %s; want %s, %s", x.host, id.Value.Render("mariadb"), tune.Line("mariadb", bin), x.serverID, x.binlog)
 		}
 	}
+	// PostgreSQL: every host of a cluster plans the server's default
+	// connections, a 1 GB replica of a 4 GB primary as well
+	pgf := facts.Facts{RAMBytes: 1 << 30, CPUs: 4, Storage: "sd", Engine: facts.EngineState{Flavor: "postgres", Version: "15.8"}}
+	pge, _ := Of(pgf)
+	pgc := &inventory.Cluster{Name: "quiz", Engine: "postgres", Primary: "pi4", Replicas: []string{"pi3"}}
+	_, s, err := Desired(pge, pgf, inventory.Host{Name: "pi3", Address: "10.213.41.30", Cluster: pgc}, "pis.toml", "balanced")
+	if conns, _ := s.Get("max_connections"); err != nil || conns.Value.Int != 100 || !strings.Contains(conns.Why, `as cluster "quiz" (100`) {
+		t.Errorf("a PostgreSQL replica's max_connections: %+v, %v", conns, err)
+	}
+	_, s, _ = Desired(pge, pgf, inventory.Host{Name: "pi3", Address: "10.213.41.30"}, "pis.toml", "balanced")
+	if conns, _ := s.Get("max_connections"); conns.Value.Int != 40 {
+		t.Errorf("on its own, 1 GB: max_connections %d, want 40", conns.Value.Int)
+	}
 	// on its own: no cluster's settings
-	_, s, _ := Desired(e, f, inventory.Host{Name: "pi4", Address: "10.213.41.40"}, "pis.toml", "balanced")
+	_, s, _ = Desired(e, f, inventory.Host{Name: "pi4", Address: "10.213.41.40"}, "pis.toml", "balanced")
 	if x, ok := s.Get("server_id"); ok {
 		t.Errorf("a host on its own has server_id %+v", x)
 	}

@@ -185,6 +185,22 @@ func (p *parser) clusters(doc map[string]any, hosts []Host) []Cluster {
 				bad = true
 			}
 		}
+		// a standby runs only with at least its primary's max_connections,
+		// and any of the hosts may become the primary: they plan alike
+		if c.Engine == dbms.PostgresFamily && !bad {
+			first := ""
+			for _, name := range c.Members() {
+				if first == "" {
+					first = name
+					continue
+				}
+				if a, b := plannedConnections(byName[first]), plannedConnections(byName[name]); a != b {
+					p.errorf(path, "cluster %q: %s plans %s connections, %s %s: a standby needs at least its primary's max_connections, and any host may become the primary: give every host of the cluster the same max_connections, or none", c.Name, first, orDefault(a), name, orDefault(b))
+					bad = true
+					break
+				}
+			}
+		}
 		// the primary admits its replicas by address, and the replicas
 		// know one another's by it after a switchover: two hosts at one
 		// address would be one machine to them
@@ -231,4 +247,23 @@ func orUnnamed(name string) string {
 		return "(unnamed)"
 	}
 	return strconv.Quote(name)
+}
+
+// plannedConnections is the max_connections a host's inventory entry
+// gives (max_connections, or [host.settings] max_connections); 0 for none.
+func plannedConnections(h Host) int64 {
+	if h.Connections > 0 {
+		return int64(h.Connections)
+	}
+	if n, ok := h.Settings["max_connections"].Raw.(int64); ok {
+		return n
+	}
+	return 0
+}
+
+func orDefault(n int64) string {
+	if n == 0 {
+		return "the default"
+	}
+	return strconv.FormatInt(n, 10)
 }

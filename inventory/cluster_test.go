@@ -191,6 +191,22 @@ address = "10.0.0.1"
 [[host]]
 name = "b"
 address = "fd00::2"`, `cluster "q": host "b" is at fd00::2: MySQL and MariaDB accounts take IPv4 addresses only`},
+		{"connections planned apart", `[[host]]
+name = "a"
+address = "10.0.0.1"
+[[host]]
+name = "b"
+address = "10.0.0.2"
+max_connections = 40`, `cluster "q": a plans the default connections, b 40: a standby needs at least its primary's max_connections`},
+		{"connections planned apart in settings", `[[host]]
+name = "a"
+address = "10.0.0.1"
+max_connections = 50
+[[host]]
+name = "b"
+address = "10.0.0.2"
+[host.settings]
+max_connections = 60`, `cluster "q": a plans 50 connections, b 60`},
 		{"one machine under two ports", `[[host]]
 name = "a"
 address = "10.0.0.1"
@@ -212,8 +228,13 @@ port = 2222`, `cluster "q": hosts "a" and "b" are both at 10.0.0.1`},
 	if _, err := Parse("inv.toml", "/", "cluster = \"q\"\n"+clusterHosts); err == nil || !strings.Contains(err.Error(), "inv.toml:1: cluster: want an array of tables ([[cluster]]), not a string") {
 		t.Errorf("cluster = \"q\": %v", err)
 	}
+	// the same connections, said either way
+	src := "[[host]]\nname = \"a\"\naddress = \"10.0.0.1\"\nmax_connections = 60\n[[host]]\nname = \"b\"\naddress = \"10.0.0.2\"\n[host.settings]\nmax_connections = 60\n[[cluster]]\nname = \"q\"\nprimary = \"a\"\nreplicas = [\"b\"]\n"
+	if _, err := Parse("inv.toml", "/", src); err != nil {
+		t.Errorf("60 connections on both: %v", err)
+	}
 	// IPv6 is fine on PostgreSQL
-	src := "[[host]]\nname = \"a\"\naddress = \"fd00::1\"\n[[host]]\nname = \"b\"\naddress = \"fd00::2\"\n[[cluster]]\nname = \"q\"\nprimary = \"a\"\nreplicas = [\"b\"]\n"
+	src = "[[host]]\nname = \"a\"\naddress = \"fd00::1\"\n[[host]]\nname = \"b\"\naddress = \"fd00::2\"\n[[cluster]]\nname = \"q\"\nprimary = \"a\"\nreplicas = [\"b\"]\n"
 	if _, err := Parse("inv.toml", "/", src); err != nil {
 		t.Errorf("PostgreSQL over IPv6: %v", err)
 	}

@@ -14,6 +14,10 @@ import (
 // host (engine.BenchUser, engine.BenchDatabase): no application may have it.
 const Pidb = "pidb"
 
+// PidbReplication is the account a cluster's replicas log in to its
+// primary with: no application may have it.
+const PidbReplication = "pidb_replication"
+
 // reserved are the names the servers reserve or give a meaning to, by
 // engine family and by what they would name, each with why. An
 // application's database or owner with one of them would be quoted
@@ -69,6 +73,9 @@ func reservedName(engine dbms.Family, name string) string {
 	if name == Pidb {
 		return "is pidb's own account and benchmark database"
 	}
+	if name == PidbReplication {
+		return "is the account a cluster's replicas log in to its primary with"
+	}
 	if engine == dbms.PostgresFamily && strings.HasPrefix(name, "pg_") {
 		return "starts with pg_, which PostgreSQL reserves for its system roles"
 	}
@@ -78,7 +85,7 @@ func reservedName(engine dbms.Family, name string) string {
 // ReservedNames lists the names an application may not use on the engine
 // family (beside PostgreSQL's pg_ prefix), for the README and the tests.
 func ReservedNames(engine dbms.Family) []string {
-	out := []string{Pidb}
+	out := []string{Pidb, PidbReplication}
 	for n := range reserved[engine] {
 		out = append(out, n)
 	}

@@ -24,10 +24,10 @@ func TestReservedNamesRefused(t *testing.T) {
 		{"postgres", "samegroup", true}, {"postgres", "replication", true}, {"postgres", "public", false},
 		{"postgres", "none", false}, {"postgres", "current_user", true}, {"postgres", "current_role", true},
 		{"postgres", "session_user", true}, {"postgres", "pg_monitor", true}, {"postgres", "pg_anything", true},
-		{"postgres", "pidb", false},
+		{"postgres", "pidb", false}, {"postgres", "pidb_replication", false},
 		{"mysql", "root", true}, {"mysql", "mysql", true}, {"mysql", "information_schema", true},
 		{"mysql", "performance_schema", true}, {"mysql", "sys", true}, {"mysql", "public", false},
-		{"mysql", "none", false}, {"mysql", "pidb", false},
+		{"mysql", "none", false}, {"mysql", "pidb", false}, {"mysql", "pidb_replication", false},
 	}
 	other := map[string]string{"postgres": "mysql", "mysql": "postgres"}
 	for _, c := range cases {

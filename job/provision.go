@@ -20,6 +20,7 @@ const (
 	AllSteps  Steps = iota // pidb provision
 	Configure              // pidb tune apply: the os and configure steps
 	Rollback               // pidb tune rollback: the previous drop-in back
+	Seed                   // pidb provision's second pass: a cluster's replica seeded from its primary
 )
 
 // ProvisionOptions are a provisioning run's choices.
@@ -31,6 +32,25 @@ type ProvisionOptions struct {
 	// AptLockWait is how long the install waits for another apt's lock
 	// (0: provision.DefaultAptLockWait)
 	AptLockWait time.Duration
+	// PrimaryCert is, for Seed, the certificate the replica's primary
+	// presents (PEM), read after the primary's first pass
+	PrimaryCert string
+}
+
+// ClusterOf is the [[cluster]] the host is in, with its hosts, as
+// provisioning takes it; nil for a host on its own.
+func ClusterOf(inv *inventory.Inventory, h inventory.Host) *provision.Cluster {
+	if h.Cluster == nil {
+		return nil
+	}
+	c := &provision.Cluster{Name: h.Cluster.Name}
+	c.Primary, _ = inv.Named(h.Cluster.Primary)
+	for _, name := range h.Cluster.Replicas {
+		if x, err := inv.Named(name); err == nil {
+			c.Replicas = append(c.Replicas, x)
+		}
+	}
+	return c
 }
 
 // PresetFor is the preset a host is provisioned with.
@@ -51,14 +71,23 @@ func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o Provisio
 	t := provision.NewTarget(h, e.Inventory.Path, c.Root, f, o.PresetFor(h), r.Step)
 	t.Now = o.Now
 	t.AptLockWait = o.AptLockWait
+	t.Cluster = ClusterOf(e.Inventory, h)
 	var rep provision.Report
 	switch o.Steps {
 	case Rollback:
 		rep, err = provision.Rollback(ctx, t)
 	case Configure:
 		rep, err = provision.Run(ctx, t, provision.TuneSteps(), o.DryRun)
+	case Seed:
+		t.Cluster.PrimaryCert = o.PrimaryCert
+		rep, err = provision.Run(ctx, t, provision.SeedSteps(), o.DryRun)
 	default:
 		rep, err = provision.Run(ctx, t, provision.Steps(), o.DryRun)
+		if err == nil && !o.DryRun && t.Cluster != nil && t.Cluster.Primary.Name == h.Name {
+			// what its replicas verify it by, in the second pass
+			r.Step("reading the certificate its replicas verify it by")
+			rep.Cert, err = provision.ServedCert(ctx, c.Root, t.Facts)
+		}
 	}
 	switch {
 	case err != nil:

@@ -44,17 +44,19 @@ func hbaPath(e engine.Engine) string { return "/etc/postgresql/" + e.Major + "/m
 // accessFiles returns the files the access step wants, and the host's TLS
 // state (read only when the server listens on the network).
 func accessFiles(ctx context.Context, t *Target, e engine.Engine) ([]fileChange, tlsState, error) {
-	allow := t.Host.AllowFrom
 	conf := ""
 	var st tlsState
-	if len(allow) > 0 {
+	if t.listens() {
 		var err error
 		if st, err = tlsOf(ctx, t, e); err != nil {
 			return nil, st, err
 		}
 		var cidrs []string
-		for _, p := range allow {
+		for _, p := range t.Host.AllowFrom {
 			cidrs = append(cidrs, p.String())
+		}
+		for _, p := range t.peers() {
+			cidrs = append(cidrs, p.String()+" (replication)")
 		}
 		conf = "# Managed by pidb: the server listens on the network; only " + strings.Join(cidrs, ", ") + " may connect"
 		if needsTLS(t) {
@@ -74,7 +76,7 @@ func accessFiles(ctx context.Context, t *Target, e engine.Engine) ([]fileChange,
 		if err != nil {
 			return nil, st, err
 		}
-		files = append(files, fileChange{hbaPath(e), withHBABlock(string(have), allow, accountsOf(t), t.Host.TLS)})
+		files = append(files, fileChange{hbaPath(e), withHBABlock(string(have), t.Host.AllowFrom, accountsOf(t), t.Host.TLS, t.peers())})
 	}
 	return files, st, nil
 }
@@ -82,8 +84,9 @@ func accessFiles(ctx context.Context, t *Target, e engine.Engine) ([]fileChange,
 // withHBABlock replaces pidb's block in pg_hba.conf: from each allowed CIDR,
 // each of pidb's accounts may reach its own database and no other, with a
 // scram-sha-256 password, over TLS (hostssl) unless tls is false (host:
-// with TLS or without).
-func withHBABlock(hba string, allow []netip.Prefix, accounts []account, tls bool) string {
+// with TLS or without); from each of the cluster's other hosts (peers),
+// its replication account may replicate, over TLS, and do nothing else.
+func withHBABlock(hba string, allow []netip.Prefix, accounts []account, tls bool, peers []netip.Prefix) string {
 	var kept []string
 	in := false
 	for _, line := range strings.SplitAfter(hba, "\n") {
@@ -102,7 +105,7 @@ func withHBABlock(hba string, allow []netip.Prefix, accounts []account, tls bool
 		}
 	}
 	out := strings.Join(kept, "")
-	if len(allow) == 0 {
+	if len(allow) == 0 && len(peers) == 0 {
 		return out
 	}
 	if out != "" && !strings.HasSuffix(out, "\n") {
@@ -119,16 +122,20 @@ func withHBABlock(hba string, allow []netip.Prefix, accounts []account, tls bool
 			out += fmt.Sprintf("%-7s %-15s %-15s %-23s scram-sha-256\n", kind, pgIdent(a.database), pgIdent(a.user), p.String())
 		}
 	}
+	for _, p := range peers {
+		// replication unquoted: the keyword, the replication connections
+		out += fmt.Sprintf("%-7s %-15s %-15s %-23s scram-sha-256\n", "hostssl", "replication", pgIdent(ReplicationUser), p.String())
+	}
 	return out + hbaEnd + "\n"
 }
 
 func (accessStep) Check(ctx context.Context, t *Target) (Change, error) {
 	e, err := engine.Of(t.Facts)
 	if err != nil {
-		if len(t.Host.AllowFrom) == 0 {
+		if !t.listens() {
 			return Change{}, nil
 		}
-		return Change{Needed: true, Note: "after the install: listen on the network for " + prefixes(t.Host.AllowFrom)}, nil
+		return Change{Needed: true, Note: "after the install: listen on the network for " + prefixes(t.network())}, nil
 	}
 	files, st, err := accessFiles(ctx, t, e)
 	if err != nil {
@@ -217,7 +224,7 @@ func accessLive(ctx context.Context, t *Target, e engine.Engine, st tlsState) er
 	if e.Flavor != dbms.Postgres {
 		want, sql = "127.0.0.1", "SELECT @@bind_address"
 	}
-	if len(t.Host.AllowFrom) > 0 {
+	if t.listens() {
 		want = map[bool]string{true: "*", false: "0.0.0.0"}[e.Flavor == dbms.Postgres]
 	}
 	out, err := t.run(ctx, e.Client(sql))
@@ -236,7 +243,7 @@ func accessLive(ctx context.Context, t *Target, e engine.Engine, st tlsState) er
 			return notRunning("the server does not accept TLS: it did not load the certificate")
 		}
 	}
-	if len(t.Host.AllowFrom) > 0 && st.inUse(needsTLS(t)) {
+	if t.listens() && st.inUse(needsTLS(t)) {
 		out, err := t.run(ctx, servedCertCmd(e))
 		if err != nil {
 			return err
@@ -265,7 +272,7 @@ func ufwCommands(ctx context.Context, t *Target, e engine.Engine) ([]string, err
 	if err != nil || !strings.Contains(out, "Status: active") {
 		return nil, err
 	}
-	return ufwPlan(out, e.Port(), t.Host.AllowFrom), nil
+	return ufwPlan(out, e.Port(), t.network()), nil
 }
 
 // ufwPlan is ufwCommands' decision from what ufw printed.

@@ -11,6 +11,7 @@ import (
 
 	"pidb/dbms"
 	"pidb/engine"
+	"pidb/inventory"
 	"pidb/secrets"
 )
 
@@ -430,6 +431,11 @@ func password(sec secrets.Host, a account) string {
 }
 
 func (accountsStep) Check(ctx context.Context, t *Target) (Change, error) {
+	if t.role() == inventory.Replica {
+		// a standby takes no writes: its accounts and databases are
+		// its primary's, copied and replayed
+		return Change{}, nil
+	}
 	e, err := engine.Of(t.Facts)
 	if err != nil {
 		return Change{Needed: true, Note: "after the install: the pidb account and the application databases"}, nil

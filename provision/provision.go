@@ -33,6 +33,8 @@ type Target struct {
 	// AptLockWait is how long the install waits for another apt or dpkg
 	// to let go of its lock; 0 means DefaultAptLockWait
 	AptLockWait time.Duration
+	// Cluster is the [[cluster]] the host is in; nil on its own
+	Cluster *Cluster
 	// later, during Run, holds the restart the steps that wrote the
 	// server's configuration wait for: one restart for all of them
 	later *restartLater
@@ -66,7 +68,7 @@ type Step interface {
 
 // Steps are provisioning's steps, in order.
 func Steps() []Step {
-	return []Step{installStep{}, serviceStep{}, datadirStep{}, osStep{}, configureStep{}, desktopStep{}, accessStep{}, accountsStep{}}
+	return []Step{installStep{}, serviceStep{}, datadirStep{}, osStep{}, configureStep{}, desktopStep{}, accessStep{}, accountsStep{}, replicationStep{}}
 }
 
 // TuneSteps are `pidb tune apply`'s: the configure step, after the os
@@ -90,6 +92,9 @@ type Report struct {
 	Notes   []string
 	Engine  dbms.Flavor
 	Version string
+	// Cert is, on a cluster's primary, the certificate its server
+	// presents (ServedCert), which its replicas verify it by
+	Cert string
 }
 
 // Run provisions one host with steps: each is checked, and applied when

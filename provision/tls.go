@@ -23,8 +23,9 @@ import (
 // the host itself and through pidb's SSH forward (which arrive at localhost
 // and are encrypted by SSH) are not asked for TLS.
 
-// needsTLS reports whether the host's network logins must use TLS.
-func needsTLS(t *Target) bool { return t.Host.NetworkTLS() }
+// needsTLS reports whether the host's network logins must use TLS: those
+// from allow_from (unless tls = false), and a cluster's replication.
+func needsTLS(t *Target) bool { return t.Host.NetworkTLS() || len(t.peers()) > 0 }
 
 // tlsFiles are where pidb keeps the certificate it makes, beside the
 // server's configuration, owned by the server's account (the key 0600, as

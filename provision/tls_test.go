@@ -16,13 +16,29 @@ import (
 func TestHBAHostSSL(t *testing.T) {
 	allow := []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24")}
 	accounts := []account{{"pidb", "pidb"}}
-	got := withHBABlock("local all postgres peer\n", allow, accounts, true)
+	got := withHBABlock("local all postgres peer\n", allow, accounts, true, nil)
 	if !strings.Contains(got, "\nhostssl \"pidb\"") || strings.Contains(got, "\nhost    ") {
 		t.Errorf("with TLS:\n%s", got)
 	}
-	got = withHBABlock(got, allow, accounts, false)
+	got = withHBABlock(got, allow, accounts, false, nil)
 	if !strings.Contains(got, "\nhost    \"pidb\"          \"pidb\"          192.168.1.0/24") || strings.Contains(got, "hostssl") {
 		t.Errorf("tls = false, over the block with TLS:\n%s", got)
+	}
+	// a cluster's other hosts: replication, over TLS even with tls = false,
+	// for the replication account alone, each from its one address
+	peers := []netip.Prefix{netip.MustParsePrefix("10.0.0.30/32"), netip.MustParsePrefix("fd00::5/128")}
+	got = withHBABlock(got, allow, accounts, false, peers)
+	want := "# BEGIN pidb: access from the inventory's allow_from (pidb rewrites this block)\n" +
+		"host    \"pidb\"          \"pidb\"          192.168.1.0/24          scram-sha-256\n" +
+		"hostssl replication     \"pidb_replication\" 10.0.0.30/32            scram-sha-256\n" +
+		"hostssl replication     \"pidb_replication\" fd00::5/128             scram-sha-256\n" +
+		"# END pidb\n"
+	if got != "local all postgres peer\n"+want {
+		t.Errorf("with peers:\n%s\nwant the block\n%s", got, want)
+	}
+	// peers alone, no allow_from: the block holds replication only
+	if got := withHBABlock("local all postgres peer\n", nil, accounts, true, peers[:1]); strings.Contains(got, `"pidb"`) || !strings.Contains(got, "hostssl replication") {
+		t.Errorf("peers without allow_from:\n%s", got)
 	}
 }
 

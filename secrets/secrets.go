@@ -120,16 +120,9 @@ func (s Store) Load(inventoryPath, host string) (Host, error) {
 	if err != nil {
 		return Host{}, err
 	}
-	data, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return Host{Databases: map[string]Database{}}, nil
-	}
-	if err != nil {
-		return Host{}, err
-	}
 	var h Host
-	if err := json.Unmarshal(data, &h); err != nil {
-		return Host{}, fmt.Errorf("%s: %w", p, err)
+	if err := read(p, &h); err != nil {
+		return Host{}, err
 	}
 	if h.Databases == nil {
 		h.Databases = map[string]Database{}
@@ -144,10 +137,68 @@ func (s Store) Save(inventoryPath, host string, h Host) error {
 	if err != nil {
 		return err
 	}
+	return s.write(p, h)
+}
+
+// Cluster is the secrets of a [[cluster]], which every host in it shares:
+// any of them may become its primary.
+type Cluster struct {
+	Replication string `json:"replication,omitempty"` // the replication account's password
+}
+
+// ClusterPath is the file of a cluster's secrets: in the inventory's
+// folder, in a folder of its own (clusters/), apart from the hosts' files.
+func (s Store) ClusterPath(inventoryPath, cluster string) (string, error) {
+	p, err := s.Path(inventoryPath, cluster)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(p), "clusters", cluster+".json"), nil
+}
+
+// LoadCluster reads a cluster's secrets; a cluster with none yet gets an
+// empty Cluster.
+func (s Store) LoadCluster(inventoryPath, cluster string) (Cluster, error) {
+	var c Cluster
+	p, err := s.ClusterPath(inventoryPath, cluster)
+	if err == nil {
+		err = read(p, &c)
+	}
+	return c, err
+}
+
+// SaveCluster writes a cluster's secrets as Save writes a host's.
+func (s Store) SaveCluster(inventoryPath, cluster string, c Cluster) error {
+	p, err := s.ClusterPath(inventoryPath, cluster)
+	if err != nil {
+		return err
+	}
+	return s.write(p, c)
+}
+
+// read decodes the JSON file at p into v; a file that is not there leaves
+// v as it is.
+func read(p string, v any) error {
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	return nil
+}
+
+// write writes v as JSON to p (0600, in 0700 folders), atomically; under
+// sudo the folders it makes and the file belong to the user who ran it.
+func (s Store) write(p string, v any) error {
 	if err := s.own.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(h, "", "  ")
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -195,6 +246,24 @@ func Save(inventoryPath, host string, h Host) error {
 		return err
 	}
 	return s.Save(inventoryPath, host, h)
+}
+
+// LoadCluster reads a cluster's secrets from the store pidb uses (Open's).
+func LoadCluster(inventoryPath, cluster string) (Cluster, error) {
+	s, err := Open()
+	if err != nil {
+		return Cluster{}, err
+	}
+	return s.LoadCluster(inventoryPath, cluster)
+}
+
+// SaveCluster writes a cluster's secrets to the store pidb uses (Open's).
+func SaveCluster(inventoryPath, cluster string, c Cluster) error {
+	s, err := Open()
+	if err != nil {
+		return err
+	}
+	return s.SaveCluster(inventoryPath, cluster, c)
 }
 
 // alphabet is what passwords are made of: letters and digits without the

@@ -37,6 +37,40 @@ func TestSaveLoad(t *testing.T) {
 	}
 }
 
+// TestClusterSecrets: a cluster's password is kept apart from its hosts',
+// even a host of the cluster's name.
+func TestClusterSecrets(t *testing.T) {
+	notSudo(t)
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	if c, err := LoadCluster("/srv/pis.toml", "quiz"); err != nil || c.Replication != "" {
+		t.Fatalf("a cluster with none yet: %+v, %v", c, err)
+	}
+	c := Cluster{Replication: Generate()}
+	if err := SaveCluster("/srv/pis.toml", "quiz", c); err != nil {
+		t.Fatal(err)
+	}
+	if err := Save("/srv/pis.toml", "quiz", Host{Pidb: "host's"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadCluster("/srv/pis.toml", "quiz")
+	if err != nil || got != c {
+		t.Fatalf("LoadCluster = %+v, %v; want %+v", got, err, c)
+	}
+	files, _ := filepath.Glob(filepath.Join(state, "pidb", "secrets", "pis-*", "clusters", "quiz.json"))
+	if len(files) != 1 {
+		t.Fatalf("files: %v", files)
+	}
+	st, _ := os.Stat(files[0])
+	dst, _ := os.Stat(filepath.Dir(files[0]))
+	if st.Mode().Perm() != 0o600 || dst.Mode().Perm() != 0o700 {
+		t.Errorf("modes %v %v, want 0600 and 0700", st.Mode().Perm(), dst.Mode().Perm())
+	}
+	if h, _ := Load("/srv/pis.toml", "quiz"); h.Pidb != "host's" {
+		t.Errorf("the host quiz's secrets: %+v", h)
+	}
+}
+
 func TestGenerate(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 100; i++ {

@@ -32,9 +32,28 @@ type hostView struct {
 	Bench        map[string]any `json:"bench"`
 	Thermal      map[string]any `json:"thermal"`
 	Validate     map[string]any `json:"validate"`
+	Cluster      *clusterView   `json:"cluster"` // null: on its own
 	// From is where each value came from: "FILE:LINE", or a default
 	From map[string]string `json:"from"`
 	Line int               `json:"line"`
+}
+
+// clusterView is a host's part in its [[cluster]].
+type clusterView struct {
+	Name string         `json:"name"`
+	Role inventory.Role `json:"role"` // primary or replica
+}
+
+// clusterOf is the host's part in its cluster; nil on its own.
+func clusterOf(h inventory.Host) *clusterView {
+	if h.Cluster == nil {
+		return nil
+	}
+	v := &clusterView{Name: h.Cluster.Name, Role: inventory.Replica}
+	if h.Cluster.Primary == h.Name {
+		v.Role = inventory.Primary
+	}
+	return v
 }
 
 type databaseView struct {
@@ -65,7 +84,7 @@ func HostsJSON(checked []action.CheckedHost) []hostView {
 			Engine: h.Engine, Preset: h.Preset, Storage: storageOf(h),
 			AllowFrom: allowStrings(h), TLS: h.TLS, Settings: raw(h.Settings),
 			Bench: c.Settings.Bench, Thermal: c.Settings.Thermal, Validate: c.Settings.Validate, From: c.Settings.From,
-			Databases: []databaseView{}, Line: h.Line,
+			Databases: []databaseView{}, Line: h.Line, Cluster: clusterOf(h),
 		}
 		if h.Connections > 0 {
 			v.Connections = &h.Connections
@@ -96,7 +115,7 @@ func allowStrings(h inventory.Host) []string {
 
 // Hosts is `pidb inventory check`'s table: each resolved host.
 func Hosts(checked []action.CheckedHost) Table {
-	t := Table{Header: []string{"HOST", "ADDRESS", "USER", "ENGINE", "PRESET", "CONNECTIONS", "STORAGE", "ALLOW_FROM", "SETTINGS", "DATABASES"}}
+	t := Table{Header: []string{"HOST", "ADDRESS", "USER", "ENGINE", "PRESET", "CONNECTIONS", "STORAGE", "ALLOW_FROM", "SETTINGS", "DATABASES", "CLUSTER"}}
 	for _, c := range checked {
 		h := c.Host
 		addr := h.Address
@@ -126,8 +145,12 @@ func Hosts(checked []action.CheckedHost) Table {
 			dbs = append(dbs, d.Name+"("+owner+")")
 		}
 		settings := h.Settings.Keys()
+		cluster := "-"
+		if c := clusterOf(h); c != nil {
+			cluster = c.Name + " (" + string(c.Role) + ")"
+		}
 		t.Rows = append(t.Rows, []string{h.Name, addr, h.User, string(h.Engine), h.Preset, conns, storage, allow,
-			strings.Join(settings, ","), strings.Join(dbs, ",")})
+			strings.Join(settings, ","), strings.Join(dbs, ","), cluster})
 	}
 	return t
 }

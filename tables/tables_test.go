@@ -128,14 +128,15 @@ func TestHosts(t *testing.T) {
 			Settings: inventory.Section{"work_mem": {Raw: "8MB"}}, Databases: []inventory.Database{{Name: "inv", Owner: "app", Adopt: true}}},
 		{Name: "pi3", Address: "10.0.0.3", Port: 22, User: "pi", Engine: "mysql", Preset: "fast"},
 	}
+	hosts[0].Cluster = &inventory.Cluster{Name: "quiz", Primary: "pi5", Replicas: []string{"pi4"}}
 	checked := []action.CheckedHost{{Host: hosts[0]}, {Host: hosts[1], Settings: config.Resolved{Bench: map[string]any{"clients": 8}, From: map[string]string{"bench.clients": "default"}}}}
 	rowsEqual(t, "hosts", Hosts(checked).Rows, [][]string{
-		{"pi4", "10.0.0.4:2222", "pi", "postgres", "balanced", "50", "usb", "10.0.0.0/24 (TLS)", "work_mem", "inv(app, adopted)"},
-		{"pi3", "10.0.0.3", "pi", "mysql", "fast", "by RAM", "detect", "localhost only", "", ""},
+		{"pi4", "10.0.0.4:2222", "pi", "postgres", "balanced", "50", "usb", "10.0.0.0/24 (TLS)", "work_mem", "inv(app, adopted)", "quiz (replica)"},
+		{"pi3", "10.0.0.3", "pi", "mysql", "fast", "by RAM", "detect", "localhost only", "", "", "-"},
 	})
 	js := HostsJSON(checked)
 	if js[1].Connections != nil || js[1].Storage != "detect" || len(js[1].AllowFrom) != 0 || js[0].Settings["work_mem"] != "8MB" ||
-		js[1].Bench["clients"] != 8 || js[1].From["bench.clients"] != "default" {
+		js[1].Bench["clients"] != 8 || js[1].From["bench.clients"] != "default" || js[1].Cluster != nil || *js[0].Cluster != (clusterView{"quiz", "replica"}) {
 		t.Errorf("the hosts' JSON: %+v", js)
 	}
 }

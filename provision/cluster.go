@@ -1,0 +1,423 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"pidb/dbms"
+	"pidb/engine"
+	"pidb/facts"
+	"pidb/inventory"
+	"pidb/remote"
+	"pidb/secrets"
+)
+
+// Cluster is a [[cluster]] as its hosts are provisioned, in two passes.
+// The first (Steps) provisions every host as one on its own, except that
+// a replica makes no accounts of its own (they come from the primary),
+// every member listens for the others' replication connections (the
+// access step: pg_hba.conf's hostssl replication lines, ufw), and the
+// primary's replication step makes the replication account and a slot
+// for each replica. The second (SeedSteps, on the replicas, once the
+// primary's first pass is done) seeds each replica that does not follow
+// the primary yet.
+type Cluster struct {
+	Name     string
+	Primary  inventory.Host
+	Replicas []inventory.Host
+	// PrimaryCert is the certificate the primary's server presents
+	// (PEM), which a replica's replication connection verifies: read after
+	// the primary's first pass (ServedCert), given to the second
+	PrimaryCert string
+}
+
+// ReplicationUser is the account replicas log in to the primary as.
+const ReplicationUser = inventory.PidbReplication
+
+// role is the host's part in its cluster: "" on its own.
+func (t *Target) role() inventory.Role {
+	switch {
+	case t.Cluster == nil:
+		return ""
+	case t.Cluster.Primary.Name == t.Host.Name:
+		return inventory.Primary
+	}
+	return inventory.Replica
+}
+
+// peers are the addresses of the cluster's other hosts, each a prefix of
+// one address: what the host admits replication from (any of them may
+// become the primary).
+func (t *Target) peers() []netip.Prefix {
+	if t.Cluster == nil {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, h := range append([]inventory.Host{t.Cluster.Primary}, t.Cluster.Replicas...) {
+		if h.Name == t.Host.Name {
+			continue
+		}
+		if a, err := netip.ParseAddr(h.Address); err == nil {
+			a = a.Unmap()
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	return out
+}
+
+// listens reports whether the server listens on the network: for the
+// inventory's allow_from, or for its cluster's replication.
+func (t *Target) listens() bool { return len(t.Host.AllowFrom) > 0 || len(t.peers()) > 0 }
+
+// network is every address the server admits connections from: the
+// inventory's allow_from and the cluster's other hosts.
+func (t *Target) network() []netip.Prefix {
+	out := slices.Clone(t.Host.AllowFrom)
+	for _, p := range t.peers() {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// SlotName is the replication slot the primary keeps for the replica
+// called host: pidb_ and the name in the letters a slot may have.
+func SlotName(host string) string {
+	var b strings.Builder
+	b.WriteString("pidb_")
+	for _, c := range strings.ToLower(host) {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// replicationStep makes, on a cluster's primary, the account its replicas
+// log in with (replication only, a generated password kept for the
+// cluster) and a replication slot for each replica, and drops pidb's
+// slots no replica of the inventory's has any more (unless one is in use).
+type replicationStep struct{}
+
+func (replicationStep) Name() string { return "replication" }
+
+// primaryState is what a primary has of its replication.
+type primaryState struct {
+	hash  string          // the replication account's stored password; "" for none
+	found bool            // the replication account is there
+	okay  bool            // with LOGIN and REPLICATION, and nothing more
+	slots map[string]bool // pidb's slots: in use
+}
+
+const pgReplicationListing = "SELECT 'role', rolname, coalesce(rolpassword, ''), CASE WHEN rolcanlogin AND rolreplication AND NOT rolsuper AND NOT rolcreatedb AND NOT rolcreaterole AND NOT rolbypassrls THEN 'ok' ELSE 'more' END FROM pg_authid WHERE rolname = '" + ReplicationUser + "'" +
+	" UNION ALL SELECT 'slot', slot_name::text, '', CASE WHEN active THEN 'active' ELSE '' END FROM pg_replication_slots WHERE slot_type = 'physical' AND slot_name::text LIKE 'pidb\\_%'"
+
+func readPrimary(ctx context.Context, t *Target, e engine.Engine) (primaryState, error) {
+	st := primaryState{slots: map[string]bool{}}
+	rows, err := query(ctx, t, e, pgReplicationListing, 4)
+	if err != nil {
+		return st, err
+	}
+	for _, r := range rows {
+		switch r[0] {
+		case "role":
+			st.found, st.hash, st.okay = true, r[2], r[3] == "ok"
+		case "slot":
+			st.slots[r[1]] = r[3] == "active"
+		default:
+			return st, fmt.Errorf("read the replication account and slots: a row of kind %q", r[0])
+		}
+	}
+	return st, nil
+}
+
+// primaryPlan is what the primary's replication step would do, in words,
+// and the SQL that does it.
+func primaryPlan(t *Target, st primaryState, password string) (todo []string, sql string) {
+	var b strings.Builder
+	b.WriteString(pgQuietSession)
+	switch {
+	case !st.found:
+		todo = append(todo, "make the replication account "+ReplicationUser)
+		fmt.Fprintf(&b, "CREATE ROLE %s;\n", pgIdent(ReplicationUser))
+	case !st.okay:
+		todo = append(todo, "give "+ReplicationUser+" replication and nothing more")
+	}
+	fmt.Fprintf(&b, "ALTER ROLE %s WITH LOGIN REPLICATION NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS;\n", pgIdent(ReplicationUser))
+	if password == "" || !st.found || stale(st.hash, password) {
+		if st.found {
+			todo = append(todo, "set "+ReplicationUser+"'s password")
+		}
+		fmt.Fprintf(&b, "ALTER ROLE %s PASSWORD '%s';\n", pgIdent(ReplicationUser), newScramVerifier(password))
+	}
+	fmt.Fprintf(&b, "COMMENT ON ROLE %s IS '%s';\n", pgIdent(ReplicationUser), accountMark+" for the replication of cluster "+t.Cluster.Name)
+	want := map[string]bool{}
+	for _, r := range t.Cluster.Replicas {
+		slot := SlotName(r.Name)
+		want[slot] = true
+		if _, ok := st.slots[slot]; !ok {
+			todo = append(todo, "a replication slot for "+r.Name+" ("+slot+")")
+			// reserved now: the WAL from here on is kept for the replica
+			fmt.Fprintf(&b, "SELECT pg_create_physical_replication_slot('%s', true);\n", slot)
+		}
+	}
+	var gone []string
+	for slot, active := range st.slots {
+		if !want[slot] && !active {
+			gone = append(gone, slot)
+		}
+	}
+	slices.Sort(gone)
+	for _, slot := range gone {
+		todo = append(todo, "drop the slot "+slot+", whose host is no replica of the cluster now (it kept WAL for nobody)")
+		fmt.Fprintf(&b, "SELECT pg_drop_replication_slot('%s');\n", slot)
+	}
+	if len(todo) == 0 {
+		return nil, ""
+	}
+	return todo, b.String()
+}
+
+func (replicationStep) Check(ctx context.Context, t *Target) (Change, error) {
+	if t.role() != inventory.Primary {
+		return Change{}, nil
+	}
+	e, err := engine.Of(t.Facts)
+	if err != nil {
+		return Change{Needed: true, Note: "after the install: the replication account and a slot for each replica of cluster " + t.Cluster.Name}, nil
+	}
+	if err := clusterEngine(e); err != nil {
+		return Change{}, err
+	}
+	sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
+	if err != nil {
+		return Change{}, err
+	}
+	st, err := readPrimary(ctx, t, e)
+	if err != nil {
+		return Change{}, err
+	}
+	todo, _ := primaryPlan(t, st, sec.Replication)
+	if len(todo) == 0 {
+		return Change{}, nil
+	}
+	return Change{Needed: true, Note: strings.Join(todo, ", ")}, nil
+}
+
+func (replicationStep) Apply(ctx context.Context, t *Target) error {
+	e, err := engine.Of(t.Facts)
+	if err != nil {
+		return err
+	}
+	sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
+	if err != nil {
+		return err
+	}
+	if sec.Replication == "" {
+		// kept before the server has it: a failure between the two
+		// leaves a password the next run sets again
+		sec.Replication = secrets.Generate()
+		if err := secrets.SaveCluster(t.Inventory, t.Cluster.Name, sec); err != nil {
+			return fmt.Errorf("keep the replication password: %w", err)
+		}
+	}
+	st, err := readPrimary(ctx, t, e)
+	if err != nil {
+		return err
+	}
+	_, sql := primaryPlan(t, st, sec.Replication)
+	if sql == "" {
+		return nil
+	}
+	if _, err := t.Root.RunInput(ctx, "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -", []byte(sql)); err != nil {
+		return fmt.Errorf("make the replication account and slots: %w", err)
+	}
+	return nil
+}
+
+// clusterEngine refuses an engine whose clusters pidb cannot provision yet.
+func clusterEngine(e engine.Engine) error {
+	if e.Flavor != dbms.Postgres {
+		return fmt.Errorf("clusters on %s: pidb provisions PostgreSQL clusters only so far", e.Flavor)
+	}
+	return nil
+}
+
+// ServedCert is the certificate the host's server presents to a TLS
+// client (PEM), as its replicas will see it: read on the host's loopback.
+func ServedCert(ctx context.Context, root remote.Runner, f facts.Facts) (string, error) {
+	e, err := engine.Of(f)
+	if err != nil {
+		return "", err
+	}
+	proto := map[bool]string{true: "postgres", false: "mysql"}[e.Flavor == dbms.Postgres]
+	res, err := root.Run(ctx, fmt.Sprintf("openssl s_client -connect 127.0.0.1:%d -starttls %s </dev/null 2>/dev/null | openssl x509", e.Port(), proto))
+	if err != nil {
+		return "", fmt.Errorf("read the certificate the server presents: %w", err)
+	}
+	pem := strings.TrimSpace(string(res.Stdout))
+	if !strings.HasPrefix(pem, "-----BEGIN CERTIFICATE-----") || !strings.HasSuffix(pem, "-----END CERTIFICATE-----") {
+		return "", fmt.Errorf("read the certificate the server presents: not a certificate")
+	}
+	return pem + "\n", nil
+}
+
+// SeedSteps are a replica's second pass: seeded from its primary where it
+// does not follow it yet.
+func SeedSteps() []Step { return []Step{seedStep{}} }
+
+// seedStep makes a replica follow its primary: where the server is not a
+// standby of that primary with its slot, it is stopped, its data
+// directory set aside, a copy of the primary's taken with pg_basebackup
+// over TLS (the primary's certificate verified) into its place, and the
+// server started as a standby (-R: primary_conninfo, standby.signal); the
+// old directory is removed once the replica streams, and put back if the
+// copy fails. A server that holds databases of its own is refused: the
+// copy would replace them.
+type seedStep struct{}
+
+func (seedStep) Name() string { return "replica" }
+
+// replicaState is what a replica is doing.
+type replicaState struct {
+	recovery bool   // a standby
+	status   string // its WAL receiver's: streaming, ...; "" with none
+	sender   string // the host its WAL receiver is connected to
+	conninfo string // primary_conninfo
+	slot     string // primary_slot_name
+	dataDir  string
+	own      []string // databases beside PostgreSQL's and pidb's own
+}
+
+const pgReplicaListing = "SELECT 'state', pg_is_in_recovery()::text, coalesce((SELECT status FROM pg_stat_wal_receiver), ''), coalesce((SELECT sender_host FROM pg_stat_wal_receiver), ''), current_setting('primary_conninfo'), current_setting('primary_slot_name'), current_setting('data_directory')" +
+	" UNION ALL SELECT 'db', datname::text, '', '', '', '', '' FROM pg_database WHERE datname NOT IN ('postgres', 'template0', 'template1', '" + inventory.Pidb + "')"
+
+func readReplica(ctx context.Context, t *Target, e engine.Engine) (replicaState, error) {
+	var st replicaState
+	rows, err := query(ctx, t, e, pgReplicaListing, 7)
+	if err != nil {
+		return st, err
+	}
+	for _, r := range rows {
+		switch r[0] {
+		case "state":
+			st.recovery, st.status, st.sender, st.conninfo, st.slot, st.dataDir = r[1] == "true", r[2], r[3], r[4], r[5], r[6]
+		case "db":
+			st.own = append(st.own, r[1])
+		}
+	}
+	if !strings.HasPrefix(st.dataDir, "/") {
+		return st, fmt.Errorf("read the replica's state: data directory %q", st.dataDir)
+	}
+	return st, nil
+}
+
+// follows reports whether the replica is a standby of the primary at
+// address, through its slot (streaming or not: a stopped primary, or one
+// restarting, is waited for, not a reason to copy everything again).
+func (st replicaState) follows(address, slot string) bool {
+	return st.recovery && st.slot == slot && slices.Contains(strings.Fields(st.conninfo), "host="+address)
+}
+
+func (seedStep) Check(ctx context.Context, t *Target) (Change, error) {
+	if t.role() != inventory.Replica {
+		return Change{}, nil
+	}
+	p := t.Cluster.Primary
+	e, err := engine.Of(t.Facts)
+	if err != nil {
+		return Change{Needed: true, Note: "after the install: seeded from " + p.Name}, nil
+	}
+	if err := clusterEngine(e); err != nil {
+		return Change{}, err
+	}
+	st, err := readReplica(ctx, t, e)
+	if err != nil {
+		return Change{}, err
+	}
+	if st.follows(p.Address, SlotName(t.Host.Name)) {
+		return Change{}, nil
+	}
+	if len(st.own) > 0 && !st.recovery {
+		return Change{}, fmt.Errorf("%s holds the databases %s, which a copy of %s would replace: move them off it, or leave it out of cluster %q", t.Host.Name, strings.Join(st.own, ", "), p.Name, t.Cluster.Name)
+	}
+	was := "its data"
+	if st.recovery {
+		was = "its copy of another primary"
+	}
+	return Change{Needed: true, Note: fmt.Sprintf("seeded from %s (pg_basebackup over TLS, slot %s): %s is replaced by a copy of %s's", p.Name, SlotName(t.Host.Name), was, p.Name),
+		Commands: []string{seedScript(e, t, st.dataDir)}}, nil
+}
+
+// seedCert is where a replica keeps its primary's certificate.
+func seedCert(e engine.Engine) string {
+	return "/etc/postgresql/" + e.Major + "/main/pidb-primary.crt"
+}
+
+// seedScript copies the primary's data directory into the replica's:
+// root stops and starts the server; the postgres account, whose folders
+// they are, moves, copies and removes. The password comes on stdin.
+func seedScript(e engine.Engine, t *Target, dataDir string) string {
+	p := t.Cluster.Primary
+	conn := fmt.Sprintf("host=%s port=%d user=%s sslmode=verify-ca sslrootcert=%s application_name=%s", p.Address, e.Port(), ReplicationUser, seedCert(e), t.Host.Name)
+	pg := "runuser -u " + engine.PostgresUser + " -- "
+	old := dataDir + ".pidb-seed"
+	stop := "systemctl stop " + remote.Quote(e.Service)
+	start := "systemctl reset-failed " + remote.Quote(e.Service) + " 2>/dev/null; systemctl start " + remote.Quote(e.Service)
+	return strings.Join([]string{
+		"set -eu",
+		"IFS= read -r pw",
+		"data=" + remote.Quote(dataDir) + "; old=" + remote.Quote(old),
+		stop,
+		pg + `rm -rf -- "$old"`,
+		pg + `mv -- "$data" "$old"`,
+		pg + `mkdir -m 700 -- "$data"`,
+		"if ! " + pg + `env PGPASSWORD="$pw" ` + remote.Command("pg_basebackup", "-d", conn, "-D", dataDir, "-X", "stream", "-S", SlotName(t.Host.Name), "-R", "-c", "fast") + "; then " +
+			pg + `rm -rf -- "$data"; ` + pg + `mv -- "$old" "$data"; ` + start + "; exit 1; fi",
+		start,
+	}, "\n")
+}
+
+func (seedStep) Apply(ctx context.Context, t *Target) error {
+	e, err := engine.Of(t.Facts)
+	if err != nil {
+		return err
+	}
+	if t.Cluster.PrimaryCert == "" {
+		return fmt.Errorf("no certificate of %s's to verify it by", t.Cluster.Primary.Name)
+	}
+	sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
+	if err != nil {
+		return err
+	}
+	if sec.Replication == "" {
+		return fmt.Errorf("no replication password kept for cluster %q: provision its primary %s first", t.Cluster.Name, t.Cluster.Primary.Name)
+	}
+	st, err := readReplica(ctx, t, e)
+	if err != nil {
+		return err
+	}
+	if err := t.Root.Upload(ctx, seedCert(e), []byte(t.Cluster.PrimaryCert), 0o644); err != nil {
+		return fmt.Errorf("keep %s's certificate: %w", t.Cluster.Primary.Name, err)
+	}
+	t.Step("seeding from " + t.Cluster.Primary.Name + " (pg_basebackup)")
+	if _, err := t.Root.RunInput(ctx, "bash -c "+remote.Quote(seedScript(e, t, st.dataDir)), []byte(sec.Replication+"\n")); err != nil {
+		return fmt.Errorf("copy %s's data: %w (the replica runs on its own data again)", t.Cluster.Primary.Name, err)
+	}
+	// streaming, then the old directory goes
+	streaming := e.Client("SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming'") + " | grep -qx 1"
+	if err := t.waitFor(ctx, streaming, 2*time.Minute); err != nil {
+		return fmt.Errorf("the copy of %s's data runs, but does not stream from it after 2 minutes (its old data is kept in %s.pidb-seed): %w", t.Cluster.Primary.Name, st.dataDir, err)
+	}
+	if _, err := t.run(ctx, "runuser -u "+engine.PostgresUser+" -- rm -rf -- "+remote.Quote(st.dataDir+".pidb-seed")); err != nil {
+		return fmt.Errorf("remove the replica's old data: %w", err)
+	}
+	return nil
+}

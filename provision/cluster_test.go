@@ -1,0 +1,192 @@
+package provision
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"pidb/engine"
+	"pidb/facts"
+	"pidb/internal/fakerun"
+	"pidb/inventory"
+)
+
+// quiz is a cluster of three: pi4 the primary, pi3 and pi5-b its replicas.
+func quiz() *Cluster {
+	return &Cluster{Name: "quiz",
+		Primary:  inventory.Host{Name: "pi4", Address: "10.0.0.40"},
+		Replicas: []inventory.Host{{Name: "pi3", Address: "10.0.0.30"}, {Name: "pi5-b", Address: "10.0.0.50"}},
+	}
+}
+
+func member(name string, r *fakerun.Runner) *Target {
+	tg := target("postgres", facts.EngineState{Flavor: "postgres", Version: "15.8", Running: true}, r)
+	tg.Cluster = quiz()
+	for _, h := range append([]inventory.Host{tg.Cluster.Primary}, tg.Cluster.Replicas...) {
+		if h.Name == name {
+			tg.Host.Name, tg.Host.Address = h.Name, h.Address
+		}
+	}
+	return tg
+}
+
+func TestClusterRoles(t *testing.T) {
+	p, r := member("pi4", &fakerun.Runner{}), member("pi5-b", &fakerun.Runner{})
+	if p.role() != inventory.Primary || r.role() != inventory.Replica || target("postgres", facts.EngineState{}, &fakerun.Runner{}).role() != "" {
+		t.Errorf("roles: %q %q", p.role(), r.role())
+	}
+	if got := prefixes(r.peers()); got != "10.0.0.40/32, 10.0.0.30/32" {
+		t.Errorf("pi5-b's peers: %s", got)
+	}
+	r.Host.AllowFrom = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24"), netip.MustParsePrefix("10.0.0.30/32")}
+	if got := prefixes(r.network()); got != "10.0.0.0/24, 10.0.0.30/32, 10.0.0.40/32" {
+		t.Errorf("pi5-b's network: %s", got)
+	}
+	// a member listens and asks for TLS without allow_from; one on its own does not
+	if !p.listens() || !needsTLS(p) {
+		t.Errorf("a member without allow_from: listens %v, TLS %v", p.listens(), needsTLS(p))
+	}
+	if alone := target("postgres", facts.EngineState{}, &fakerun.Runner{}); alone.listens() || needsTLS(alone) {
+		t.Error("a host on its own without allow_from listens")
+	}
+	for host, want := range map[string]string{"pi3": "pidb_pi3", "Pi5-b.lan": "pidb_pi5_b_lan"} {
+		if got := SlotName(host); got != want {
+			t.Errorf("SlotName(%s) = %s, want %s", host, got, want)
+		}
+	}
+}
+
+func TestPrimaryPlan(t *testing.T) {
+	tg := member("pi4", &fakerun.Runner{})
+	// fresh: the account and both slots
+	todo, sql := primaryPlan(tg, primaryState{slots: map[string]bool{}}, "s3cret")
+	if strings.Join(todo, "; ") != "make the replication account pidb_replication; a replication slot for pi3 (pidb_pi3); a replication slot for pi5-b (pidb_pi5_b)" {
+		t.Errorf("fresh: %q", todo)
+	}
+	for _, want := range []string{pgQuietSession, `CREATE ROLE "pidb_replication";`,
+		`ALTER ROLE "pidb_replication" WITH LOGIN REPLICATION NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS;`,
+		`ALTER ROLE "pidb_replication" PASSWORD 'SCRAM-SHA-256$4096:`,
+		"SELECT pg_create_physical_replication_slot('pidb_pi3', true);", "SELECT pg_create_physical_replication_slot('pidb_pi5_b', true);"} {
+		if !strings.Contains(sql, want) {
+			t.Errorf("fresh SQL lacks %q:\n%s", want, sql)
+		}
+	}
+	if strings.Contains(sql, "s3cret") {
+		t.Error("the password itself is in the SQL")
+	}
+	// all there, the password the server's: nothing
+	hash := newScramVerifier("s3cret")
+	done := primaryState{found: true, okay: true, hash: hash, slots: map[string]bool{"pidb_pi3": true, "pidb_pi5_b": false}}
+	if todo, sql := primaryPlan(tg, done, "s3cret"); len(todo) != 0 || sql != "" {
+		t.Errorf("done: %q\n%s", todo, sql)
+	}
+	// another password kept, a superuser made by hand, a slot of a host
+	// that left (dropped), one still in use (kept)
+	left := primaryState{found: true, okay: false, hash: hash, slots: map[string]bool{"pidb_pi3": true, "pidb_pi5_b": false, "pidb_old": false, "pidb_busy": true}}
+	todo, sql = primaryPlan(tg, left, "another")
+	if strings.Join(todo, "; ") != "give pidb_replication replication and nothing more; set pidb_replication's password; drop the slot pidb_old, whose host is no replica of the cluster now (it kept WAL for nobody)" {
+		t.Errorf("left: %q", todo)
+	}
+	if !strings.Contains(sql, "SELECT pg_drop_replication_slot('pidb_old');") || strings.Contains(sql, "pidb_busy") || strings.Contains(sql, "CREATE ROLE") {
+		t.Errorf("left SQL:\n%s", sql)
+	}
+}
+
+func TestReplicationStepReads(t *testing.T) {
+	ctx := context.Background()
+	r := (&fakerun.Runner{}).Contains("FROM pg_authid", fakerun.Reply{Stdout: psqlRows([][]string{
+		{"role", "pidb_replication", "SCRAM-SHA-256$x", "ok"}, {"slot", "pidb_pi3", "", "active"}, {"slot", "pidb_gone", "", ""}})})
+	st, err := readPrimary(ctx, member("pi4", r), mustEngine(t))
+	if err != nil || !st.found || !st.okay || st.hash != "SCRAM-SHA-256$x" || !st.slots["pidb_pi3"] || st.slots["pidb_gone"] || len(st.slots) != 2 {
+		t.Errorf("primary state %+v, %v", st, err)
+	}
+	// not the primary: nothing to do, nothing asked
+	r2 := &fakerun.Runner{Strict: true}
+	if ch, err := (replicationStep{}).Check(ctx, member("pi3", r2)); ch.Needed || err != nil || len(r2.Ran()) != 0 {
+		t.Errorf("a replica's replication step: %+v %v, ran %v", ch, err, r2.Ran())
+	}
+	// MariaDB's cluster: refused, as not yet provisioned by pidb
+	tg := member("pi4", &fakerun.Runner{})
+	tg.Facts.Engine = facts.EngineState{Flavor: "mariadb", Version: "10.11.6", Running: true}
+	if _, err := (replicationStep{}).Check(ctx, tg); err == nil || !strings.Contains(err.Error(), "PostgreSQL clusters only so far") {
+		t.Errorf("MariaDB: %v", err)
+	}
+}
+
+func TestSeedCheck(t *testing.T) {
+	ctx := context.Background()
+	replica := func(rows [][]string) *Target {
+		return member("pi3", (&fakerun.Runner{}).Contains("pg_is_in_recovery()", fakerun.Reply{Stdout: psqlRows(rows)}))
+	}
+	following := []string{"state", "true", "streaming", "10.0.0.40", "user=pidb_replication passfile=/x host=10.0.0.40 port=5432 application_name=pi3", "pidb_pi3", "/var/lib/postgresql/15/main"}
+	if ch, err := (seedStep{}).Check(ctx, replica([][]string{following})); ch.Needed || err != nil {
+		t.Errorf("a replica that follows: %+v %v", ch, err)
+	}
+	// following, not streaming now (its primary restarting): left alone
+	waiting := append([]string{}, following...)
+	waiting[2], waiting[3] = "", ""
+	if ch, err := (seedStep{}).Check(ctx, replica([][]string{waiting})); ch.Needed || err != nil {
+		t.Errorf("a replica that waits for its primary: %+v %v", ch, err)
+	}
+	// a standby of another primary, or through another slot: seeded again
+	other := append([]string{}, following...)
+	other[4] = "host=10.0.0.99 port=5432"
+	ch, err := (seedStep{}).Check(ctx, replica([][]string{other}))
+	if err != nil || !ch.Needed || !strings.Contains(ch.Note, "its copy of another primary is replaced by a copy of pi4's") {
+		t.Errorf("a standby of another: %+v %v", ch, err)
+	}
+	// on its own, fresh: seeded, with the script
+	fresh := []string{"state", "false", "", "", "", "", "/var/lib/postgresql/15/main"}
+	ch, err = (seedStep{}).Check(ctx, replica([][]string{fresh}))
+	if err != nil || !ch.Needed || ch.Note != "seeded from pi4 (pg_basebackup over TLS, slot pidb_pi3): its data is replaced by a copy of pi4's" || len(ch.Commands) != 1 {
+		t.Fatalf("fresh: %+v %v", ch, err)
+	}
+	script := ch.Commands[0]
+	for _, want := range []string{"IFS= read -r pw", "systemctl stop postgresql@15-main",
+		`runuser -u postgres -- mv -- "$data" "$old"`,
+		`env PGPASSWORD="$pw" pg_basebackup -d 'host=10.0.0.40 port=5432 user=pidb_replication sslmode=verify-ca sslrootcert=/etc/postgresql/15/main/pidb-primary.crt application_name=pi3' -D /var/lib/postgresql/15/main -X stream -S pidb_pi3 -R -c fast; then`,
+		`runuser -u postgres -- rm -rf -- "$data"; runuser -u postgres -- mv -- "$old" "$data"; systemctl reset-failed postgresql@15-main 2>/dev/null; systemctl start postgresql@15-main; exit 1; fi`} {
+		if !strings.Contains(script, want) {
+			t.Errorf("the script lacks %q:\n%s", want, script)
+		}
+	}
+	// on its own with databases of its own: refused, naming them
+	_, err = (seedStep{}).Check(ctx, replica([][]string{fresh, {"db", "shop", "", "", "", "", ""}}))
+	if err == nil || err.Error() != `pi3 holds the databases shop, which a copy of pi4 would replace: move them off it, or leave it out of cluster "quiz"` {
+		t.Errorf("own databases: %v", err)
+	}
+	// the primary has no seed step
+	if ch, err := (seedStep{}).Check(ctx, member("pi4", &fakerun.Runner{Strict: true})); ch.Needed || err != nil {
+		t.Errorf("the primary: %+v %v", ch, err)
+	}
+}
+
+// A replica makes no accounts: they are the primary's, replayed.
+func TestReplicaMakesNoAccounts(t *testing.T) {
+	r := &fakerun.Runner{Strict: true}
+	if ch, err := (accountsStep{}).Check(context.Background(), member("pi3", r)); ch.Needed || err != nil || len(r.Ran()) != 0 {
+		t.Errorf("a replica's accounts: %+v %v, ran %v", ch, err, r.Ran())
+	}
+}
+
+func TestServedCert(t *testing.T) {
+	pem := "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"
+	r := (&fakerun.Runner{}).Contains("openssl s_client -connect 127.0.0.1:5432 -starttls postgres", fakerun.Reply{Stdout: pem + "\n"})
+	f := facts.Facts{Engine: facts.EngineState{Flavor: "postgres", Version: "15.8"}}
+	if got, err := ServedCert(context.Background(), r, f); err != nil || got != pem+"\n" {
+		t.Errorf("ServedCert = %q, %v", got, err)
+	}
+	if _, err := ServedCert(context.Background(), &fakerun.Runner{}, f); err == nil {
+		t.Error("no certificate read as one")
+	}
+}
+
+func mustEngine(t *testing.T) engine.Engine {
+	t.Helper()
+	e, err := engine.Of(facts.Facts{Engine: facts.EngineState{Flavor: "postgres", Version: "15.8"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
