@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"pidb/cluster"
 	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
@@ -85,21 +86,6 @@ func (t *Target) network() []netip.Prefix {
 	return out
 }
 
-// SlotName is the replication slot the primary keeps for the replica
-// called host: pidb_ and the name in the letters a slot may have.
-func SlotName(host string) string {
-	var b strings.Builder
-	b.WriteString("pidb_")
-	for _, c := range strings.ToLower(host) {
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
-			b.WriteRune(c)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
 // replicationStep makes, on a cluster's primary, the account its replicas
 // log in with (replication only, a generated password kept for the
 // cluster) and a replication slot for each replica, and drops pidb's
@@ -160,7 +146,7 @@ func primaryPlan(t *Target, st primaryState, password string) (todo []string, sq
 	fmt.Fprintf(&b, "COMMENT ON ROLE %s IS '%s';\n", pgIdent(ReplicationUser), accountMark+" for the replication of cluster "+t.Cluster.Name)
 	want := map[string]bool{}
 	for _, r := range t.Cluster.Replicas {
-		slot := SlotName(r.Name)
+		slot := cluster.SlotName(r.Name)
 		want[slot] = true
 		if _, ok := st.slots[slot]; !ok {
 			todo = append(todo, "a replication slot for "+r.Name+" ("+slot+")")
@@ -342,7 +328,7 @@ func (seedStep) Check(ctx context.Context, t *Target) (Change, error) {
 	if err != nil {
 		return Change{}, err
 	}
-	if st.follows(p.Address, SlotName(t.Host.Name)) {
+	if st.follows(p.Address, cluster.SlotName(t.Host.Name)) {
 		return Change{}, nil
 	}
 	if len(st.own) > 0 && !st.recovery {
@@ -352,7 +338,7 @@ func (seedStep) Check(ctx context.Context, t *Target) (Change, error) {
 	if st.recovery {
 		was = "its copy of another primary"
 	}
-	return Change{Needed: true, Note: fmt.Sprintf("seeded from %s (pg_basebackup over TLS, slot %s): %s is replaced by a copy of %s's", p.Name, SlotName(t.Host.Name), was, p.Name),
+	return Change{Needed: true, Note: fmt.Sprintf("seeded from %s (pg_basebackup over TLS, slot %s): %s is replaced by a copy of %s's", p.Name, cluster.SlotName(t.Host.Name), was, p.Name),
 		Commands: []string{seedScript(e, t, st.dataDir)}}, nil
 }
 
@@ -379,7 +365,7 @@ func seedScript(e engine.Engine, t *Target, dataDir string) string {
 		pg + `rm -rf -- "$old"`,
 		pg + `mv -- "$data" "$old"`,
 		pg + `mkdir -m 700 -- "$data"`,
-		"if ! " + pg + `env PGPASSWORD="$pw" ` + remote.Command("pg_basebackup", "-d", conn, "-D", dataDir, "-X", "stream", "-S", SlotName(t.Host.Name), "-R", "-c", "fast") + "; then " +
+		"if ! " + pg + `env PGPASSWORD="$pw" ` + remote.Command("pg_basebackup", "-d", conn, "-D", dataDir, "-X", "stream", "-S", cluster.SlotName(t.Host.Name), "-R", "-c", "fast") + "; then " +
 			pg + `rm -rf -- "$data"; ` + pg + `mv -- "$old" "$data"; ` + start + "; exit 1; fi",
 		start,
 	}, "\n")

@@ -50,11 +50,6 @@ func TestClusterRoles(t *testing.T) {
 	if alone := target("postgres", facts.EngineState{}, &fakerun.Runner{}); alone.listens() || needsTLS(alone) {
 		t.Error("a host on its own without allow_from listens")
 	}
-	for host, want := range map[string]string{"pi3": "pidb_pi3", "Pi5-b.lan": "pidb_pi5_b_lan"} {
-		if got := SlotName(host); got != want {
-			t.Errorf("SlotName(%s) = %s, want %s", host, got, want)
-		}
-	}
 }
 
 func TestPrimaryPlan(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"pidb/action"
+	"pidb/cluster"
 	"pidb/config"
 	"pidb/facts"
 	"pidb/inventory"
@@ -188,4 +189,22 @@ func TestBenchNeverMeasured(t *testing.T) {
 	if got["clients"] != float64(8) || got["workload"] != "tpcb" {
 		t.Errorf("what was asked is kept: %s", data)
 	}
+}
+
+// TestClusterStatus: the primary, then each replica, with its lag and
+// the WAL kept for it written for people, "-" where not known.
+func TestClusterStatus(t *testing.T) {
+	u := func(x uint64) *uint64 { return &x }
+	f := func(x float64) *float64 { return &x }
+	st := []cluster.Status{{Cluster: "quiz", Primary: cluster.PrimaryStatus{Host: "pi4", State: "primary"}, Replicas: []cluster.ReplicaStatus{
+		{Host: "pi3", State: "streaming", LagBytes: u(1536), LagS: f(0.25), Sync: "async", RetainedBytes: u(3 << 20)},
+		{Host: "pi5", State: "not streaming", RetainedBytes: u(5 << 30), Error: "in recovery, but its WAL receiver is not running"},
+		{Host: "pi6", State: "unreachable", Error: "pi6: no route to host"},
+	}}}
+	rowsEqual(t, "cluster status", ClusterStatus(st).Rows, [][]string{
+		{"quiz", "pi4", "primary", "primary", "", "", "", "", ""},
+		{"quiz", "pi3", "replica", "streaming", "1.5 kB", "0.2", "async", "3.0 MB", ""},
+		{"quiz", "pi5", "replica", "not streaming", "-", "-", "-", "5.0 GB", "in recovery, but its WAL receiver is not running"},
+		{"quiz", "pi6", "replica", "unreachable", "-", "-", "-", "-", "pi6: no route to host"},
+	})
 }

@@ -83,6 +83,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			inventoryCommand(nil),
 			factsCommand(nil),
 			provisionCommand(nil),
+			clusterCommand(nil),
 			credentialsCommand(nil),
 			benchCommand(benchRun{}),
 			thermalCommand(nil),

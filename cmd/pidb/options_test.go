@@ -361,3 +361,22 @@ func TestDemoFlagsToOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterStatusFlagsToOptions: the clusters named are the arguments,
+// none for every one; a cluster is read whole, so there is no --limit.
+func TestClusterStatusFlagsToOptions(t *testing.T) {
+	var got action.ClusterOptions
+	capture := func(_ *cli.Context, o action.ClusterOptions) error { got = o; return nil }
+	if code, errOut := runWith(t, clusterCommand(capture), "cluster", "status", "-i", "lab.toml", "--json", "quiz", "shop"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got.Inventory != "lab.toml" || strings.Join(got.Clusters, ",") != "quiz,shop" || got.Concurrency != 10 {
+		t.Errorf("options: %+v", got)
+	}
+	if code, _ := runWith(t, clusterCommand(capture), "cluster", "status", "-i", "lab.toml"); code != 0 || len(got.Clusters) != 0 {
+		t.Errorf("every cluster: exit %d, %+v", code, got.Clusters)
+	}
+	if code, errOut := runWith(t, clusterCommand(capture), "cluster", "status", "-i", "lab.toml", "--limit", "pi4"); code != 2 || !strings.Contains(errOut, "--limit") {
+		t.Errorf("--limit: exit %d, %q", code, errOut)
+	}
+}

@@ -1,0 +1,45 @@
+package tables
+
+import (
+	"fmt"
+
+	"pidb/cluster"
+)
+
+// ClusterStatus is `pidb cluster status`'s table: each cluster's primary,
+// then its replicas, with how far behind each is (the primary's WAL it
+// has not replayed, and in seconds) and the WAL the primary keeps for it
+// (its slot); "-" for what is not known.
+func ClusterStatus(sts []cluster.Status) Table {
+	t := Table{Header: []string{"CLUSTER", "HOST", "ROLE", "STATE", "LAG", "LAG_S", "SYNC", "WAL_KEPT", "WHY"}}
+	for _, st := range sts {
+		t.Rows = append(t.Rows, []string{st.Cluster, st.Primary.Host, "primary", st.Primary.State, "", "", "", "", st.Primary.Error})
+		for _, r := range st.Replicas {
+			t.Rows = append(t.Rows, []string{st.Cluster, r.Host, "replica", r.State, bytesOr(r.LagBytes), numOr(r.LagS, "%.1f"), dashIf(r.Sync), bytesOr(r.RetainedBytes), r.Error})
+		}
+	}
+	return t
+}
+
+// bytesOr is a size as people read it: B, kB, MB, GB (binary); "-" for
+// none.
+func bytesOr(b *uint64) string {
+	switch {
+	case b == nil:
+		return "-"
+	case *b < 1<<10:
+		return fmt.Sprintf("%d B", *b)
+	case *b < 1<<20:
+		return fmt.Sprintf("%.1f kB", float64(*b)/(1<<10))
+	case *b < 1<<30:
+		return fmt.Sprintf("%.1f MB", float64(*b)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GB", float64(*b)/(1<<30))
+}
+
+func dashIf(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
