@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"pidb/cluster"
+	"pidb/internal/labtest"
+	"pidb/inventory"
+)
+
+// TestPostgresClusterOnTheLab: a PostgreSQL cluster of a Pi 4 primary, a
+// Pi 4 and a Zero replica (clones of provisioned Pis, each on its own),
+// provisioned as the inventory's [[cluster]] says: the replicas seeded
+// from the primary and streaming (pidb cluster status, and the servers'
+// own pg_stat_replication), rows written on the primary on both replicas,
+// a second run changing nothing. A replica stopped makes cluster status
+// fail and name it; started again, it catches up. A replica made anew (a
+// fresh cluster in its place, as a re-imaged card has) is seeded again by
+// the next provision.
+func TestPostgresClusterOnTheLab(t *testing.T) {
+	t.Parallel()
+	inv := labtest.Clone(t, "pi4", "pi4", "zero")
+	primary, r1, r2 := inv.Hosts[0], inv.Hosts[1], inv.Hosts[2]
+	src, err := os.ReadFile(inv.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = append(src, []byte("\n[[cluster]]\nname = \"quiz\"\nprimary = \""+primary.Name+"\"\nreplicas = [\""+r1.Name+"\", \""+r2.Name+"\"]\n")...)
+	if err := os.WriteFile(inv.Path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := func(h inventory.Host) inventory.Host { return labtest.RootHost(t, inv, h.Name) }
+	psql := func(h inventory.Host, sql string) string {
+		return strings.TrimSpace(labtest.MustSSH(t, root(h), "cd /tmp && runuser -u postgres -- psql -AtqX -c "+shellQuote(sql)))
+	}
+
+	code, res, errOut := provisionLab(t, "-i", inv.Path)
+	if code != 0 {
+		t.Fatalf("provision: exit %d %+v\n%s", code, res, errOut)
+	}
+	if !contains(res[primary.Name].Changed, "replication") || !contains(res[r1.Name].Changed, "replica") || !contains(res[r2.Name].Changed, "replica") {
+		t.Errorf("the primary's replication and the replicas' seeding: %+v", res)
+	}
+	// the servers' own word: the primary sends to both, over TLS, through
+	// pidb's slots, as pidb_replication
+	senders := psql(primary, "SELECT string_agg(r.application_name || ':' || r.state || ':' || r.usename || ':' || s.ssl::text, ',' ORDER BY r.application_name) FROM pg_stat_replication r JOIN pg_stat_ssl s USING (pid)")
+	want := strings.Join(slices.Sorted(slices.Values([]string{r1.Name + ":streaming:pidb_replication:true", r2.Name + ":streaming:pidb_replication:true"})), ",")
+	if senders != want {
+		t.Errorf("pg_stat_replication: %q, want %q", senders, want)
+	}
+	if slots := psql(primary, "SELECT string_agg(slot_name || ':' || active::text, ',' ORDER BY slot_name) FROM pg_replication_slots"); slots != strings.Join(slices.Sorted(slices.Values([]string{cluster.SlotName(r1.Name) + ":true", cluster.SlotName(r2.Name) + ":true"})), ",") {
+		t.Errorf("slots: %s", slots)
+	}
+	status := func() (int, []cluster.Status, string) {
+		t.Helper()
+		code, out, errOut := runPidb(t, "cluster", "status", "-i", inv.Path, "--json")
+		var sts []cluster.Status
+		if err := json.Unmarshal([]byte(out), &sts); err != nil {
+			t.Fatalf("cluster status: not JSON (%v): %s\n%s", err, out, errOut)
+		}
+		return code, sts, errOut
+	}
+	if code, sts, errOut := status(); code != 0 || len(sts) != 1 || !sts[0].OK || sts[0].Replicas[0].State != cluster.Streaming || sts[0].Replicas[1].State != cluster.Streaming || sts[0].Replicas[0].LagBytes == nil {
+		t.Errorf("cluster status: exit %d %+v\n%s", code, sts, errOut)
+	}
+
+	// rows written on the primary are on both replicas
+	psql(primary, "CREATE TABLE canary (id int PRIMARY KEY, note text); INSERT INTO canary SELECT g, 'row ' || g FROM generate_series(1, 1000) g")
+	replicated := func(h inventory.Host, n string) {
+		t.Helper()
+		for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+			got := psql(h, "SELECT count(*) FROM canary")
+			if got == n {
+				return
+			}
+			if time.Since(start) > time.Minute {
+				t.Fatalf("%s has %s canary rows a minute on, not %s", h.Name, got, n)
+			}
+		}
+	}
+	replicated(r1, "1000")
+	replicated(r2, "1000")
+
+	// again: nothing to change anywhere
+	code, res, errOut = provisionLab(t, "-i", inv.Path)
+	if code != 0 {
+		t.Fatalf("provision again: exit %d\n%s", code, errOut)
+	}
+	for _, h := range inv.Hosts {
+		if len(res[h.Name].Changed) != 0 {
+			t.Errorf("provision again changed %s: %v %v", h.Name, res[h.Name].Changed, res[h.Name].Notes)
+		}
+	}
+
+	// a replica stopped: status fails and names it; started, it catches up
+	labtest.MustSSH(t, root(r2), "systemctl stop postgresql@15-main")
+	code, sts, _ := status()
+	if code != 1 || sts[0].OK || sts[0].Replicas[1].State != cluster.Unreachable || sts[0].Replicas[1].RetainedBytes == nil {
+		t.Errorf("a stopped replica: exit %d %+v", code, sts)
+	}
+	psql(primary, "INSERT INTO canary SELECT g, 'row ' || g FROM generate_series(1001, 2000) g")
+	labtest.MustSSH(t, root(r2), "systemctl start postgresql@15-main")
+	replicated(r2, "2000")
+
+	// a replica made anew, a server of its own: seeded again
+	labtest.MustSSH(t, root(r1), "pg_dropcluster --stop 15 main && pg_createcluster 15 main >/dev/null && systemctl start postgresql@15-main")
+	if code, sts, _ := status(); code != 1 || sts[0].Replicas[0].State != cluster.NotAStandby {
+		t.Errorf("a replica made anew: exit %d %+v", code, sts)
+	}
+	code, res, errOut = provisionLab(t, "-i", inv.Path)
+	if code != 0 || !contains(res[r1.Name].Changed, "replica") {
+		t.Fatalf("provision after a replica was made anew: exit %d %+v\n%s", code, res[r1.Name], errOut)
+	}
+	replicated(r1, "2000")
+	if code, sts, errOut := status(); code != 0 || !sts[0].OK {
+		t.Errorf("cluster status at the end: exit %d %+v\n%s", code, sts, errOut)
+	}
+}
