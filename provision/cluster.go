@@ -276,13 +276,13 @@ type replicaState struct {
 	recovery bool   // a standby
 	status   string // its WAL receiver's: streaming, ...; "" with none
 	sender   string // the host its WAL receiver is connected to
-	conninfo string // primary_conninfo
+	conninfo string // primary_conninfo, its password replaced by ***
 	slot     string // primary_slot_name
 	dataDir  string
 	own      []string // databases beside PostgreSQL's and pidb's own
 }
 
-const pgReplicaListing = "SELECT 'state', pg_is_in_recovery()::text, coalesce((SELECT status FROM pg_stat_wal_receiver), ''), coalesce((SELECT sender_host FROM pg_stat_wal_receiver), ''), current_setting('primary_conninfo'), current_setting('primary_slot_name'), current_setting('data_directory')" +
+const pgReplicaListing = "SELECT 'state', pg_is_in_recovery()::text, coalesce((SELECT status FROM pg_stat_wal_receiver), ''), coalesce((SELECT sender_host FROM pg_stat_wal_receiver), ''), regexp_replace(current_setting('primary_conninfo'), 'password=(''[^'']*''|\\S*)', 'password=***', 'g'), current_setting('primary_slot_name'), current_setting('data_directory')" +
 	" UNION ALL SELECT 'db', datname::text, '', '', '', '', '' FROM pg_database WHERE datname NOT IN ('postgres', 'template0', 'template1', '" + inventory.Pidb + "')"
 
 func readReplica(ctx context.Context, t *Target, e engine.Engine) (replicaState, error) {
@@ -360,6 +360,7 @@ func seedScript(e engine.Engine, t *Target, dataDir string) string {
 	return strings.Join([]string{
 		"set -eu",
 		"IFS= read -r pw",
+		"cd /tmp",
 		"data=" + remote.Quote(dataDir) + "; old=" + remote.Quote(old),
 		stop,
 		pg + `rm -rf -- "$old"`,
