@@ -354,15 +354,15 @@ func checkBudget(in Input, s Settings) error {
 // reason. No timestamps, so the same inputs give the same bytes.
 func Render(in Input, preset PresetName, s Settings) string {
 	var b strings.Builder
-	role := ""
+	// a cluster's host says its cluster, not its role: a switchover
+	// changes the roles, and a header that said them would make every
+	// host's file new, and its server restart, for a comment
+	cluster := ""
 	if r := in.Replication; r != nil {
-		role = fmt.Sprintf(", a replica in cluster %q", r.Cluster)
-		if r.Primary {
-			role = fmt.Sprintf(", the primary of cluster %q", r.Cluster)
-		}
+		cluster = fmt.Sprintf(", in cluster %q", r.Cluster)
 	}
 	fmt.Fprintf(&b, "# Managed by pidb: preset %q for %s %s, %d MiB RAM, %d CPUs, storage %s%s.\n",
-		preset, flavorName(in.Flavor), in.Version, in.RAMBytes>>20, in.CPUs, in.Storage, role)
+		preset, flavorName(in.Flavor), in.Version, in.RAMBytes>>20, in.CPUs, in.Storage, cluster)
 	b.WriteString("# pidb rewrites this file: put per-host changes in the inventory's [host.settings].\n")
 	if isMySQLFamily(in.Flavor) {
 		b.WriteString("[mysqld]\n")
