@@ -3,6 +3,8 @@ package inventory
 import (
 	"fmt"
 	"net/netip"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,6 +22,9 @@ type Cluster struct {
 	// (PostgreSQL's synchronous_standby_names, MariaDB's semi-sync)
 	Synchronous bool
 	Line        int // where its [[cluster]] header is
+	// PrimaryLine and ReplicasLine are where its primary and replicas
+	// keys are (SwitchedOver rewrites them)
+	PrimaryLine, ReplicasLine int
 }
 
 // Members are the cluster's hosts, the primary first.
@@ -116,7 +121,8 @@ func (p *parser) clusters(doc map[string]any, hosts []Host) []Cluster {
 	for i, m := range tables {
 		path := []string{"cluster", strconv.Itoa(i)}
 		sec := p.checkTable(path, m, clusterKeys)
-		c := Cluster{Name: sec.String("name", ""), Primary: sec.String("primary", ""), Line: p.lines.line(path...)}
+		c := Cluster{Name: sec.String("name", ""), Primary: sec.String("primary", ""), Line: p.lines.line(path...),
+			PrimaryLine: sec["primary"].Line, ReplicasLine: sec["replicas"].Line}
 		c.Synchronous, _ = sec["synchronous"].Raw.(bool)
 		for _, k := range []string{"name", "primary", "replicas"} {
 			if _, ok := m[k]; !ok && !misspelt(m, k, sortedKeys(clusterKeys)) {
@@ -266,4 +272,78 @@ func orDefault(n int64) string {
 		return "the default"
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// SwitchedOver is the inventory's source src with cluster c's primary
+// now newPrimary and its replicas the others (the old primary first, in
+// its place): what a switchover writes back, so that the inventory says
+// what the servers do. Only the primary's and the replicas' values
+// change; the file's comments and layout stay. The result is read again
+// and must give that cluster, or it is an error.
+func SwitchedOver(name, src string, c Cluster, newPrimary string) (string, error) {
+	if !slices.Contains(c.Replicas, newPrimary) {
+		return "", fmt.Errorf("cluster %q: %s is not one of its replicas (%s)", c.Name, newPrimary, strings.Join(c.Replicas, ", "))
+	}
+	replicas := []string{c.Primary}
+	for _, r := range c.Replicas {
+		if r != newPrimary {
+			replicas = append(replicas, r)
+		}
+	}
+	lines := strings.SplitAfter(src, "\n")
+	if c.PrimaryLine < 1 || c.ReplicasLine < 1 || c.PrimaryLine > len(lines) || c.ReplicasLine > len(lines) {
+		return "", fmt.Errorf("cluster %q: its primary and replicas are not where the file was read", c.Name)
+	}
+	key := regexp.MustCompile(`^(\s*primary\s*=\s*)("[^"]*"|'[^']*')`)
+	i := c.PrimaryLine - 1
+	if !key.MatchString(lines[i]) {
+		return "", fmt.Errorf("%s:%d: cannot rewrite the cluster's primary there", name, c.PrimaryLine)
+	}
+	lines[i] = key.ReplaceAllString(lines[i], "${1}"+strconv.Quote(newPrimary))
+	// the replicas' array, which may span lines: from its key to its ]
+	j := c.ReplicasLine - 1
+	start := regexp.MustCompile(`^\s*replicas\s*=\s*\[`).FindStringIndex(lines[j])
+	if start == nil {
+		return "", fmt.Errorf("%s:%d: cannot rewrite the cluster's replicas there", name, c.ReplicasLine)
+	}
+	end := j
+	for end < len(lines) && !strings.Contains(stripComment(lines[end]), "]") {
+		end++
+	}
+	if end == len(lines) {
+		return "", fmt.Errorf("%s:%d: the replicas' array does not end", name, c.ReplicasLine)
+	}
+	quoted := make([]string, len(replicas))
+	for k, r := range replicas {
+		quoted[k] = strconv.Quote(r)
+	}
+	tail := lines[end][strings.Index(stripComment(lines[end]), "]")+1:]
+	lines[j] = lines[j][:start[1]] + strings.Join(quoted, ", ") + "]" + tail
+	out := strings.Join(append(lines[:j+1], lines[end+1:]...), "")
+	inv, err := Parse(name, "/", out)
+	if err != nil {
+		return "", fmt.Errorf("the inventory rewritten for the switchover does not read: %w", err)
+	}
+	got, err := inv.Cluster(c.Name)
+	if err != nil || got.Primary != newPrimary || !slices.Equal(got.Replicas, replicas) {
+		return "", fmt.Errorf("the inventory rewritten for the switchover does not say %s is the primary of %q", newPrimary, c.Name)
+	}
+	return out, nil
+}
+
+// stripComment is a line without its comment, where a # outside a string
+// begins one (the replicas' names hold no #).
+func stripComment(line string) string {
+	inString := byte(0)
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case inString != 0 && c == inString:
+			inString = 0
+		case inString == 0 && (c == '"' || c == '\''):
+			inString = c
+		case inString == 0 && c == '#':
+			return line[:i]
+		}
+	}
+	return line
 }

@@ -239,3 +239,57 @@ port = 2222`, `cluster "q": hosts "a" and "b" are both at 10.0.0.1`},
 		t.Errorf("PostgreSQL over IPv6: %v", err)
 	}
 }
+
+// TestSwitchedOver: the primary's and the replicas' values rewritten in
+// place, comments and layout kept, an array over several lines too.
+func TestSwitchedOver(t *testing.T) {
+	src := clusterHosts + `
+[[cluster]]
+name = "quiz"   # the quiz's
+primary = "pi4"  # the Pi 4 in the case
+replicas = [
+  "pi3",   # on the desk
+  "pi5",
+] # two
+[bench]
+clients = 8
+`
+	inv, err := Parse("inv.toml", "/", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := inv.Clusters[0]
+	out, err := SwitchedOver("inv.toml", src, c, "pi5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := clusterHosts + `
+[[cluster]]
+name = "quiz"   # the quiz's
+primary = "pi5"  # the Pi 4 in the case
+replicas = ["pi4", "pi3"] # two
+[bench]
+clients = 8
+`
+	if out != want {
+		t.Errorf("rewritten:\n%s\nwant:\n%s", out, want)
+	}
+	// and back, from the rewritten file
+	inv, err = Parse("inv.toml", "/", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := SwitchedOver("inv.toml", out, inv.Clusters[0], "pi4")
+	if err != nil || !strings.Contains(back, "primary = \"pi4\"  # the Pi 4 in the case\nreplicas = [\"pi5\", \"pi3\"] # two\n") {
+		t.Errorf("back: %v\n%s", err, back)
+	}
+	if _, err := SwitchedOver("inv.toml", src, c, "mpi"); err == nil || !strings.Contains(err.Error(), "mpi is not one of its replicas (pi3, pi5)") {
+		t.Errorf("to a host not its replica: %v", err)
+	}
+	// single quotes and one line
+	src2 := clusterHosts + "\n[[cluster]]\nname = 'q'\nprimary = 'pi4'\nreplicas = ['pi3']\n"
+	inv, _ = Parse("inv.toml", "/", src2)
+	if out, err := SwitchedOver("inv.toml", src2, inv.Clusters[0], "pi3"); err != nil || !strings.HasSuffix(out, "primary = \"pi3\"\nreplicas = [\"pi4\"]\n") {
+		t.Errorf("one line: %v\n%s", err, out)
+	}
+}

@@ -47,7 +47,7 @@ type Verify struct {
 // sslrootcert=File, MySQL's ssl-mode=VERIFY_IDENTITY (VERIFY_CA) and
 // ssl-ca=File, as libpq and MySQL's URI-like strings spell them.
 func CredentialsVerified(inv *inventory.Inventory, h inventory.Host, database string, v Verify) (string, error) {
-	sec, err := secrets.Load(inv.Path, h.Name)
+	sec, err := accountSecrets(inv.Path, h)
 	if err != nil {
 		return "", err
 	}
@@ -266,4 +266,13 @@ func WriteCA(file string, ca CA) error {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	return nil
+}
+
+// accountSecrets are the passwords of the host's accounts: its own, or
+// its cluster's, which every host of it shares (secrets.Accounts).
+func accountSecrets(invPath string, h inventory.Host) (secrets.Host, error) {
+	if c := h.Cluster; c != nil {
+		return secrets.Accounts(invPath, h.Name, c.Name, c.Primary)
+	}
+	return secrets.Accounts(invPath, h.Name, "", "")
 }

@@ -110,7 +110,7 @@ func (e Env) connect(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	if err := clearLogin(h, f, p); err != nil {
 		return sqldb.DB{}, nil, err
 	}
-	sec, err := secrets.Load(e.Inventory.Path, h.Name)
+	sec, err := accountSecrets(e.Inventory.Path, h)
 	if err != nil {
 		return sqldb.DB{}, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"pidb/engine"
 	"pidb/facts"
 	"pidb/inventory"
 	"pidb/progress"
@@ -86,7 +87,10 @@ func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o Provisio
 		if err == nil && !o.DryRun && t.Cluster != nil && t.Cluster.Primary.Name == h.Name {
 			// what its replicas verify it by, in the second pass
 			r.Step("reading the certificate its replicas verify it by")
-			rep.Cert, err = provision.ServedCert(ctx, c.Root, t.Facts)
+			var e engine.Engine
+			if e, err = engine.Of(t.Facts); err == nil {
+				rep.Cert, err = provision.ServedCert(ctx, c.Root, e)
+			}
 		}
 	}
 	switch {

@@ -440,7 +440,7 @@ func (accountsStep) Check(ctx context.Context, t *Target) (Change, error) {
 	if err != nil {
 		return Change{Needed: true, Note: "after the install: the pidb account and the application databases"}, nil
 	}
-	sec, err := secrets.Load(t.Inventory, t.Host.Name)
+	sec, err := t.accountSecrets()
 	if err != nil {
 		return Change{}, err
 	}
@@ -456,7 +456,7 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
-	sec, err := secrets.Load(t.Inventory, t.Host.Name)
+	sec, err := t.accountSecrets()
 	if err != nil {
 		return err
 	}
@@ -491,7 +491,7 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 			sec.Databases[a.database] = secrets.Database{Owner: a.user, Password: secrets.Generate()}
 		}
 	}
-	if err := secrets.Save(t.Inventory, t.Host.Name, sec); err != nil {
+	if err := t.saveAccountSecrets(sec); err != nil {
 		return fmt.Errorf("keep the passwords: %w", err)
 	}
 	var sql string

@@ -11,7 +11,6 @@ import (
 	"pidb/cluster"
 	"pidb/dbms"
 	"pidb/engine"
-	"pidb/facts"
 	"pidb/inventory"
 	"pidb/remote"
 	"pidb/secrets"
@@ -68,6 +67,23 @@ func (t *Target) peers() []netip.Prefix {
 		}
 	}
 	return out
+}
+
+// accountSecrets are the passwords of the host's accounts: its own, or
+// its cluster's, which every host of it shares (secrets.Accounts).
+func (t *Target) accountSecrets() (secrets.Host, error) {
+	if t.Cluster == nil {
+		return secrets.Accounts(t.Inventory, t.Host.Name, "", "")
+	}
+	return secrets.Accounts(t.Inventory, t.Host.Name, t.Cluster.Name, t.Cluster.Primary.Name)
+}
+
+func (t *Target) saveAccountSecrets(h secrets.Host) error {
+	cluster := ""
+	if t.Cluster != nil {
+		cluster = t.Cluster.Name
+	}
+	return secrets.SaveAccounts(t.Inventory, t.Host.Name, cluster, h)
 }
 
 // listens reports whether the server listens on the network: for the
@@ -238,11 +254,7 @@ func clusterEngine(e engine.Engine) error {
 
 // ServedCert is the certificate the host's server presents to a TLS
 // client (PEM), as its replicas will see it: read on the host's loopback.
-func ServedCert(ctx context.Context, root remote.Runner, f facts.Facts) (string, error) {
-	e, err := engine.Of(f)
-	if err != nil {
-		return "", err
-	}
+func ServedCert(ctx context.Context, root remote.Runner, e engine.Engine) (string, error) {
 	proto := map[bool]string{true: "postgres", false: "mysql"}[e.Flavor == dbms.Postgres]
 	res, err := root.Run(ctx, fmt.Sprintf("openssl s_client -connect 127.0.0.1:%d -starttls %s </dev/null 2>/dev/null | openssl x509", e.Port(), proto))
 	if err != nil {

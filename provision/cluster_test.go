@@ -168,7 +168,7 @@ func TestReplicaMakesNoAccounts(t *testing.T) {
 func TestServedCert(t *testing.T) {
 	pem := "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"
 	r := (&fakerun.Runner{}).Contains("openssl s_client -connect 127.0.0.1:5432 -starttls postgres", fakerun.Reply{Stdout: pem + "\n"})
-	f := facts.Facts{Engine: facts.EngineState{Flavor: "postgres", Version: "15.8"}}
+	f := mustEngine(t)
 	if got, err := ServedCert(context.Background(), r, f); err != nil || got != pem+"\n" {
 		t.Errorf("ServedCert = %q, %v", got, err)
 	}

@@ -144,6 +144,9 @@ func (s Store) Save(inventoryPath, host string, h Host) error {
 // any of them may become its primary.
 type Cluster struct {
 	Replication string `json:"replication,omitempty"` // the replication account's password
+	// Accounts are the passwords of the accounts every host of the
+	// cluster has: the primary's, copied and replayed on its replicas
+	Accounts Host `json:"accounts"`
 }
 
 // ClusterPath is the file of a cluster's secrets: in the inventory's
@@ -263,6 +266,50 @@ func SaveCluster(inventoryPath, cluster string, c Cluster) error {
 	if err != nil {
 		return err
 	}
+	return s.SaveCluster(inventoryPath, cluster, c)
+}
+
+// Accounts reads the passwords of a host's accounts from the store pidb
+// uses (Open's): a host on its own keeps them in its own file; a host of
+// a cluster (cluster not "") in the cluster's, which takes them from its
+// primary's own file the first time (a host that was on its own and
+// became a cluster's primary keeps its passwords).
+func Accounts(inventoryPath, host, cluster, primary string) (Host, error) {
+	s, err := Open()
+	if err != nil {
+		return Host{}, err
+	}
+	if cluster == "" {
+		return s.Load(inventoryPath, host)
+	}
+	c, err := s.LoadCluster(inventoryPath, cluster)
+	if err != nil {
+		return Host{}, err
+	}
+	if c.Accounts.Pidb == "" && len(c.Accounts.Databases) == 0 {
+		return s.Load(inventoryPath, primary)
+	}
+	if c.Accounts.Databases == nil {
+		c.Accounts.Databases = map[string]Database{}
+	}
+	return c.Accounts, nil
+}
+
+// SaveAccounts keeps the passwords of a host's accounts where Accounts
+// reads them.
+func SaveAccounts(inventoryPath, host, cluster string, h Host) error {
+	s, err := Open()
+	if err != nil {
+		return err
+	}
+	if cluster == "" {
+		return s.Save(inventoryPath, host, h)
+	}
+	c, err := s.LoadCluster(inventoryPath, cluster)
+	if err != nil {
+		return err
+	}
+	c.Accounts = h
 	return s.SaveCluster(inventoryPath, cluster, c)
 }
 

@@ -54,7 +54,7 @@ func TestClusterSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := LoadCluster("/srv/pis.toml", "quiz")
-	if err != nil || got != c {
+	if err != nil || got.Replication != c.Replication {
 		t.Fatalf("LoadCluster = %+v, %v; want %+v", got, err, c)
 	}
 	files, _ := filepath.Glob(filepath.Join(state, "pidb", "secrets", "pis-*", "clusters", "quiz.json"))
@@ -68,6 +68,41 @@ func TestClusterSecrets(t *testing.T) {
 	}
 	if h, _ := Load("/srv/pis.toml", "quiz"); h.Pidb != "host's" {
 		t.Errorf("the host quiz's secrets: %+v", h)
+	}
+}
+
+// TestAccounts: a host on its own keeps its accounts' passwords in its
+// file; a cluster's hosts share the cluster's, which starts from its
+// primary's own.
+func TestAccounts(t *testing.T) {
+	notSudo(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	own := Host{Pidb: "pi4's", Databases: map[string]Database{"shop": {Owner: "app", Password: "app's"}}}
+	if err := Save("/srv/pis.toml", "pi4", own); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := Accounts("/srv/pis.toml", "pi4", "", ""); err != nil || h.Pidb != "pi4's" {
+		t.Fatalf("on its own: %+v, %v", h, err)
+	}
+	// pi4 became quiz's primary: its passwords, for pi3 too
+	if h, err := Accounts("/srv/pis.toml", "pi3", "quiz", "pi4"); err != nil || h.Pidb != "pi4's" || h.Databases["shop"].Password != "app's" {
+		t.Fatalf("a replica before the cluster kept any: %+v, %v", h, err)
+	}
+	if err := SaveCluster("/srv/pis.toml", "quiz", Cluster{Replication: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveAccounts("/srv/pis.toml", "pi3", "quiz", Host{Pidb: "the cluster's"}); err != nil {
+		t.Fatal(err)
+	}
+	// after a switchover pi3 is the primary: the same passwords
+	if h, err := Accounts("/srv/pis.toml", "pi4", "quiz", "pi3"); err != nil || h.Pidb != "the cluster's" || h.Databases == nil {
+		t.Errorf("the cluster's: %+v, %v", h, err)
+	}
+	if c, _ := LoadCluster("/srv/pis.toml", "quiz"); c.Replication != "r" {
+		t.Errorf("saving the accounts lost the replication password: %+v", c)
+	}
+	if h, _ := Load("/srv/pis.toml", "pi4"); h.Pidb != "pi4's" {
+		t.Errorf("pi4's own file: %+v", h)
 	}
 }
 

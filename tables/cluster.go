@@ -3,6 +3,7 @@ package tables
 import (
 	"fmt"
 
+	"pidb/action"
 	"pidb/cluster"
 )
 
@@ -42,4 +43,17 @@ func dashIf(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// Switchover is `pidb cluster switchover`'s table: each step, done or (a
+// dry run) to be done.
+func Switchover(r action.SwitchoverResult) Table {
+	t := Table{Header: []string{"CLUSTER", "FROM", "TO", "STEP"}}
+	for _, s := range r.Steps {
+		if r.DryRun {
+			s = "would " + s
+		}
+		t.Rows = append(t.Rows, []string{r.Cluster, r.From, r.To, s})
+	}
+	return t
 }

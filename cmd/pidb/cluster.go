@@ -6,12 +6,18 @@ import (
 	"pidb/action"
 	"pidb/internal/cmdutil"
 	"pidb/tables"
+	"pidb/usage"
 )
 
 // clusterCommand is `pidb cluster` with its subcommand status; run does
 // status's work (nil: runClusterStatus), a seam for the tests of its
 // options.
 func clusterCommand(run func(*cli.Context, action.ClusterOptions) error) *cli.Command {
+	return clusterCommands(run, nil)
+}
+
+// clusterCommands is `pidb cluster` with both its subcommands' seams.
+func clusterCommands(run func(*cli.Context, action.ClusterOptions) error, switchover func(*cli.Context, action.SwitchoverOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "cluster",
 		Usage: "see the inventory's clusters: a primary and its replicas",
@@ -24,8 +30,32 @@ func clusterCommand(run func(*cli.Context, action.ClusterOptions) error) *cli.Co
 				f, err := fleetFlagsOf(c)
 				return action.ClusterOptions{Fleet: f, Clusters: c.Args().Slice()}, err
 			}, cmdutil.OrWork(run, runClusterStatus)),
+		}, {
+			Name:      "switchover",
+			Usage:     "make a replica the primary, as planned: the primary stopped cleanly, the replica promoted once it has all of it, the others following it, the inventory rewritten",
+			UsageText: "pidb cluster switchover -i FILE [--dry-run] CLUSTER NEW_PRIMARY",
+			Flags:     append(clusterFlags(), &cli.BoolFlag{Name: "dry-run", Usage: "check and say what would be done; change nothing"}),
+			Action: cmdutil.WithOptions(func(c *cli.Context) (action.SwitchoverOptions, error) {
+				f, err := fleetFlagsOf(c)
+				if err != nil {
+					return action.SwitchoverOptions{}, err
+				}
+				if c.NArg() != 2 {
+					return action.SwitchoverOptions{}, usage.Errorf("want CLUSTER NEW_PRIMARY: the cluster, and the replica to make its primary")
+				}
+				return action.SwitchoverOptions{Fleet: f, Cluster: c.Args().Get(0), To: c.Args().Get(1), DryRun: c.Bool("dry-run")}, nil
+			}, cmdutil.OrWork(switchover, runSwitchover)),
 		}},
 	}
+}
+
+// runSwitchover makes the switchover and says what it did.
+func runSwitchover(c *cli.Context, o action.SwitchoverOptions) error {
+	r, err := action.Switchover(c.Context, o)
+	if r.Cluster == "" {
+		return err
+	}
+	return cmdutil.PrintResults(c, r, tables.Switchover(r), err)
 }
 
 // runClusterStatus reads the clusters and prints them.

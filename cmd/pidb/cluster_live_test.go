@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -118,6 +119,64 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 	}
 	replicated(r1, "2000")
 	if code, sts, errOut := status(); code != 0 || !sts[0].OK {
-		t.Errorf("cluster status at the end: exit %d %+v\n%s", code, sts, errOut)
+		t.Errorf("cluster status after the new seed: exit %d %+v\n%s", code, sts, errOut)
+	}
+
+	// a switchover to r1 and back: a dry run changes nothing; then the
+	// roles change, the inventory says so, rows written on the new
+	// primary reach the old one and the other replica, and a provision
+	// after it changes nothing
+	switchover := func(to inventory.Host, more ...string) (int, string) {
+		t.Helper()
+		code, out, errOut := runPidb(t, append([]string{"cluster", "switchover", "-i", inv.Path}, append(more, "quiz", to.Name)...)...)
+		return code, out + errOut
+	}
+	if code, out := switchover(r1, "--dry-run"); code != 0 || !strings.Contains(out, "would promote "+r1.Name) {
+		t.Fatalf("dry run: exit %d\n%s", code, out)
+	}
+	if psql(primary, "SELECT pg_is_in_recovery()") != "f" {
+		t.Fatal("the dry run changed the primary")
+	}
+	rows := 2000
+	for _, step := range []struct{ to, from inventory.Host }{{r1, primary}, {primary, r1}} {
+		if code, out := switchover(step.to); code != 0 {
+			t.Fatalf("switchover to %s: exit %d\n%s", step.to.Name, code, out)
+		}
+		if got := psql(step.to, "SELECT pg_is_in_recovery()"); got != "f" {
+			t.Fatalf("%s after the switchover to it: in recovery %s", step.to.Name, got)
+		}
+		if src, _ := os.ReadFile(inv.Path); !strings.Contains(string(src), "primary = \""+step.to.Name+"\"\nreplicas = [\""+step.from.Name+"\"") {
+			t.Errorf("the inventory after the switchover to %s:\n%s", step.to.Name, src)
+		}
+		psql(step.to, fmt.Sprintf("INSERT INTO canary SELECT g, 'row ' || g FROM generate_series(%d, %d) g", rows+1, rows+1000))
+		rows += 1000
+		for _, h := range inv.Hosts {
+			replicated(h, fmt.Sprint(rows))
+		}
+		if code, sts, errOut := status(); code != 0 || !sts[0].OK || sts[0].Primary.Host != step.to.Name {
+			t.Errorf("cluster status after the switchover to %s: exit %d %+v\n%s", step.to.Name, code, sts, errOut)
+		}
+		code, res, errOut := provisionLab(t, "-i", inv.Path)
+		if code != 0 {
+			t.Fatalf("provision after the switchover to %s: exit %d\n%s", step.to.Name, code, errOut)
+		}
+		for _, h := range inv.Hosts {
+			if len(res[h.Name].Changed) != 0 {
+				t.Errorf("provision after the switchover to %s changed %s: %v %v", step.to.Name, h.Name, res[h.Name].Changed, res[h.Name].Notes)
+			}
+		}
+	}
+	// to a replica that is stopped: refused, the primary as it was
+	labtest.MustSSH(t, root(r2), "systemctl stop postgresql@15-main")
+	if code, out := switchover(r2); code != 1 || psql(primary, "SELECT pg_is_in_recovery()") != "f" {
+		t.Errorf("a switchover to a stopped replica: exit %d\n%s", code, out)
+	}
+	labtest.MustSSH(t, root(r2), "systemctl start postgresql@15-main")
+	// every canary row on every host
+	for _, h := range inv.Hosts {
+		replicated(h, fmt.Sprint(rows))
+		if got := psql(h, "SELECT count(DISTINCT note) FROM canary"); got != fmt.Sprint(rows) {
+			t.Errorf("%s: %s distinct canary rows, want %d", h.Name, got, rows)
+		}
 	}
 }

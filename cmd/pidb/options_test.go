@@ -380,3 +380,23 @@ func TestClusterStatusFlagsToOptions(t *testing.T) {
 		t.Errorf("--limit: exit %d, %q", code, errOut)
 	}
 }
+
+// TestSwitchoverFlagsToOptions: the cluster and the new primary are the
+// two arguments; anything else is exit 2 before anything runs.
+func TestSwitchoverFlagsToOptions(t *testing.T) {
+	var got action.SwitchoverOptions
+	ran := 0
+	capture := func(_ *cli.Context, o action.SwitchoverOptions) error { got, ran = o, ran+1; return nil }
+	if code, errOut := runWith(t, clusterCommands(nil, capture), "cluster", "switchover", "-i", "lab.toml", "--dry-run", "quiz", "pi3"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got.Cluster != "quiz" || got.To != "pi3" || !got.DryRun || got.Inventory != "lab.toml" {
+		t.Errorf("options: %+v", got)
+	}
+	for _, args := range []string{"cluster switchover -i lab.toml quiz", "cluster switchover -i lab.toml quiz pi3 pi5"} {
+		ran = 0
+		if code, errOut := runWith(t, clusterCommands(nil, capture), strings.Fields(args)...); code != 2 || ran != 0 || !strings.Contains(errOut, "want CLUSTER NEW_PRIMARY") {
+			t.Errorf("%s: exit %d, ran %d, %q", args, code, ran, errOut)
+		}
+	}
+}

@@ -1,0 +1,294 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"pidb/dbms"
+	"pidb/engine"
+	"pidb/inventory"
+	"pidb/remote"
+)
+
+// Node is one host of a switchover, as pidb reaches it.
+type Node struct {
+	Name, Address string
+	Root          remote.Runner // root on the host
+	Report        Report        // what it said before the switchover began
+}
+
+// Switchover hands a PostgreSQL cluster's primary's part to one of its
+// replicas, as planned, losing nothing: the old primary stopped cleanly
+// (its last WAL, the shutdown checkpoint, sent to its replicas) and seen
+// stopped, the new one promoted only once it has replayed all of it (else
+// the old one is started again and nothing has changed), then the old
+// primary and the other replicas made standbys of the new one, each
+// through its slot there, with its certificate.
+type Switchover struct {
+	Cluster  string
+	Old, New Node
+	Others   []Node
+	Password string // the replication account's
+	NewCert  string // the certificate New's server presents (PEM)
+	Say      func(string)
+	// Wait is how long the new primary may take to replay the old one's
+	// last WAL, and each standby to stream from the new one (0: 30 s and
+	// 2 min)
+	Wait time.Duration
+}
+
+// server is what a switchover needs of a host's server: its service, its
+// configuration and data directories and its binaries', by major version.
+type server struct {
+	major, dataDir string
+}
+
+func (s server) service() string { return "postgresql@" + s.major + "-main" }
+func (s server) confDir() string { return "/etc/postgresql/" + s.major + "/main" }
+
+var pg = engine.Engine{Flavor: dbms.Postgres}
+
+func serverOf(ctx context.Context, root remote.Runner) (server, error) {
+	res, err := root.Run(ctx, pg.Query("SELECT current_setting('server_version_num'), current_setting('data_directory')"))
+	if err != nil {
+		return server{}, fmt.Errorf("read the server's version and data directory: %w", err)
+	}
+	rows, err := pg.Rows(string(res.Stdout), 2)
+	if err != nil || len(rows) != 1 {
+		return server{}, fmt.Errorf("read the server's version and data directory: %v rows, %v", len(rows), err)
+	}
+	n, err := strconv.Atoi(rows[0][0])
+	if err != nil || n < 100000 || !strings.HasPrefix(rows[0][1], "/") {
+		return server{}, fmt.Errorf("read the server's version and data directory: %q", rows[0])
+	}
+	return server{major: strconv.Itoa(n / 10000), dataDir: rows[0][1]}, nil
+}
+
+// Check refuses a switchover that cannot be made as planned, before
+// anything changes: the old primary must be one, the new one a replica
+// streaming from it.
+func (s Switchover) Check() error {
+	switch {
+	case s.Old.Report.InRecovery:
+		return fmt.Errorf("%s is not the primary of cluster %q: it is a standby", s.Old.Name, s.Cluster)
+	case !s.New.Report.InRecovery:
+		return fmt.Errorf("%s is not a standby: there is nothing to switch over to", s.New.Name)
+	case s.New.Report.Receiver != "streaming" || s.New.Report.ReceiveFrom != s.Old.Address:
+		return fmt.Errorf("%s does not stream from %s (its WAL receiver: %q from %q): a switchover to it would lose what it has not received", s.New.Name, s.Old.Name, s.New.Report.Receiver, s.New.Report.ReceiveFrom)
+	}
+	return nil
+}
+
+// Plan is what Run does, in words.
+func (s Switchover) Plan() []string {
+	out := []string{
+		"stop " + s.Old.Name + " cleanly (its last WAL sent to its replicas) and see it stopped",
+		"wait until " + s.New.Name + " has replayed everything " + s.Old.Name + " wrote (else start " + s.Old.Name + " again and stop)",
+		"make a slot on " + s.New.Name + " for each host that will follow it",
+		"promote " + s.New.Name,
+	}
+	for _, o := range s.Others {
+		out = append(out, "point "+o.Name+" at "+s.New.Name)
+	}
+	return append(out, "start "+s.Old.Name+" as a standby of "+s.New.Name, "wait until every standby streams from "+s.New.Name)
+}
+
+// controlLine reads a line of pg_controldata.
+var controlLine = regexp.MustCompile(`(?m)^([^:\n]+):\s*(.*?)\s*$`)
+
+// stoppedAt reads pg_controldata's output: the server's last checkpoint,
+// which a clean shutdown writes last; an error where the server was not
+// shut down cleanly.
+func stoppedAt(out string) (uint64, error) {
+	fields := map[string]string{}
+	for _, m := range controlLine.FindAllStringSubmatch(out, -1) {
+		fields[m[1]] = m[2]
+	}
+	if st := fields["Database cluster state"]; st != "shut down" {
+		return 0, fmt.Errorf("its cluster state is %q, not \"shut down\"", st)
+	}
+	return LSN(fields["Latest checkpoint location"])
+}
+
+// Run makes the switchover.
+func (s Switchover) Run(ctx context.Context) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	wait := s.Wait
+	if wait == 0 {
+		wait = 30 * time.Second
+	}
+	old, err := serverOf(ctx, s.Old.Root)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Old.Name, err)
+	}
+	if _, err := serverOf(ctx, s.New.Root); err != nil {
+		return fmt.Errorf("%s: %w", s.New.Name, err)
+	}
+	s.Say("stopping " + s.Old.Name + " cleanly")
+	if _, err := s.Old.Root.Run(ctx, pg.Client("CHECKPOINT")); err != nil {
+		return fmt.Errorf("%s: checkpoint before stopping: %w", s.Old.Name, err)
+	}
+	if _, err := s.Old.Root.Run(ctx, "systemctl stop "+remote.Quote(old.service())); err != nil {
+		return fmt.Errorf("%s: stop: %w", s.Old.Name, err)
+	}
+	// never two primaries: the old one must be seen stopped
+	if _, err := s.Old.Root.Run(ctx, "! pg_isready -q -h /var/run/postgresql"); err != nil {
+		return fmt.Errorf("%s still answers after its stop: no switchover while it may take writes", s.Old.Name)
+	}
+	start := func() string {
+		if _, err := s.Old.Root.Run(ctx, "systemctl start "+remote.Quote(old.service())); err != nil {
+			return s.Old.Name + " could not be started again: " + err.Error()
+		}
+		return s.Old.Name + " runs on as the primary"
+	}
+	res, err := s.Old.Root.Run(ctx, "cd /tmp && runuser -u postgres -- "+remote.Command("/usr/lib/postgresql/"+old.major+"/bin/pg_controldata", "-D", old.dataDir))
+	if err != nil {
+		return fmt.Errorf("%s: read its last checkpoint: %w (%s)", s.Old.Name, err, start())
+	}
+	last, err := stoppedAt(string(res.Stdout))
+	if err != nil {
+		return fmt.Errorf("%s: %w (%s)", s.Old.Name, err, start())
+	}
+	s.Say(fmt.Sprintf("waiting until %s has replayed %s's last WAL (%X/%X)", s.New.Name, s.Old.Name, last>>32, uint32(last)))
+	var replayed uint64
+	for deadline := time.Now().Add(wait); ; time.Sleep(200 * time.Millisecond) {
+		if replayed, err = replayedOf(ctx, s.New.Root); err == nil && replayed > last {
+			break
+		}
+		if time.Now().After(deadline) {
+			behind := "unknown"
+			if err == nil {
+				behind = fmt.Sprintf("%d bytes behind", last-min(last, replayed))
+			}
+			return fmt.Errorf("%s has not replayed %s's last WAL after %s (%s): no switchover (%s)", s.New.Name, s.Old.Name, wait, behind, start())
+		}
+	}
+	followers := append([]Node{s.Old}, s.Others...)
+	s.Say("making slots on " + s.New.Name)
+	if err := s.slots(ctx, followers); err != nil {
+		return fmt.Errorf("%s: %w (%s)", s.New.Name, err, start())
+	}
+	s.Say("promoting " + s.New.Name)
+	res, err = s.New.Root.Run(ctx, pg.Client("SELECT pg_promote(true, 60)"))
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != "t" {
+		return fmt.Errorf("%s: promote: %v %q (%s is stopped, its data whole: start it to go back)", s.New.Name, err, res.Stdout, s.Old.Name)
+	}
+	for _, f := range s.Others {
+		s.Say("pointing " + f.Name + " at " + s.New.Name)
+		if err := s.repoint(ctx, f); err != nil {
+			return fmt.Errorf("%s: %w", f.Name, err)
+		}
+	}
+	s.Say("starting " + s.Old.Name + " as a standby of " + s.New.Name)
+	if err := s.demote(ctx, old); err != nil {
+		return fmt.Errorf("%s: %w", s.Old.Name, err)
+	}
+	for _, f := range followers {
+		if err := s.streams(ctx, f, 4*wait); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func replayedOf(ctx context.Context, root remote.Runner) (uint64, error) {
+	res, err := root.Run(ctx, pg.Client("SELECT pg_last_wal_replay_lsn()"))
+	if err != nil {
+		return 0, err
+	}
+	return LSN(strings.TrimSpace(string(res.Stdout)))
+}
+
+// slots makes, on the new primary while it is still a standby, a slot
+// for each host that will follow it, reserving its WAL from where it has
+// replayed: what the followers have not had yet is kept. A slot of
+// pidb's there from an earlier time, unused, is made anew.
+func (s Switchover) slots(ctx context.Context, followers []Node) error {
+	var b strings.Builder
+	for _, f := range followers {
+		slot := SlotName(f.Name)
+		fmt.Fprintf(&b, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '%s' AND NOT active;\n", slot)
+		fmt.Fprintf(&b, "SELECT pg_create_physical_replication_slot('%s', true);\n", slot)
+	}
+	if _, err := s.New.Root.RunInput(ctx, "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -", []byte(b.String())); err != nil {
+		return fmt.Errorf("make the slots: %w", err)
+	}
+	return nil
+}
+
+// conninfo is how a follower reaches the new primary.
+func (s Switchover) conninfo(f Node, major string) string {
+	return fmt.Sprintf("host=%s port=%d user=%s password=%s sslmode=verify-ca sslrootcert=%s application_name=%s",
+		s.New.Address, engine.Port(dbms.PostgresFamily), inventory.PidbReplication, s.Password, "/etc/postgresql/"+major+"/main/pidb-primary.crt", f.Name)
+}
+
+// quiet keeps a session's statements, and the password in them, out of
+// the server's logs.
+const quiet = "SET log_statement = 'none';\nSET log_min_duration_statement = -1;\nSET log_min_error_statement = panic;\n"
+
+// repoint makes a running standby follow the new primary: its
+// certificate, then primary_conninfo, reloaded (PostgreSQL 13 and later
+// take it without a restart; the standby follows the new timeline).
+func (s Switchover) repoint(ctx context.Context, f Node) error {
+	srv, err := serverOf(ctx, f.Root)
+	if err != nil {
+		return err
+	}
+	if err := f.Root.Upload(ctx, "/etc/postgresql/"+srv.major+"/main/pidb-primary.crt", []byte(s.NewCert), 0o644); err != nil {
+		return fmt.Errorf("keep %s's certificate: %w", s.New.Name, err)
+	}
+	sql := quiet + fmt.Sprintf("ALTER SYSTEM SET primary_conninfo = '%s';\nSELECT pg_reload_conf();\n", s.conninfo(f, srv.major))
+	if _, err := f.Root.RunInput(ctx, "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -", []byte(sql)); err != nil {
+		return fmt.Errorf("point it at %s: %w", s.New.Name, err)
+	}
+	return nil
+}
+
+// demote makes the stopped old primary a standby of the new one: the
+// certificate, primary_conninfo and its slot in postgresql.auto.conf (the
+// lines it had of them dropped), standby.signal, then a start. It was
+// stopped cleanly after its last WAL reached the new primary, so it
+// follows it without a rewind.
+func (s Switchover) demote(ctx context.Context, old server) error {
+	if err := s.Old.Root.Upload(ctx, old.confDir()+"/pidb-primary.crt", []byte(s.NewCert), 0o644); err != nil {
+		return fmt.Errorf("keep %s's certificate: %w", s.New.Name, err)
+	}
+	auto := old.dataDir + "/postgresql.auto.conf"
+	lines := fmt.Sprintf("primary_conninfo = '%s'\nprimary_slot_name = '%s'\n", s.conninfo(s.Old, old.major), SlotName(s.Old.Name))
+	script := strings.Join([]string{
+		"set -eu", "cd /tmp",
+		"auto=" + remote.Quote(auto),
+		// as postgres, whose folder it is; the new lines from stdin
+		`runuser -u postgres -- sh -c 'f=$1; { grep -v -E "^(primary_conninfo|primary_slot_name) " "$f" || true; cat; } > "$f.pidb" && mv "$f.pidb" "$f"' sh "$auto"`,
+		"runuser -u postgres -- touch " + remote.Quote(old.dataDir+"/standby.signal"),
+		"systemctl reset-failed " + remote.Quote(old.service()) + " 2>/dev/null; systemctl start " + remote.Quote(old.service()),
+	}, "\n")
+	if _, err := s.Old.Root.RunInput(ctx, "bash -c "+remote.Quote(script), []byte(lines)); err != nil {
+		return fmt.Errorf("start it as a standby of %s: %w", s.New.Name, err)
+	}
+	return nil
+}
+
+// streams waits until f streams from the new primary.
+func (s Switchover) streams(ctx context.Context, f Node, wait time.Duration) error {
+	var last error
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		r, err := Read(ctx, f.Root, pg)
+		switch {
+		case err != nil:
+			last = err
+		case r.Receiver == "streaming" && r.ReceiveFrom == s.New.Address:
+			return nil
+		default:
+			last = fmt.Errorf("its WAL receiver is %q from %q", r.Receiver, r.ReceiveFrom)
+		}
+	}
+	return fmt.Errorf("%s does not stream from %s after %s: %w", f.Name, s.New.Name, wait, errors.Join(last))
+}
