@@ -50,8 +50,8 @@ func (t *Target) role() inventory.Role {
 }
 
 // peers are the addresses of the cluster's other hosts, each a prefix of
-// one address: what the host admits replication from (any of them may
-// become the primary).
+// one address, in the addresses' order: what the host admits replication
+// from (any of them may become the primary).
 func (t *Target) peers() []netip.Prefix {
 	if t.Cluster == nil {
 		return nil
@@ -66,6 +66,8 @@ func (t *Target) peers() []netip.Prefix {
 			out = append(out, netip.PrefixFrom(a, a.BitLen()))
 		}
 	}
+	// in the addresses' order, not the roles': a switchover changes no file
+	slices.SortFunc(out, func(a, b netip.Prefix) int { return a.Addr().Compare(b.Addr()) })
 	return out
 }
 

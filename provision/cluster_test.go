@@ -36,8 +36,8 @@ func TestClusterRoles(t *testing.T) {
 	if p.role() != inventory.Primary || r.role() != inventory.Replica || target("postgres", facts.EngineState{}, &fakerun.Runner{}).role() != "" {
 		t.Errorf("roles: %q %q", p.role(), r.role())
 	}
-	if got := prefixes(r.peers()); got != "10.0.0.40/32, 10.0.0.30/32" {
-		t.Errorf("pi5-b's peers: %s", got)
+	if got := prefixes(r.peers()); got != "10.0.0.30/32, 10.0.0.40/32" {
+		t.Errorf("pi5-b's peers: %s, want them in the addresses' order", got)
 	}
 	r.Host.AllowFrom = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24"), netip.MustParsePrefix("10.0.0.30/32")}
 	if got := prefixes(r.network()); got != "10.0.0.0/24, 10.0.0.30/32, 10.0.0.40/32" {

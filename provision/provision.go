@@ -109,6 +109,16 @@ func Run(ctx context.Context, t *Target, steps []Step, dryRun bool) (Report, err
 		}
 		return rep, fmt.Errorf("%s: %s: %w", t.Host.Name, step, err)
 	}
+	// a server that runs but is still starting (a Pi just booted, a
+	// recovery after a crash) answers no query yet: wait for it
+	if e, err := engine.Of(t.Facts); err == nil && t.Facts.Engine.Running {
+		if _, err := t.Root.Run(ctx, e.ReadyCmd()); err != nil {
+			t.Step("waiting for " + e.Service + " to accept connections")
+			if err := t.waitFor(ctx, e.ReadyCmd(), 2*time.Minute); err != nil {
+				return rep, fmt.Errorf("%s: %s runs, but does not accept connections after 2 minutes: %w", t.Host.Name, e.Service, err)
+			}
+		}
+	}
 	for _, s := range steps {
 		step := s.Name()
 		t.Step("checking " + step)
