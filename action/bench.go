@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
+	"time"
 
 	"pidb/bench/workloads"
+	"pidb/cluster"
 	"pidb/config"
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/inventory"
 	"pidb/job"
@@ -79,19 +84,37 @@ type BenchOptions struct {
 	Workload
 	Out     string // runs are saved under it
 	Version string // pidb's, in each run
+	// Cluster, when set, is the [[cluster]] whose hosts are measured
+	// together, instead of --limit's (a read-only workload: its data
+	// loaded on the primary, read on every host)
+	Cluster string
 }
 
 // Bench runs each host's workload from this machine and saves the run.
+// With Cluster, the workload's data is made on the cluster's primary
+// first, every replica waited for until it has replayed it, and then
+// every host of the cluster measured at once.
 func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 	inv, hosts, err := o.load()
 	if err != nil {
 		return nil, err
+	}
+	var c *inventory.Cluster
+	if o.Cluster != "" {
+		if hosts, c, err = clusterHosts(inv, o.Cluster, o.Limit); err != nil {
+			return nil, err
+		}
 	}
 	plans, err := o.plans(inv, hosts, config.ForBench, "")
 	if err != nil {
 		return nil, err
 	}
 	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version, Alongside: o.alongside(hosts)}
+	if c != nil {
+		if err := onTheCopy(ctx, o.Fleet, env, hosts, plans); err != nil {
+			return nil, err
+		}
+	}
 	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.BenchResult, error) {
 		return env.Bench(ctx, h, c, plans[h.Name], r)
 	})
@@ -229,4 +252,81 @@ func (v *Verdicts) Error() string {
 		what = "FAIL or WARN (strict)"
 	}
 	return fmt.Sprintf("%d of %d hosts: %s", v.Failed, v.Total, what)
+}
+
+// clusterHosts are the hosts of the cluster called name, its primary
+// first, for `bench --cluster` (which --limit does not narrow).
+func clusterHosts(inv *inventory.Inventory, name, limit string) ([]inventory.Host, *inventory.Cluster, error) {
+	if limit != "" {
+		return nil, nil, usage.Errorf("--cluster and --limit: a cluster is measured whole; give one of them")
+	}
+	c, err := inv.Cluster(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.Engine != dbms.PostgresFamily {
+		return nil, nil, fmt.Errorf("cluster %q: pidb measures PostgreSQL clusters only so far, not %s", c.Name, c.Engine)
+	}
+	var hosts []inventory.Host
+	for _, n := range c.Members() {
+		h, err := inv.Named(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		hosts = append(hosts, h)
+	}
+	return hosts, &c, nil
+}
+
+// readOnly are the workloads a replica can run: they only read.
+var readOnly = []string{"quiz", "oltp-read-only"}
+
+// onTheCopy makes the workload's data on the cluster's primary (hosts[0])
+// and waits until every replica has replayed it, so that each host reads
+// the same rows. A workload that writes is refused before any host.
+func onTheCopy(ctx context.Context, f Fleet, env job.Env, hosts []inventory.Host, plans map[string]job.Plan) error {
+	primary := hosts[0]
+	if w := plans[primary.Name].Spec.Name; !slices.Contains(readOnly, w) {
+		return usage.Errorf("--cluster with %s: a replica takes no writes; measure a cluster with %s (a workload that writes runs on its primary alone: --limit %s)", w, strings.Join(readOnly, " or "), primary.Name)
+	}
+	pg := engine.Engine{Flavor: dbms.Postgres}
+	res, err := each(ctx, f, []inventory.Host{primary}, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (uint64, error) {
+		if err := env.Prepare(ctx, h, c, plans[h.Name], r); err != nil {
+			return 0, err
+		}
+		st, err := cluster.Read(ctx, c.Root, pg)
+		if err != nil {
+			return 0, err
+		}
+		if st.InRecovery {
+			return 0, fmt.Errorf("%s is a standby, not the primary the inventory says: run pidb cluster status", h.Name)
+		}
+		return st.WAL, nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := Err(res); err != nil {
+		return err
+	}
+	wal := res[0].Value
+	caught, err := each(ctx, f, hosts[1:], func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (struct{}, error) {
+		r.Step(fmt.Sprintf("waiting until it has replayed %s's data", primary.Name))
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+			st, err := cluster.Read(ctx, c.Root, pg)
+			if err == nil && st.InRecovery && st.Replayed >= wal {
+				return struct{}{}, nil
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				if err == nil {
+					err = fmt.Errorf("it has replayed %d bytes less than %s wrote after 2 minutes (pidb cluster status says why)", wal-min(wal, st.Replayed), primary.Name)
+				}
+				return struct{}{}, err
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return Err(caught)
 }

@@ -125,6 +125,23 @@ func failedChecks(cs []results.Check) string {
 	return strings.Join(bad, "; ")
 }
 
+// Prepare makes the plan's data on a host, or finds it there, as a run
+// would, and runs nothing: a cluster's primary, before its replicas are
+// measured on the copy.
+func (e Env) Prepare(ctx context.Context, h inventory.Host, c Conn, p Plan, r progress.Reporter) error {
+	r.Step("gathering facts")
+	f, err := facts.Collect(ctx, c.User, h)
+	if err != nil {
+		return err
+	}
+	pw, err := e.prepare(ctx, h, c, f, p, r)
+	if err != nil {
+		return err
+	}
+	pw.close()
+	return nil
+}
+
 // Bench runs the plan's workload on one host and saves the run.
 func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, r progress.Reporter) (BenchResult, error) {
 	r.Step("gathering facts")

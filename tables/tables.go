@@ -55,6 +55,23 @@ func Bench(js []job.BenchResult) Table {
 	return t
 }
 
+// BenchCluster is `pidb bench --cluster`'s table: a row per host, then
+// the cluster's: every host's transactions, TPS and QPS added up (of the
+// hosts measured).
+func BenchCluster(js []job.BenchResult) Table {
+	t := Bench(js)
+	var tx int64
+	var tps, qps float64
+	clients, n := 0, 0
+	for _, b := range js {
+		if b.Measured() {
+			tx, tps, qps, clients, n = tx+b.Transactions, tps+b.TPS, qps+b.QPS, clients+b.Clients, n+1
+		}
+	}
+	t.Rows = append(t.Rows, []string{fmt.Sprintf("all %d", n), "", strconv.Itoa(clients), strconv.FormatInt(tx, 10), "", fmt.Sprintf("%.1f", tps), fmt.Sprintf("%.1f", qps), "", "", "", "", ""})
+	return t
+}
+
 // Ops is, for the hosts whose workload reports its transaction types
 // (tpcc), a row per type, then the host's tpmC.
 func Ops(js []job.BenchResult) Table {

@@ -208,3 +208,18 @@ func TestClusterStatus(t *testing.T) {
 		{"quiz", "pi6", "replica", "unreachable", "-", "-", "-", "-", "pi6: no route to host"},
 	})
 }
+
+// TestBenchCluster: a row per host, then the cluster's own: the measured
+// hosts' clients, transactions, TPS and QPS added up.
+func TestBenchCluster(t *testing.T) {
+	js := []job.BenchResult{
+		{Host: "pi4", Workload: "quiz", Clients: 50, Transactions: 1000, DurationS: 10, TPS: 100, QPS: 300.5, RunDir: "r/pi4"},
+		{Host: "pi3", Workload: "quiz", Clients: 50, Transactions: 500, DurationS: 10, TPS: 50, QPS: 150.25, RunDir: "r/pi3"},
+		{Host: "zero", Workload: "quiz", Error: "zero: connect: no route to host"},
+	}
+	rows := BenchCluster(js).Rows
+	if len(rows) != 4 {
+		t.Fatalf("rows: %q", rows)
+	}
+	rowsEqual(t, "the cluster's", rows[3:], [][]string{{"all 2", "", "100", "1500", "", "150.0", "450.8", "", "", "", "", ""}})
+}

@@ -19,14 +19,15 @@ func benchCommand(run benchRun) *cli.Command {
 	return &cli.Command{
 		Name:      "bench",
 		Usage:     "run a workload on each Pi from this machine, and save the run",
-		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--queries N] [--mix W:W:W:W:W] [--use-fk=false] [--reload] [--check] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--json]",
+		UsageText: "pidb bench -i FILE [--limit NAMES] [--workload tpcb] [--clients N] [--duration D] [--scale N] [--warmup D] [--interval D] [--protocol simple|prepared] [--queries N] [--mix W:W:W:W:W] [--use-fk=false] [--reload] [--check] [--via auto|direct|ssh] [--tls auto|on|off] [--out DIR] [--cluster NAME] [--json]",
 		Flags: append(append(fleetFlags(), benchSettings().Flags(config.ForBench)...),
 			outFlag(),
+			&cli.StringFlag{Name: "cluster", Usage: "measure every host of the inventory's cluster `NAME` at once (quiz or oltp-read-only: the data made on its primary, read on every host), with the cluster's totals"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write this client's CPU profile to `FILE` (pprof), for work on its cost", Hidden: true},
 		),
 		Action: cmdutil.WithOptions(func(c *cli.Context) (action.BenchOptions, error) {
 			f, err := fleetOf(c)
-			return action.BenchOptions{Fleet: f, Workload: workloadOf(c, benchSettings()), Out: c.String("out"), Version: version()}, err
+			return action.BenchOptions{Fleet: f, Workload: workloadOf(c, benchSettings()), Out: c.String("out"), Version: version(), Cluster: c.String("cluster")}, err
 		}, cmdutil.OrWork(run.bench, runBench)),
 		Subcommands: []*cli.Command{
 			checkCommand(run, "tpcc", "TPC-C's own commands",
@@ -102,7 +103,11 @@ func runBench(c *cli.Context, o action.BenchOptions) error {
 	if c.Bool("json") {
 		return cmdutil.PrintResults(c, js, tables.Table{}, err)
 	}
-	for i, t := range []tables.Table{tables.Bench(js), tables.Ops(js), tables.BenchChecks(js)} {
+	perHost := tables.Bench(js)
+	if o.Cluster != "" {
+		perHost = tables.BenchCluster(js)
+	}
+	for i, t := range []tables.Table{perHost, tables.Ops(js), tables.BenchChecks(js)} {
 		if i > 0 && len(t.Rows) > 0 {
 			fmt.Fprintln(c.App.Writer)
 		}

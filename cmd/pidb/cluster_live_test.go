@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,39 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 	}
 	replicated(r1, "1000")
 	replicated(r2, "1000")
+
+	// the cluster measured: the quiz's data made on the primary, read on
+	// every host at once, each server counting its own transactions
+	commits := func(h inventory.Host) int64 {
+		t.Helper()
+		n, err := strconv.ParseInt(psql(h, "SELECT xact_commit FROM pg_stat_database WHERE datname = 'pidb'"), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: xact_commit: %v", h.Name, err)
+		}
+		return n
+	}
+	before := map[string]int64{}
+	for _, h := range inv.Hosts {
+		before[h.Name] = commits(h)
+	}
+	code, out, errOut := runPidb(t, "bench", "-i", inv.Path, "--cluster", "quiz", "--workload", "quiz", "--clients", "4", "--duration", "5s", "--warmup", "1s", "--out", t.TempDir(), "--json")
+	var runs []struct {
+		Host         string         `json:"host"`
+		Transactions int64          `json:"transactions"`
+		Errors       map[string]int `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(out), &runs); code != 0 || err != nil || len(runs) != 3 {
+		t.Fatalf("bench --cluster: exit %d, %v: %s\n%s", code, err, out, errOut)
+	}
+	for _, r := range runs {
+		h := labtest.Host(t, inv, r.Host)
+		if grew := commits(h) - before[h.Name]; r.Transactions == 0 || len(r.Errors) != 0 || grew < r.Transactions {
+			t.Errorf("%s: %d transactions, errors %v, the server counted %d more commits", r.Host, r.Transactions, r.Errors, grew)
+		}
+	}
+	if code, _, errOut := runPidb(t, "bench", "-i", inv.Path, "--cluster", "quiz", "--workload", "tpcb"); code != 2 || !strings.Contains(errOut, "a replica takes no writes") {
+		t.Errorf("bench --cluster with tpcb: exit %d\n%s", code, errOut)
+	}
 
 	// again: nothing to change anywhere
 	code, res, errOut = provisionLab(t, "-i", inv.Path)

@@ -155,7 +155,10 @@ func TestBenchFlagsToOptions(t *testing.T) {
 	if !maps.Equal(got.Bench, wantBench) || !maps.Equal(got.Thermal, config.Values{"idle_before": time.Minute}) || got.Out != "runs" || got.Version == "" {
 		t.Errorf("bench's options: bench %v, thermal %v, out %q, version %q; want bench %v", got.Bench, got.Thermal, got.Out, got.Version, wantBench)
 	}
-	if code, _ := runWith(t, benchCommand(capture), "bench", "-i", "lab.toml"); code != 0 || len(got.Bench) != 0 || len(got.Thermal) != 0 || got.Out != "pidb-results" {
+	if code, _ := runWith(t, benchCommand(capture), "bench", "-i", "lab.toml", "--cluster", "quiz"); code != 0 || got.Cluster != "quiz" {
+		t.Errorf("bench --cluster: exit %d, %+v", code, got)
+	}
+	if code, _ := runWith(t, benchCommand(capture), "bench", "-i", "lab.toml"); code != 0 || len(got.Bench) != 0 || len(got.Thermal) != 0 || got.Out != "pidb-results" || got.Cluster != "" {
 		t.Errorf("bench by default: exit %d, %+v; want the inventory's [bench] and runs under pidb-results", code, got)
 	}
 	for args, want := range map[string]string{
