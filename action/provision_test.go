@@ -1,10 +1,13 @@
 package action
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"pidb/bench/workloads"
 	"pidb/inventory"
+	"pidb/job"
 	"pidb/usage"
 )
 
@@ -60,5 +63,30 @@ replicas = ["m2"]
 	}
 	if err := clustersWhole(sel("m1,m2")); err == nil || !strings.Contains(err.Error(), `cluster "shop": pidb provisions PostgreSQL clusters only so far, not mysql`) {
 		t.Errorf("a MariaDB cluster: %v", err)
+	}
+}
+
+// TestBenchClusterRefusals: a cluster is measured whole, with a
+// workload a replica can run, or refused before any host.
+func TestBenchClusterRefusals(t *testing.T) {
+	src := "[[host]]\nname = \"pi4\"\naddress = \"10.0.0.40\"\n[[host]]\nname = \"pi3\"\naddress = \"10.0.0.30\"\n[[cluster]]\nname = \"quiz\"\nprimary = \"pi4\"\nreplicas = [\"pi3\"]\n"
+	inv, err := inventory.Parse("inv.toml", "/", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts, c, err := clusterHosts(inv, "quiz", "")
+	if err != nil || c.Name != "quiz" || len(hosts) != 2 || hosts[0].Name != "pi4" || hosts[1].Name != "pi3" {
+		t.Fatalf("clusterHosts: %v %+v %v", hosts, c, err)
+	}
+	if _, _, err := clusterHosts(inv, "quiz", "pi4"); !usage.Is(err) || !strings.Contains(err.Error(), "--cluster and --limit") {
+		t.Errorf("with --limit: %v", err)
+	}
+	if _, _, err := clusterHosts(inv, "qiuz", ""); err == nil || !strings.Contains(err.Error(), `did you mean "quiz"`) {
+		t.Errorf("a misspelt cluster: %v", err)
+	}
+	plans := map[string]job.Plan{"pi4": {Spec: workloads.Spec{Name: "tpcb"}}, "pi3": {Spec: workloads.Spec{Name: "tpcb"}}}
+	err = onTheCopy(context.Background(), Fleet{}, job.Env{}, hosts, plans)
+	if !usage.Is(err) || err.Error() != "--cluster with tpcb: a replica takes no writes; measure a cluster with quiz or oltp-read-only (a workload that writes runs on its primary alone: --limit pi4)" {
+		t.Errorf("tpcb on a cluster: %v", err)
 	}
 }
