@@ -229,10 +229,6 @@ func (s Switchover) conninfo(f Node, major string) string {
 		s.New.Address, engine.Port(dbms.PostgresFamily), inventory.PidbReplication, s.Password, "/etc/postgresql/"+major+"/main/pidb-primary.crt", f.Name)
 }
 
-// quiet keeps a session's statements, and the password in them, out of
-// the server's logs.
-const quiet = "SET log_statement = 'none';\nSET log_min_duration_statement = -1;\nSET log_min_error_statement = panic;\n"
-
 // repoint makes a running standby follow the new primary: its
 // certificate, then primary_conninfo, reloaded (PostgreSQL 13 and later
 // take it without a restart; the standby follows the new timeline).
@@ -244,7 +240,7 @@ func (s Switchover) repoint(ctx context.Context, f Node) error {
 	if err := f.Root.Upload(ctx, "/etc/postgresql/"+srv.major+"/main/pidb-primary.crt", []byte(s.NewCert), 0o644); err != nil {
 		return fmt.Errorf("keep %s's certificate: %w", s.New.Name, err)
 	}
-	sql := quiet + fmt.Sprintf("ALTER SYSTEM SET primary_conninfo = '%s';\nSELECT pg_reload_conf();\n", s.conninfo(f, srv.major))
+	sql := engine.PostgresQuiet + fmt.Sprintf("ALTER SYSTEM SET primary_conninfo = '%s';\nSELECT pg_reload_conf();\n", s.conninfo(f, srv.major))
 	if _, err := f.Root.RunInput(ctx, "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -", []byte(sql)); err != nil {
 		return fmt.Errorf("point it at %s: %w", s.New.Name, err)
 	}

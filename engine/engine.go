@@ -372,6 +372,14 @@ func majorMinor(v string) string {
 	return strings.Join(parts[:min(2, len(parts))], ".")
 }
 
+// PostgresQuiet keeps a session's statements out of PostgreSQL's logs,
+// whatever the server's settings (log_statement, log_min_duration_statement,
+// log_min_error_statement, which logs a failed statement's text), and makes
+// any password hashed as SCRAM, as pg_hba requires (the default from 14 on):
+// the start of every session that carries a password or its verifier.
+const PostgresQuiet = "SET log_statement = 'none';\nSET log_min_duration_statement = -1;\nSET log_duration = off;\n" +
+	"SET log_min_error_statement = panic;\nSET password_encryption = 'scram-sha-256';\n"
+
 // PostgresUser is the system account Debian's PostgreSQL runs as, which
 // owns its files.
 const PostgresUser = "postgres"

@@ -556,12 +556,9 @@ func postgresAccountsSQL(t *Target, sec secrets.Host, st serverState, fresh map[
 	return b.String()
 }
 
-// pgQuietSession keeps the session's statements out of PostgreSQL's logs,
-// whatever the server's settings (log_statement, log_min_duration_statement,
-// log_min_error_statement, which logs a failed statement's text), and makes
-// any password hashed as SCRAM, as pg_hba requires (the default from 14 on).
-const pgQuietSession = "SET log_statement = 'none';\nSET log_min_duration_statement = -1;\nSET log_duration = off;\n" +
-	"SET log_min_error_statement = panic;\nSET password_encryption = 'scram-sha-256';\n"
+// pgQuietSession keeps the session's statements out of PostgreSQL's logs
+// (engine.PostgresQuiet).
+const pgQuietSession = engine.PostgresQuiet
 
 // mysqlQuietSession keeps the session's statements out of the general log,
 // the slow log and the binary log, whatever the server's settings.
