@@ -373,6 +373,9 @@ func plan(ctx context.Context, t *Target, e engine.Engine, sec secrets.Host) ([]
 			// the server has the account, this controller no password for it:
 			// another controller's, another user's store, or sudo's
 			where, _ := secrets.Path(t.Inventory, t.Host.Name)
+			if t.Cluster != nil {
+				where, _ = secrets.ClusterPath(t.Inventory, t.Cluster.Name)
+			}
 			todo = append(todo, "a new password for "+a.user+", which the server has already: none is kept in "+where+
 				" (provisioned from another controller, as another user, or with or without sudo?); clients with its present password will be refused")
 		case pw == "":

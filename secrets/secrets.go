@@ -251,6 +251,16 @@ func Save(inventoryPath, host string, h Host) error {
 	return s.Save(inventoryPath, host, h)
 }
 
+// ClusterPath is the file of a cluster's secrets in the store pidb uses
+// (Open's).
+func ClusterPath(inventoryPath, cluster string) (string, error) {
+	s, err := Open()
+	if err != nil {
+		return "", err
+	}
+	return s.ClusterPath(inventoryPath, cluster)
+}
+
 // LoadCluster reads a cluster's secrets from the store pidb uses (Open's).
 func LoadCluster(inventoryPath, cluster string) (Cluster, error) {
 	s, err := Open()
