@@ -28,8 +28,11 @@ type Report struct {
 	// host it receives from, and how far it has replayed
 	Receiver    string
 	ReceiveFrom string
-	Replayed    uint64   // pg_last_wal_replay_lsn()
-	ReplayDelay *float64 // seconds since the last transaction it replayed was committed; nil: none yet
+	Replayed uint64 // pg_last_wal_replay_lsn()
+	// ReplayDelay is how far behind the standby is, in seconds, by its
+	// own clock: 0 where it has replayed all it received, else the age
+	// of the last transaction it replayed; nil: it has replayed none
+	ReplayDelay *float64
 }
 
 // Sender is one replication connection a primary serves.
@@ -51,7 +54,7 @@ type Slot struct {
 
 // primarySQL and standbySQL read a host's side, one row a kind: the
 // whole state in one round trip.
-const readSQL = "SELECT 'self', pg_is_in_recovery()::text, CASE WHEN pg_is_in_recovery() THEN '' ELSE pg_current_wal_lsn()::text END, coalesce(pg_last_wal_replay_lsn()::text, ''), coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp())::text, ''), coalesce((SELECT status FROM pg_stat_wal_receiver), ''), coalesce((SELECT sender_host FROM pg_stat_wal_receiver), '')" +
+const readSQL = "SELECT 'self', pg_is_in_recovery()::text, CASE WHEN pg_is_in_recovery() THEN '' ELSE pg_current_wal_lsn()::text END, coalesce(pg_last_wal_replay_lsn()::text, ''), coalesce(CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0 ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp()) END::text, ''), coalesce((SELECT status FROM pg_stat_wal_receiver), ''), coalesce((SELECT sender_host FROM pg_stat_wal_receiver), '')" +
 	" UNION ALL SELECT 'sender', application_name, state, coalesce(replay_lsn::text, ''), coalesce(extract(epoch FROM replay_lag)::text, ''), sync_state, '' FROM pg_stat_replication" +
 	" UNION ALL SELECT 'slot', slot_name::text, active::text, coalesce(CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint::text END, ''), coalesce(wal_status, ''), '', '' FROM pg_replication_slots WHERE slot_type = 'physical'"
 

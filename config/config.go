@@ -80,7 +80,14 @@ func DefaultThermal(k Kind) Thermal {
 type Validate struct {
 	MinTPS float64 // 0: no floor
 	Strict bool    // WARN fails too
+	// MaxLag is how far a cluster's replica may be behind its primary
+	// (0: DefaultMaxLag)
+	MaxLag time.Duration
 }
+
+// DefaultMaxLag is how far behind its primary validate lets a replica be
+// where [validate] max_lag says nothing.
+const DefaultMaxLag = 30 * time.Second
 
 // Values are settings by their inventory key ("table_size"), from the
 // flags: int, float64, bool, string or time.Duration.

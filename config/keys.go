@@ -129,6 +129,7 @@ func Keys() []Key {
 		thermal("max_temp_c", "", inventory.Rule{Kind: inventory.Number, Min: 30, Max: 110}, "validate's limit, in degrees C", func(t *Thermal) any { return &t.MaxTempC }),
 		validate("min_tps", "", inventory.Rule{Kind: inventory.Number, Min: 0, Max: 1e9}, "validate's floor; 0: none", func(v *Validate) any { return &v.MinTPS }),
 		validate("strict", "strict", boolean, "WARN fails too", func(v *Validate) any { return &v.Strict }),
+		defaultIs(validate("max_lag", "", positive, "how far behind its primary (replay lag) a cluster's replica may be", func(v *Validate) any { return &v.MaxLag }), "30s"),
 	}
 }
 

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"strings"
 
+	"pidb/cluster"
 	"pidb/config"
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/inventory"
 	"pidb/progress"
 	"pidb/provision"
+	"pidb/remote"
 	"pidb/results"
 	"pidb/validate"
 )
@@ -85,6 +88,17 @@ func (e Env) Validate(ctx context.Context, h inventory.Host, c Conn, p Plan, v c
 		return res, err
 	}
 	in.Mismatches = engine.Sentences(bad)
+	if cl := h.Cluster; cl != nil && cl.Primary != h.Name {
+		// a replica takes no writes, and reads what its primary has:
+		// it is judged by its replication, and runs no workload
+		if in.Replica, err = e.replica(ctx, h, cl, v, c.Root); err != nil {
+			return res, err
+		}
+		in.MinTPS = 0
+		verdict := validate.Judge(in)
+		r.Step(string(verdict.Verdict) + " (a replica: its replication, no workload)")
+		return ValidateResult{Host: h.Name, Verdict: verdict.Verdict, Reasons: verdict.Reasons}, nil
+	}
 	m, err := e.Measure(ctx, h, c, f, p, results.KindValidate, r)
 	if err != nil {
 		return res, err
@@ -111,4 +125,37 @@ func (e Env) Validate(ctx context.Context, h inventory.Host, c Conn, p Plan, v c
 	r.Step(line)
 	return ValidateResult{Host: h.Name, Verdict: verdict.Verdict, Reasons: verdict.Reasons, TPS: sum.TPS, QPS: sum.QPS, P95Ms: sum.Latency.P95,
 		MaxTempC: verdict.MaxTempC, Throttled: verdict.Throttled, TPSFirstQuarter: verdict.TPSFirstQuarter, TPSLastQuarter: verdict.TPSLastQuarter, RunDir: dir}, nil
+}
+
+// replica is what a cluster's replica says of its replication, for
+// validate's replication rule: streaming from its primary's address, and
+// how far behind by its own clock.
+func (e Env) replica(ctx context.Context, h inventory.Host, c *inventory.Cluster, v config.Validate, root remote.Runner) (*validate.Replica, error) {
+	primary, err := e.Inventory.Named(c.Primary)
+	if err != nil {
+		return nil, err
+	}
+	st, err := cluster.Read(ctx, root, engine.Engine{Flavor: dbms.Postgres})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", h.Name, err)
+	}
+	limit := v.MaxLag
+	if limit <= 0 {
+		limit = config.DefaultMaxLag
+	}
+	rep := &validate.Replica{Primary: primary.Name, MaxLag: limit, LagS: st.ReplayDelay}
+	switch {
+	case !st.InRecovery:
+		rep.Why = h.Name + " is a server of its own, not a standby"
+	case st.Receiver != "streaming":
+		rep.Why = "in recovery, but its WAL receiver is not running"
+		if st.Receiver != "" {
+			rep.Why = "in recovery, but its WAL receiver is " + st.Receiver
+		}
+	case st.ReceiveFrom != primary.Address:
+		rep.Why = "it streams from " + st.ReceiveFrom + ", not " + primary.Address
+	default:
+		rep.Streaming = true
+	}
+	return rep, nil
 }

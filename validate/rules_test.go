@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"pidb/results"
 	"pidb/thermal"
@@ -78,6 +79,14 @@ func TestEachRule(t *testing.T) {
 		{"controller", Input{Client: results.Client{CPUS: 18, WallS: 10, Cores: 2}}, cool(), []want{{ControllerBusy, false, "pidb used 90% of this machine's 2 cores"}}},
 		{"controller", Input{Client: results.Client{CPUS: 10, WallS: 10, Cores: 2}}, cool(), nil},
 		{"controller", Input{}, cool(), nil},
+		{"replication", Input{}, cool(), nil},
+		{"replication", Input{Replica: &Replica{Primary: "pi4", Streaming: true, LagS: ptr(2.5), MaxLag: 30 * time.Second}}, cool(), nil},
+		{"replication", Input{Replica: &Replica{Primary: "pi4", Streaming: true, LagS: ptr(42.25), MaxLag: 30 * time.Second}}, cool(),
+			[]want{{Replication, true, "the replica is 42.2 s behind pi4, more than the inventory's max_lag of 30s"}}},
+		{"replication", Input{Replica: &Replica{Primary: "pi4", Why: "in recovery, but its WAL receiver is not running", MaxLag: 30 * time.Second}}, cool(),
+			[]want{{Replication, true, "the replica does not stream from pi4: in recovery, but its WAL receiver is not running (pidb cluster status)"}}},
+		{"replication", Input{Replica: &Replica{Primary: "pi4", Streaming: true, MaxLag: 30 * time.Second}}, cool(),
+			[]want{{Replication, true, "has replayed nothing yet"}}},
 	} {
 		var check func(Input, evidence) []results.Reason
 		for _, r := range rules() {
@@ -100,3 +109,5 @@ func TestEachRule(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -31,6 +31,7 @@ const (
 	UnstableTPS      = "unstable_throughput"
 	NearLimit        = "near_limit"
 	ControllerBusy   = "controller_busy"
+	Replication      = "replication"
 )
 
 // Verdicts, as package results defines them.
@@ -58,6 +59,18 @@ type Input struct {
 	Client results.Client
 	// Outages are when the server was gone during the run.
 	Outages []results.Outage
+	// Replica is, for a cluster's replica (which runs no workload: it
+	// takes no writes), what it says of its replication; nil otherwise
+	Replica *Replica
+}
+
+// Replica is a cluster's replica as validate sees it.
+type Replica struct {
+	Primary   string        // its primary's name
+	Streaming bool          // its WAL receiver streams from the primary
+	Why       string        // why not, where it does not
+	LagS      *float64      // how far behind, in seconds; nil: unknown
+	MaxLag    time.Duration // how far it may be
 }
 
 // DefaultMaxTempC is where the firmware starts to throttle the Arm cores;
@@ -148,6 +161,7 @@ func rules() []rule {
 		{"settings", settingsRule},
 		{"desktop", desktopRule},
 		{"min_tps", minTPSRule},
+		{"replication", replicationRule},
 		{"under_voltage", underVoltageRule},
 		{"throttled", throttledRule},
 		{"soft_temp_limit", softLimitRule},
@@ -230,6 +244,24 @@ func minTPSRule(in Input, _ evidence) []results.Reason {
 		return nil
 	}
 	return reason(true, MinTPS, "%.1f TPS is below the inventory's min_tps of %g", in.TPS, in.MinTPS)
+}
+
+// replicationRule: a cluster's replica that does not stream from its
+// primary, or is further behind than max_lag (FAIL). In recovery is not
+// streaming: its WAL receiver must be.
+func replicationRule(in Input, _ evidence) []results.Reason {
+	r := in.Replica
+	switch {
+	case r == nil:
+		return nil
+	case !r.Streaming:
+		return reason(true, Replication, "the replica does not stream from %s: %s (pidb cluster status)", r.Primary, r.Why)
+	case r.LagS == nil:
+		return reason(true, Replication, "the replica streams from %s but has replayed nothing yet", r.Primary)
+	case *r.LagS > r.MaxLag.Seconds():
+		return reason(true, Replication, "the replica is %.1f s behind %s, more than the inventory's max_lag of %s", *r.LagS, r.Primary, r.MaxLag)
+	}
+	return nil
 }
 
 // underVoltageRule: the supply could not hold 5 V, at any reading (FAIL).

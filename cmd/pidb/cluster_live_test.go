@@ -71,6 +71,24 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 		t.Errorf("cluster status: exit %d %+v\n%s", code, sts, errOut)
 	}
 
+	// validate judges the replicas by their replication, with no workload
+	validateReplicas := func(limit string) (int, map[string]validateJSON) {
+		t.Helper()
+		code, out, errOut := runPidb(t, "validate", "-i", inv.Path, "--limit", limit, "--json")
+		var vs []validateJSON
+		if err := json.Unmarshal([]byte(out), &vs); err != nil {
+			t.Fatalf("validate: not JSON (%v): %s\n%s", err, out, errOut)
+		}
+		m := map[string]validateJSON{}
+		for _, v := range vs {
+			m[v.Host] = v
+		}
+		return code, m
+	}
+	if code, vs := validateReplicas(r1.Name + "," + r2.Name); code != 0 || vs[r1.Name].Verdict != "PASS" || vs[r2.Name].Verdict != "PASS" || vs[r1.Name].TPS != nil {
+		t.Errorf("validate the replicas: exit %d %+v", code, vs)
+	}
+
 	// rows written on the primary are on both replicas
 	psql(primary, "CREATE TABLE canary (id int PRIMARY KEY, note text); INSERT INTO canary SELECT g, 'row ' || g FROM generate_series(1, 1000) g")
 	replicated := func(h inventory.Host, n string) {
@@ -147,6 +165,9 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 	if code, sts, _ := status(); code != 1 || sts[0].Replicas[0].State != cluster.NotAStandby {
 		t.Errorf("a replica made anew: exit %d %+v", code, sts)
 	}
+	if code, vs := validateReplicas(r1.Name); code != 1 || vs[r1.Name].Verdict != "FAIL" || !strings.Contains(fmt.Sprint(vs[r1.Name].Reasons), "is a server of its own, not a standby") {
+		t.Errorf("validate a replica made anew: exit %d %+v", code, vs)
+	}
 	code, res, errOut = provisionLab(t, "-i", inv.Path)
 	if code != 0 || !contains(res[r1.Name].Changed, "replica") {
 		t.Fatalf("provision after a replica was made anew: exit %d %+v\n%s", code, res[r1.Name], errOut)
@@ -213,4 +234,12 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 			t.Errorf("%s: %s distinct canary rows, want %d", h.Name, got, rows)
 		}
 	}
+}
+
+// validateJSON is a host as pidb validate --json prints it.
+type validateJSON struct {
+	Host    string           `json:"host"`
+	Verdict string           `json:"verdict"`
+	Reasons []map[string]any `json:"reasons"`
+	TPS     *float64         `json:"tps"`
 }
