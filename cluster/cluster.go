@@ -28,7 +28,7 @@ type Report struct {
 	// host it receives from, and how far it has replayed
 	Receiver    string
 	ReceiveFrom string
-	Replayed uint64 // pg_last_wal_replay_lsn()
+	Replayed    uint64 // pg_last_wal_replay_lsn()
 	// ReplayDelay is how far behind the standby is, in seconds, by its
 	// own clock: 0 where it has replayed all it received, else the age
 	// of the last transaction it replayed; nil: it has replayed none
