@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"pidb/bench/workloads"
@@ -110,10 +109,19 @@ func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 		return nil, err
 	}
 	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version, Alongside: o.alongside(hosts)}
-	if c != nil {
+	switch {
+	case c == nil:
+	case slices.Contains(readOnly, plans[c.Primary].Spec.Name):
 		if err := onTheCopy(ctx, o.Fleet, env, hosts, plans); err != nil {
 			return nil, err
 		}
+	default:
+		// a workload that writes: on the primary, the replicas' lag read
+		// beside it
+		p := plans[c.Primary]
+		p.Replicas = c.Replicas
+		plans[c.Primary] = p
+		hosts = hosts[:1]
 	}
 	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.BenchResult, error) {
 		return env.Bench(ctx, h, c, plans[h.Name], r)
@@ -281,14 +289,11 @@ func clusterHosts(inv *inventory.Inventory, name, limit string) ([]inventory.Hos
 // readOnly are the workloads a replica can run: they only read.
 var readOnly = []string{"quiz", "oltp-read-only"}
 
-// onTheCopy makes the workload's data on the cluster's primary (hosts[0])
-// and waits until every replica has replayed it, so that each host reads
-// the same rows. A workload that writes is refused before any host.
+// onTheCopy makes a read-only workload's data on the cluster's primary
+// (hosts[0]) and waits until every replica has replayed it, so that each
+// host reads the same rows.
 func onTheCopy(ctx context.Context, f Fleet, env job.Env, hosts []inventory.Host, plans map[string]job.Plan) error {
 	primary := hosts[0]
-	if w := plans[primary.Name].Spec.Name; !slices.Contains(readOnly, w) {
-		return usage.Errorf("--cluster with %s: a replica takes no writes; measure a cluster with %s (a workload that writes runs on its primary alone: --limit %s)", w, strings.Join(readOnly, " or "), primary.Name)
-	}
 	pg := engine.Engine{Flavor: dbms.Postgres}
 	res, err := each(ctx, f, []inventory.Host{primary}, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (uint64, error) {
 		if err := env.Prepare(ctx, h, c, plans[h.Name], r); err != nil {

@@ -1,13 +1,10 @@
 package action
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"pidb/bench/workloads"
 	"pidb/inventory"
-	"pidb/job"
 	"pidb/usage"
 )
 
@@ -66,8 +63,8 @@ replicas = ["m2"]
 	}
 }
 
-// TestBenchClusterRefusals: a cluster is measured whole, with a
-// workload a replica can run, or refused before any host.
+// TestBenchClusterRefusals: a cluster is measured whole, not with
+// --limit, and by its name.
 func TestBenchClusterRefusals(t *testing.T) {
 	src := "[[host]]\nname = \"pi4\"\naddress = \"10.0.0.40\"\n[[host]]\nname = \"pi3\"\naddress = \"10.0.0.30\"\n[[cluster]]\nname = \"quiz\"\nprimary = \"pi4\"\nreplicas = [\"pi3\"]\n"
 	inv, err := inventory.Parse("inv.toml", "/", src)
@@ -83,10 +80,5 @@ func TestBenchClusterRefusals(t *testing.T) {
 	}
 	if _, _, err := clusterHosts(inv, "qiuz", ""); err == nil || !strings.Contains(err.Error(), `did you mean "quiz"`) {
 		t.Errorf("a misspelt cluster: %v", err)
-	}
-	plans := map[string]job.Plan{"pi4": {Spec: workloads.Spec{Name: "tpcb"}}, "pi3": {Spec: workloads.Spec{Name: "tpcb"}}}
-	err = onTheCopy(context.Background(), Fleet{}, job.Env{}, hosts, plans)
-	if !usage.Is(err) || err.Error() != "--cluster with tpcb: a replica takes no writes; measure a cluster with quiz or oltp-read-only (a workload that writes runs on its primary alone: --limit pi4)" {
-		t.Errorf("tpcb on a cluster: %v", err)
 	}
 }

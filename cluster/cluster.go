@@ -268,14 +268,13 @@ func Judge(name string, primary Member, replicas []Member) Status {
 				if sender.State == "catchup" {
 					rs.State = CatchingUp
 				}
-				if p.WAL >= sender.Replayed {
-					lag := p.WAL - sender.Replayed
-					rs.LagBytes = &lag
-					rs.LagS = sender.ReplayLag
-					if lag == 0 && rs.LagS == nil {
-						zero := 0.0
-						rs.LagS = &zero
-					}
+				// the replica may pass the WAL position read a moment before
+				lag := p.WAL - min(p.WAL, sender.Replayed)
+				rs.LagBytes = &lag
+				rs.LagS = sender.ReplayLag
+				if lag == 0 && rs.LagS == nil {
+					zero := 0.0
+					rs.LagS = &zero
 				}
 			}
 		}

@@ -91,6 +91,12 @@ func TestJudge(t *testing.T) {
 	if !st.OK || *st.Replicas[0].LagBytes != 0 || *st.Replicas[0].LagS != 0 || st.Replicas[0].Sync != "sync" {
 		t.Errorf("caught up: %+v", st.Replicas[0])
 	}
+	// read a moment after the primary's position: it has all of it
+	ahead := primary
+	ahead.Report.Senders = []Sender{{Name: "pi3", State: "streaming", Replayed: 0x5000100, Sync: "async"}}
+	if st := Judge("quiz", ahead, []Member{streaming}); *st.Replicas[0].LagBytes != 0 {
+		t.Errorf("past the position read: %+v", st.Replicas[0])
+	}
 	// a replica on its own, one streaming from elsewhere, one unreachable;
 	// the primary unreachable: nothing of lag or slots
 	alone := Member{Name: "pi3", Report: Report{}}

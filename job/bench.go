@@ -35,8 +35,47 @@ type BenchResult struct {
 	TpmC         float64          `json:"tpmc,omitempty"`   // tpcc: New-Orders per minute
 	Ops          []Op             `json:"ops,omitempty"`    // per operation (tpcc: per transaction type)
 	Checks       []results.Check  `json:"checks,omitempty"` // --check: the data's consistency after the run
-	RunDir       string           `json:"run_dir"`
+	// Replicas are, for a cluster's primary under a workload that writes,
+	// how far behind it each replica was through the run
+	Replicas []ReplicaLag `json:"replicas,omitempty"`
+	RunDir   string       `json:"run_dir"`
 	Error        string           `json:"error,omitempty"`
+}
+
+// ReplicaLag is how far behind its primary a replica was through a run:
+// the readings, the most in bytes and in seconds, and the readings it
+// was not connected at.
+type ReplicaLag struct {
+	Host         string  `json:"host"`
+	Readings     int     `json:"readings"`
+	MaxBytes     uint64  `json:"max_bytes"`
+	MaxS         float64 `json:"max_s"`
+	NotConnected int     `json:"not_connected"`
+}
+
+// replicaLags sums up each replica's readings, in the order first read.
+func replicaLags(ls []results.Lag) []ReplicaLag {
+	var out []ReplicaLag
+	at := map[string]int{}
+	for _, l := range ls {
+		i, ok := at[l.Host]
+		if !ok {
+			i = len(out)
+			at[l.Host] = i
+			out = append(out, ReplicaLag{Host: l.Host})
+		}
+		r := &out[i]
+		r.Readings++
+		if l.Bytes == nil {
+			r.NotConnected++
+			continue
+		}
+		r.MaxBytes = max(r.MaxBytes, *l.Bytes)
+		if l.Seconds != nil {
+			r.MaxS = max(r.MaxS, *l.Seconds)
+		}
+	}
+	return out
 }
 
 // Measured reports whether the host's workload ran and was saved: a host
@@ -168,7 +207,7 @@ func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, r prog
 	}
 	res := BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, TLS: m.Run.Workload.TLS, DurationS: sum.MeasuredS,
 		Queries: p.Bench.Queries, Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir,
-		Retries: sum.Retries, RolledBack: sum.RolledBack, TpmC: sum.Extra["tpmc"], Checks: m.Run.Checks}
+		Retries: sum.Retries, RolledBack: sum.RolledBack, TpmC: sum.Extra["tpmc"], Checks: m.Run.Checks, Replicas: replicaLags(m.Run.Replication)}
 	if len(p.Spec.Ops) > 0 {
 		res.Ops = ops(sum, p.Spec.Ops)
 	}

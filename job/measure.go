@@ -14,12 +14,14 @@ import (
 	"pidb/bench"
 	"pidb/bench/sqldb"
 	"pidb/bench/workloads/script"
+	"pidb/cluster"
 	"pidb/config"
 	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/inventory"
 	"pidb/progress"
+	"pidb/remote"
 	"pidb/results"
 	"pidb/secrets"
 	"pidb/thermal"
@@ -205,6 +207,7 @@ func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	}
 	defer stop()
 
+	lags := sampleLag(ctx, c.Root, p)
 	if err := idle(ctx, p.Thermal.IdleBefore, "before the load (thermal baseline)", r); err != nil {
 		return Measured{}, err
 	}
@@ -228,6 +231,7 @@ func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	}
 	m.Readings = stop()
 	m.Run.Thermal = results.FromThermal(m.Readings, m.Start)
+	m.Run.Replication = lags(m.Start)
 	m.Run.Finished = time.Now()
 	return m, nil
 }
@@ -314,4 +318,69 @@ func idle(ctx context.Context, d time.Duration, what string, r progress.Reporter
 	case <-t.C:
 		return nil
 	}
+}
+
+// sampleLag reads, on a cluster's primary, where each of the plan's
+// replicas is behind it, every thermal interval from now until the
+// returned function is called, which gives the readings timed from start
+// (the measured time's). Without replicas it reads nothing.
+func sampleLag(ctx context.Context, root remote.Runner, p Plan) func(start time.Time) []results.Lag {
+	if len(p.Replicas) == 0 {
+		return func(time.Time) []results.Lag { return nil }
+	}
+	type reading struct {
+		at  time.Time
+		lag results.Lag
+	}
+	var got []reading
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pg := engine.Engine{Flavor: dbms.Postgres}
+		tick := time.NewTicker(p.Thermal.Interval)
+		defer tick.Stop()
+		for {
+			if st, err := cluster.Read(ctx, root, pg); err == nil {
+				now := time.Now()
+				for _, name := range p.Replicas {
+					got = append(got, reading{now, lagOf(st, name)})
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func(start time.Time) []results.Lag {
+		cancel()
+		<-done
+		out := make([]results.Lag, 0, len(got))
+		for _, g := range got {
+			g.lag.AtS = g.at.Sub(start).Seconds()
+			out = append(out, g.lag)
+		}
+		return out
+	}
+}
+
+// lagOf is where the replica called name is behind the primary that
+// reported st: nothing known where it is not connected.
+func lagOf(st cluster.Report, name string) results.Lag {
+	l := results.Lag{Host: name}
+	for _, s := range st.Senders {
+		if s.Name != name {
+			continue
+		}
+		// the replica may pass the WAL position read a moment before
+		b := st.WAL - min(st.WAL, s.Replayed)
+		l.Bytes, l.Seconds = &b, s.ReplayLag
+		if b == 0 && l.Seconds == nil {
+			zero := 0.0
+			l.Seconds = &zero
+		}
+	}
+	return l
 }

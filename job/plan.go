@@ -18,6 +18,10 @@ type Plan struct {
 	Bench   config.Bench     // Via resolved to direct or ssh, TLS to on or off
 	Thermal config.Thermal
 	Preset  string // the host's preset, saved with the run
+	// Replicas are, on a cluster's primary under a workload that writes,
+	// the replicas whose lag is read beside the run (results.Run's
+	// Replication)
+	Replicas []string
 }
 
 // Resolve checks a host's configuration against its engine and workload

@@ -69,6 +69,18 @@ type Run struct {
 	Alongside *int     `json:"alongside,omitempty"`
 	Verdict   *Verdict `json:"verdict,omitempty"` // validate's
 	Checks    []Check  `json:"checks,omitempty"`  // the data's consistency after the run (bench --check)
+	// Replication is, for a cluster's primary under a workload that
+	// writes (bench --cluster), where each replica was behind it through
+	// the run
+	Replication []Lag `json:"replication,omitempty"`
+}
+
+// Lag is a replica's place behind its primary at one reading.
+type Lag struct {
+	AtS     float64  `json:"at_s"` // from the measured time's start (negative in the warm-up)
+	Host    string   `json:"host"`
+	Bytes   *uint64  `json:"bytes"`   // the primary's WAL it has not replayed; null: not connected
+	Seconds *float64 `json:"seconds"` // the primary's replay_lag for it (0 when it has all); null: not connected, or not known
 }
 
 // Setting is a server setting as it was live, with what the tuner wanted

@@ -2,9 +2,11 @@ package tables
 
 import (
 	"fmt"
+	"strconv"
 
 	"pidb/action"
 	"pidb/cluster"
+	"pidb/job"
 )
 
 // ClusterStatus is `pidb cluster status`'s table: each cluster's primary,
@@ -54,6 +56,19 @@ func Switchover(r action.SwitchoverResult) Table {
 			s = "would " + s
 		}
 		t.Rows = append(t.Rows, []string{r.Cluster, r.From, r.To, s})
+	}
+	return t
+}
+
+// ReplicaLag is `pidb bench --cluster`'s table for a workload that writes
+// on the primary: how far behind it each replica was through the run.
+func ReplicaLag(js []job.BenchResult) Table {
+	t := Table{Header: []string{"REPLICA", "OF", "READINGS", "MAX_LAG", "MAX_LAG_S", "NOT_CONNECTED"}}
+	for _, b := range js {
+		for _, r := range b.Replicas {
+			most := r.MaxBytes
+			t.Rows = append(t.Rows, []string{r.Host, b.Host, strconv.Itoa(r.Readings), bytesOr(&most), fmt.Sprintf("%.1f", r.MaxS), strconv.Itoa(r.NotConnected)})
+		}
 	}
 	return t
 }

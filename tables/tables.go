@@ -55,9 +55,9 @@ func Bench(js []job.BenchResult) Table {
 	return t
 }
 
-// BenchCluster is `pidb bench --cluster`'s table: a row per host, then
-// the cluster's: every host's transactions, TPS and QPS added up (of the
-// hosts measured).
+// BenchCluster is `pidb bench --cluster`'s table: a row per host, then,
+// where more than one was measured, the cluster's: every host's
+// transactions, TPS and QPS added up (of the hosts measured).
 func BenchCluster(js []job.BenchResult) Table {
 	t := Bench(js)
 	var tx int64
@@ -67,6 +67,9 @@ func BenchCluster(js []job.BenchResult) Table {
 		if b.Measured() {
 			tx, tps, qps, clients, n = tx+b.Transactions, tps+b.TPS, qps+b.QPS, clients+b.Clients, n+1
 		}
+	}
+	if n < 2 {
+		return t // a workload that writes: the primary alone
 	}
 	t.Rows = append(t.Rows, []string{fmt.Sprintf("all %d", n), "", strconv.Itoa(clients), strconv.FormatInt(tx, 10), "", fmt.Sprintf("%.1f", tps), fmt.Sprintf("%.1f", qps), "", "", "", "", ""})
 	return t

@@ -223,3 +223,9 @@ func TestBenchCluster(t *testing.T) {
 	}
 	rowsEqual(t, "the cluster's", rows[3:], [][]string{{"all 2", "", "100", "1500", "", "150.0", "450.8", "", "", "", "", ""}})
 }
+
+// TestReplicaLag: a row per replica of a primary measured under writes.
+func TestReplicaLag(t *testing.T) {
+	js := []job.BenchResult{{Host: "pi4", Replicas: []job.ReplicaLag{{Host: "pi3", Readings: 12, MaxBytes: 3 << 20, MaxS: 0.42}, {Host: "zero", Readings: 12, NotConnected: 12}}}, {Host: "alone"}}
+	rowsEqual(t, "replica lag", ReplicaLag(js).Rows, [][]string{{"pi3", "pi4", "12", "3.0 MB", "0.4", "0"}, {"zero", "pi4", "12", "0 B", "0.0", "12"}})
+}

@@ -107,7 +107,7 @@ func runBench(c *cli.Context, o action.BenchOptions) error {
 	if o.Cluster != "" {
 		perHost = tables.BenchCluster(js)
 	}
-	for i, t := range []tables.Table{perHost, tables.Ops(js), tables.BenchChecks(js)} {
+	for i, t := range []tables.Table{perHost, tables.ReplicaLag(js), tables.Ops(js), tables.BenchChecks(js)} {
 		if i > 0 && len(t.Rows) > 0 {
 			fmt.Fprintln(c.App.Writer)
 		}

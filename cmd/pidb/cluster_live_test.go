@@ -37,9 +37,10 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := func(h inventory.Host) inventory.Host { return labtest.RootHost(t, inv, h.Name) }
-	psql := func(h inventory.Host, sql string) string {
-		return strings.TrimSpace(labtest.MustSSH(t, root(h), "cd /tmp && runuser -u postgres -- psql -AtqX -c "+shellQuote(sql)))
+	psqlIn := func(h inventory.Host, db, sql string) string {
+		return strings.TrimSpace(labtest.MustSSH(t, root(h), "cd /tmp && runuser -u postgres -- psql -AtqX -d "+db+" -c "+shellQuote(sql)))
 	}
+	psql := func(h inventory.Host, sql string) string { return psqlIn(h, "postgres", sql) }
 
 	code, res, errOut := provisionLab(t, "-i", inv.Path)
 	if code != 0 {
@@ -135,9 +136,36 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 			t.Errorf("%s: %d transactions, errors %v, the server counted %d more commits", r.Host, r.Transactions, r.Errors, grew)
 		}
 	}
-	if code, _, errOut := runPidb(t, "bench", "-i", inv.Path, "--cluster", "quiz", "--workload", "tpcb"); code != 2 || !strings.Contains(errOut, "a replica takes no writes") {
-		t.Errorf("bench --cluster with tpcb: exit %d\n%s", code, errOut)
+	// a workload that writes: on the primary alone, each replica's lag
+	// read beside it, and the rows it wrote on both replicas
+	code, out, errOut = runPidb(t, "bench", "-i", inv.Path, "--cluster", "quiz", "--workload", "tpcb", "--clients", "4", "--duration", "8s", "--warmup", "1s", "--thermal-interval", "1s", "--out", t.TempDir(), "--json")
+	var writes []struct {
+		Host     string `json:"host"`
+		Replicas []struct {
+			Host         string `json:"host"`
+			Readings     int    `json:"readings"`
+			NotConnected int    `json:"not_connected"`
+		} `json:"replicas"`
 	}
+	if err := json.Unmarshal([]byte(out), &writes); code != 0 || err != nil || len(writes) != 1 || writes[0].Host != primary.Name || len(writes[0].Replicas) != 2 {
+		t.Fatalf("bench --cluster with tpcb: exit %d, %v: %s\n%s", code, err, out, errOut)
+	}
+	for _, r := range writes[0].Replicas {
+		if r.Readings < 5 || r.NotConnected != 0 {
+			t.Errorf("%s's lag under tpcb: %+v, want 5 readings or more, each of it connected\n%s", r.Host, r, out)
+		}
+	}
+	history := psqlIn(primary, "pidb", "SELECT count(*) FROM pgbench_history")
+	caughtUp := func(h inventory.Host, table, n string) {
+		t.Helper()
+		for start := time.Now(); psqlIn(h, "pidb", "SELECT count(*) FROM "+table) != n; time.Sleep(200 * time.Millisecond) {
+			if time.Since(start) > time.Minute {
+				t.Fatalf("%s has not the primary's %s rows of %s a minute on", h.Name, n, table)
+			}
+		}
+	}
+	caughtUp(r1, "pgbench_history", history)
+	caughtUp(r2, "pgbench_history", history)
 
 	// again: nothing to change anywhere
 	code, res, errOut = provisionLab(t, "-i", inv.Path)
