@@ -39,7 +39,7 @@ type BenchResult struct {
 	// how far behind it each replica was through the run
 	Replicas []ReplicaLag `json:"replicas,omitempty"`
 	RunDir   string       `json:"run_dir"`
-	Error        string           `json:"error,omitempty"`
+	Error    string       `json:"error,omitempty"`
 }
 
 // ReplicaLag is how far behind its primary a replica was through a run:
