@@ -262,6 +262,40 @@ func opsFigure(r labelled) *Figure {
 	return f
 }
 
+// lagFigure is, for a cluster's primary measured under writes (bench
+// --cluster), how far behind it each replica was through the run: seconds
+// above, kilobytes below, a line per replica; nil for any other run.
+func lagFigure(r labelled) *Figure {
+	if len(r.run.Replication) == 0 {
+		return nil
+	}
+	var hosts []string
+	secs, kb := map[string]plotter.XYs{}, map[string]plotter.XYs{}
+	for _, l := range r.run.Replication {
+		if _, ok := secs[l.Host]; !ok {
+			hosts = append(hosts, l.Host)
+			secs[l.Host], kb[l.Host] = nil, nil
+		}
+		if l.Seconds != nil {
+			secs[l.Host] = append(secs[l.Host], plotter.XY{X: l.AtS, Y: *l.Seconds})
+		}
+		if l.Bytes != nil {
+			kb[l.Host] = append(kb[l.Host], plotter.XY{X: l.AtS, Y: float64(*l.Bytes) / 1024})
+		}
+	}
+	f := &Figure{ID: "lag-" + r.run.Host, Title: r.label + ": the replicas' lag", height: 6 * vg.Centimeter,
+		Caption: "How far behind this primary each replica was at each reading, by the primary's pg_stat_replication: its replay_lag, and the WAL it had not replayed. A replica missing at a reading was not connected then."}
+	top := panel{title: f.Title, y: "seconds behind", yFromZero: true}
+	bottom := panel{x: timeAxis, y: "kB behind", yFromZero: true}
+	for i, h := range hosts {
+		top.lines = append(top.lines, line{name: h, xy: secs[h], color: colour(i)})
+		bottom.lines = append(bottom.lines, line{name: h + " ", xy: kb[h], color: colour(i)})
+		f.Series = append(f.Series, h)
+	}
+	f.panels = []panel{top, bottom}
+	return f
+}
+
 // latencyFigure is one run's p50, p95 and p99 per interval.
 func latencyFigure(r labelled) *Figure {
 	var p50, p95, p99 plotter.XYs

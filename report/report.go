@@ -81,7 +81,7 @@ func Build(in Input) (*Report, error) {
 	}
 	for i, r := range lr {
 		h := Host{Row: rep.Rows[i], Label: r.label, Reading: Reading(r.run), Settings: r.run.Settings, Facts: r.run.Facts}
-		for _, f := range []*Figure{thermalFigure(r), opsFigure(r), latencyFigure(r), histogramFigure(r)} {
+		for _, f := range []*Figure{thermalFigure(r), opsFigure(r), latencyFigure(r), histogramFigure(r), lagFigure(r)} {
 			if f != nil {
 				h.Figures = append(h.Figures, f)
 			}

@@ -526,6 +526,43 @@ func TestOpsChart(t *testing.T) {
 	}
 }
 
+// TestLagChart: a cluster's primary measured under writes (pi3 here) has
+// a chart of its replicas' lag, a line per replica; the other runs have
+// none.
+func TestLagChart(t *testing.T) {
+	d := demoRuns(t)
+	l := d["pi3"]
+	run := l.Run
+	u := func(x uint64) *uint64 { return &x }
+	f := func(x float64) *float64 { return &x }
+	run.Replication = []results.Lag{
+		{AtS: 0, Host: "pi4", Bytes: u(2048), Seconds: f(0.01)}, {AtS: 0, Host: "zero"},
+		{AtS: 5, Host: "pi4", Bytes: u(0), Seconds: f(0)}, {AtS: 5, Host: "zero", Bytes: u(40960), Seconds: f(0.2)},
+	}
+	l.Run = run
+	rep, err := Build(Input{Runs: []results.Listed{l, d["zero"]}, Source: "testdata", Version: "test", Now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lags []*Figure
+	for _, fg := range rep.Figures() {
+		if strings.HasPrefix(fg.ID, "lag-") {
+			lags = append(lags, fg)
+		}
+	}
+	if len(lags) != 1 || lags[0].ID != "lag-pi3" || strings.Join(lags[0].Series, ",") != "pi4,zero" {
+		t.Fatalf("lag charts: %d, want pi3's alone with pi4 and zero", len(lags))
+	}
+	for _, s := range lags[0].Series {
+		if !bytes.Contains(lags[0].SVG, []byte(">"+s)) {
+			t.Errorf("the legend has no %s", s)
+		}
+	}
+	if !strings.Contains(pageOf(t, rep), "the replicas&#39; lag") {
+		t.Error("the chart is not on the page")
+	}
+}
+
 // TestSimulatedBoards: a run on a board of pidb's lab is marked so in the
 // fleet table, with its CPU speed, and the page says what a simulated
 // board's figures are worth; runs on real boards are not marked.
