@@ -11,6 +11,7 @@ import (
 
 	"pidb/dbms"
 	"pidb/engine"
+	"pidb/facts"
 	"pidb/inventory"
 	"pidb/remote"
 )
@@ -42,31 +43,31 @@ type Switchover struct {
 	Wait time.Duration
 }
 
-// server is what a switchover needs of a host's server: its service, its
-// configuration and data directories and its binaries', by major version.
-type server struct {
-	major, dataDir string
+// PrimaryCert is where a replica keeps the certificate its primary's
+// server presents, which its replication connection verifies.
+func PrimaryCert(e engine.Engine) string {
+	return "/etc/postgresql/" + e.Major + "/main/pidb-primary.crt"
 }
-
-func (s server) service() string { return "postgresql@" + s.major + "-main" }
-func (s server) confDir() string { return "/etc/postgresql/" + s.major + "/main" }
 
 var pg = engine.Engine{Flavor: dbms.Postgres}
 
-func serverOf(ctx context.Context, root remote.Runner) (server, error) {
+// serverOf is the host's server as the switchover works on it: its
+// engine (service, major version) and its data directory.
+func serverOf(ctx context.Context, root remote.Runner) (engine.Engine, string, error) {
 	res, err := root.Run(ctx, pg.Query("SELECT current_setting('server_version_num'), current_setting('data_directory')"))
 	if err != nil {
-		return server{}, fmt.Errorf("read the server's version and data directory: %w", err)
+		return engine.Engine{}, "", fmt.Errorf("read the server's version and data directory: %w", err)
 	}
 	rows, err := pg.Rows(string(res.Stdout), 2)
 	if err != nil || len(rows) != 1 {
-		return server{}, fmt.Errorf("read the server's version and data directory: %v rows, %v", len(rows), err)
+		return engine.Engine{}, "", fmt.Errorf("read the server's version and data directory: %v rows, %v", len(rows), err)
 	}
 	n, err := strconv.Atoi(rows[0][0])
 	if err != nil || n < 100000 || !strings.HasPrefix(rows[0][1], "/") {
-		return server{}, fmt.Errorf("read the server's version and data directory: %q", rows[0])
+		return engine.Engine{}, "", fmt.Errorf("read the server's version and data directory: %q", rows[0])
 	}
-	return server{major: strconv.Itoa(n / 10000), dataDir: rows[0][1]}, nil
+	e, err := engine.Of(facts.Facts{Engine: facts.EngineState{Flavor: dbms.Postgres, Version: strconv.Itoa(n / 10000)}})
+	return e, rows[0][1], err
 }
 
 // Check refuses a switchover that cannot be made as planned, before
@@ -124,18 +125,18 @@ func (s Switchover) Run(ctx context.Context) error {
 	if wait == 0 {
 		wait = 30 * time.Second
 	}
-	old, err := serverOf(ctx, s.Old.Root)
+	old, oldData, err := serverOf(ctx, s.Old.Root)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Old.Name, err)
 	}
-	if _, err := serverOf(ctx, s.New.Root); err != nil {
+	if _, _, err := serverOf(ctx, s.New.Root); err != nil {
 		return fmt.Errorf("%s: %w", s.New.Name, err)
 	}
 	s.Say("stopping " + s.Old.Name + " cleanly")
 	if _, err := s.Old.Root.Run(ctx, pg.Client("CHECKPOINT")); err != nil {
 		return fmt.Errorf("%s: checkpoint before stopping: %w", s.Old.Name, err)
 	}
-	if _, err := s.Old.Root.Run(ctx, "systemctl stop "+remote.Quote(old.service())); err != nil {
+	if _, err := s.Old.Root.Run(ctx, "systemctl stop "+remote.Quote(old.Service)); err != nil {
 		return fmt.Errorf("%s: stop: %w", s.Old.Name, err)
 	}
 	// never two primaries: the old one must be seen stopped
@@ -143,12 +144,12 @@ func (s Switchover) Run(ctx context.Context) error {
 		return fmt.Errorf("%s still answers after its stop: no switchover while it may take writes", s.Old.Name)
 	}
 	start := func() string {
-		if _, err := s.Old.Root.Run(ctx, "systemctl start "+remote.Quote(old.service())); err != nil {
+		if _, err := s.Old.Root.Run(ctx, old.StartCmd()); err != nil {
 			return s.Old.Name + " could not be started again: " + err.Error()
 		}
 		return s.Old.Name + " runs on as the primary"
 	}
-	res, err := s.Old.Root.Run(ctx, "cd /tmp && runuser -u postgres -- "+remote.Command("/usr/lib/postgresql/"+old.major+"/bin/pg_controldata", "-D", old.dataDir))
+	res, err := s.Old.Root.Run(ctx, "cd /tmp && runuser -u postgres -- "+remote.Command("/usr/lib/postgresql/"+old.Major+"/bin/pg_controldata", "-D", oldData))
 	if err != nil {
 		return fmt.Errorf("%s: read its last checkpoint: %w (%s)", s.Old.Name, err, start())
 	}
@@ -187,7 +188,7 @@ func (s Switchover) Run(ctx context.Context) error {
 		}
 	}
 	s.Say("starting " + s.Old.Name + " as a standby of " + s.New.Name)
-	if err := s.demote(ctx, old); err != nil {
+	if err := s.demote(ctx, old, oldData); err != nil {
 		return fmt.Errorf("%s: %w", s.Old.Name, err)
 	}
 	for _, f := range followers {
@@ -217,31 +218,31 @@ func (s Switchover) slots(ctx context.Context, followers []Node) error {
 		fmt.Fprintf(&b, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '%s' AND NOT active;\n", slot)
 		fmt.Fprintf(&b, "SELECT pg_create_physical_replication_slot('%s', true);\n", slot)
 	}
-	if _, err := s.New.Root.RunInput(ctx, "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -", []byte(b.String())); err != nil {
+	if _, err := s.New.Root.RunInput(ctx, engine.PostgresScript, []byte(b.String())); err != nil {
 		return fmt.Errorf("make the slots: %w", err)
 	}
 	return nil
 }
 
-// conninfo is how a follower reaches the new primary.
-func (s Switchover) conninfo(f Node, major string) string {
+// conninfo is how a follower, whose server is e, reaches the new primary.
+func (s Switchover) conninfo(f Node, e engine.Engine) string {
 	return fmt.Sprintf("host=%s port=%d user=%s password=%s sslmode=verify-ca sslrootcert=%s application_name=%s",
-		s.New.Address, engine.Port(dbms.PostgresFamily), inventory.PidbReplication, s.Password, "/etc/postgresql/"+major+"/main/pidb-primary.crt", f.Name)
+		s.New.Address, e.Port(), inventory.PidbReplication, s.Password, PrimaryCert(e), f.Name)
 }
 
 // repoint makes a running standby follow the new primary: its
 // certificate, then primary_conninfo, reloaded (PostgreSQL 13 and later
 // take it without a restart; the standby follows the new timeline).
 func (s Switchover) repoint(ctx context.Context, f Node) error {
-	srv, err := serverOf(ctx, f.Root)
+	srv, _, err := serverOf(ctx, f.Root)
 	if err != nil {
 		return err
 	}
-	if err := f.Root.Upload(ctx, "/etc/postgresql/"+srv.major+"/main/pidb-primary.crt", []byte(s.NewCert), 0o644); err != nil {
+	if err := f.Root.Upload(ctx, PrimaryCert(srv), []byte(s.NewCert), 0o644); err != nil {
 		return fmt.Errorf("keep %s's certificate: %w", s.New.Name, err)
 	}
-	sql := engine.PostgresQuiet + fmt.Sprintf("ALTER SYSTEM SET primary_conninfo = '%s';\nSELECT pg_reload_conf();\n", s.conninfo(f, srv.major))
-	if _, err := f.Root.RunInput(ctx, "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -", []byte(sql)); err != nil {
+	sql := engine.PostgresQuiet + fmt.Sprintf("ALTER SYSTEM SET primary_conninfo = '%s';\nSELECT pg_reload_conf();\n", s.conninfo(f, srv))
+	if _, err := f.Root.RunInput(ctx, engine.PostgresScript, []byte(sql)); err != nil {
 		return fmt.Errorf("point it at %s: %w", s.New.Name, err)
 	}
 	return nil
@@ -252,19 +253,19 @@ func (s Switchover) repoint(ctx context.Context, f Node) error {
 // lines it had of them dropped), standby.signal, then a start. It was
 // stopped cleanly after its last WAL reached the new primary, so it
 // follows it without a rewind.
-func (s Switchover) demote(ctx context.Context, old server) error {
-	if err := s.Old.Root.Upload(ctx, old.confDir()+"/pidb-primary.crt", []byte(s.NewCert), 0o644); err != nil {
+func (s Switchover) demote(ctx context.Context, old engine.Engine, dataDir string) error {
+	if err := s.Old.Root.Upload(ctx, PrimaryCert(old), []byte(s.NewCert), 0o644); err != nil {
 		return fmt.Errorf("keep %s's certificate: %w", s.New.Name, err)
 	}
-	auto := old.dataDir + "/postgresql.auto.conf"
-	lines := fmt.Sprintf("primary_conninfo = '%s'\nprimary_slot_name = '%s'\n", s.conninfo(s.Old, old.major), SlotName(s.Old.Name))
+	auto := dataDir + "/postgresql.auto.conf"
+	lines := fmt.Sprintf("primary_conninfo = '%s'\nprimary_slot_name = '%s'\n", s.conninfo(s.Old, old), SlotName(s.Old.Name))
 	script := strings.Join([]string{
 		"set -eu", "cd /tmp",
 		"auto=" + remote.Quote(auto),
 		// as postgres, whose folder it is; the new lines from stdin
 		`runuser -u postgres -- sh -c 'f=$1; { grep -v -E "^(primary_conninfo|primary_slot_name) " "$f" || true; cat; } > "$f.pidb" && mv "$f.pidb" "$f"' sh "$auto"`,
-		"runuser -u postgres -- touch " + remote.Quote(old.dataDir+"/standby.signal"),
-		"systemctl reset-failed " + remote.Quote(old.service()) + " 2>/dev/null; systemctl start " + remote.Quote(old.service()),
+		"runuser -u postgres -- touch " + remote.Quote(dataDir+"/standby.signal"),
+		old.StartCmd(),
 	}, "\n")
 	if _, err := s.Old.Root.RunInput(ctx, "bash -c "+remote.Quote(script), []byte(lines)); err != nil {
 		return fmt.Errorf("start it as a standby of %s: %w", s.New.Name, err)

@@ -3,6 +3,9 @@ package cluster
 import (
 	"strings"
 	"testing"
+
+	"pidb/engine"
+	"pidb/facts"
 )
 
 // pg_controldata as PostgreSQL 15 prints it, cut.
@@ -58,7 +61,11 @@ func TestSwitchoverCheck(t *testing.T) {
 // the certificate kept for it, the follower named as it connects.
 func TestConninfo(t *testing.T) {
 	s := Switchover{New: Node{Name: "pi3", Address: "10.0.0.30"}, Password: "pw"}
-	if got := s.conninfo(Node{Name: "pi4"}, "15"); got != "host=10.0.0.30 port=5432 user=pidb_replication password=pw sslmode=verify-ca sslrootcert=/etc/postgresql/15/main/pidb-primary.crt application_name=pi4" {
+	e, err := engine.Of(facts.Facts{Engine: facts.EngineState{Flavor: "postgres", Version: "15"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.conninfo(Node{Name: "pi4"}, e); got != "host=10.0.0.30 port=5432 user=pidb_replication password=pw sslmode=verify-ca sslrootcert=/etc/postgresql/15/main/pidb-primary.crt application_name=pi4" {
 		t.Errorf("conninfo: %s", got)
 	}
 }

@@ -98,6 +98,18 @@ func (e Engine) RestartCmd() string {
 	return "systemctl reset-failed " + remote.Quote(e.Service) + " 2>/dev/null; systemctl restart " + remote.Quote(e.Service)
 }
 
+// StartCmd starts the server, after clearing systemd's start limit as
+// RestartCmd does.
+func (e Engine) StartCmd() string {
+	return "systemctl reset-failed " + remote.Quote(e.Service) + " 2>/dev/null; systemctl start " + remote.Quote(e.Service)
+}
+
+// PostgresScript runs the SQL on its standard input as PostgreSQL's
+// administrator (psql as postgres over the local socket), stopping at the
+// first error: for statements that carry a password's verifier, which no
+// command line may show.
+const PostgresScript = "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -"
+
 // ReadyCmd succeeds once the server accepts connections.
 func (e Engine) ReadyCmd() string {
 	switch e.Flavor {

@@ -507,7 +507,7 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 		}
 		sql = mysqlAccountsSQL(t, sec, st, hosts, fresh, own)
 	}
-	cmd := "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -"
+	cmd := engine.PostgresScript
 	if e.Flavor != dbms.Postgres {
 		// utf8mb4, so that mysqlString's escapes mean what they say
 		cmd = strings.Fields(e.Client(""))[0] + " --batch --default-character-set=utf8mb4"

@@ -240,7 +240,7 @@ func (replicationStep) Apply(ctx context.Context, t *Target) error {
 	if sql == "" {
 		return nil
 	}
-	if _, err := t.Root.RunInput(ctx, "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -", []byte(sql)); err != nil {
+	if _, err := t.Root.RunInput(ctx, engine.PostgresScript, []byte(sql)); err != nil {
 		return fmt.Errorf("make the replication account and slots: %w", err)
 	}
 	return nil
@@ -356,21 +356,15 @@ func (seedStep) Check(ctx context.Context, t *Target) (Change, error) {
 		Commands: []string{seedScript(e, t, st.dataDir)}}, nil
 }
 
-// seedCert is where a replica keeps its primary's certificate.
-func seedCert(e engine.Engine) string {
-	return "/etc/postgresql/" + e.Major + "/main/pidb-primary.crt"
-}
-
 // seedScript copies the primary's data directory into the replica's:
 // root stops and starts the server; the postgres account, whose folders
 // they are, moves, copies and removes. The password comes on stdin.
 func seedScript(e engine.Engine, t *Target, dataDir string) string {
 	p := t.Cluster.Primary
-	conn := fmt.Sprintf("host=%s port=%d user=%s sslmode=verify-ca sslrootcert=%s application_name=%s", p.Address, e.Port(), ReplicationUser, seedCert(e), t.Host.Name)
+	conn := fmt.Sprintf("host=%s port=%d user=%s sslmode=verify-ca sslrootcert=%s application_name=%s", p.Address, e.Port(), ReplicationUser, cluster.PrimaryCert(e), t.Host.Name)
 	pg := "runuser -u " + engine.PostgresUser + " -- "
 	old := dataDir + ".pidb-seed"
-	stop := "systemctl stop " + remote.Quote(e.Service)
-	start := "systemctl reset-failed " + remote.Quote(e.Service) + " 2>/dev/null; systemctl start " + remote.Quote(e.Service)
+	stop, start := "systemctl stop "+remote.Quote(e.Service), e.StartCmd()
 	return strings.Join([]string{
 		"set -eu",
 		"IFS= read -r pw",
@@ -405,7 +399,7 @@ func (seedStep) Apply(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
-	if err := t.Root.Upload(ctx, seedCert(e), []byte(t.Cluster.PrimaryCert), 0o644); err != nil {
+	if err := t.Root.Upload(ctx, cluster.PrimaryCert(e), []byte(t.Cluster.PrimaryCert), 0o644); err != nil {
 		return fmt.Errorf("keep %s's certificate: %w", t.Cluster.Primary.Name, err)
 	}
 	t.Step("seeding from " + t.Cluster.Primary.Name + " (pg_basebackup)")

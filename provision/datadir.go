@@ -305,7 +305,7 @@ func moveScript(e engine.Engine, old, dir, conf, confNew string) string {
 	w(`	systemctl stop %s`, q(e.Service))
 	w(`	if [ "$switched" = yes ]; then %s; fi`, confOps("mv -f "+q(conf+".pidb-before-move")+" "+q(conf)+" 2>/dev/null || rm -f "+q(conf)))
 	w(`	%s`, as("rm -rf "+q(dir)+" "+q(tmp)))
-	w(`	systemctl reset-failed %s 2>/dev/null; systemctl start %s`, q(e.Service), q(e.Service))
+	w(`	%s`, e.StartCmd())
 	w(`	state "failed: $1"`)
 	w(`	exit 1`)
 	w(`}`)
@@ -325,7 +325,7 @@ func moveScript(e engine.Engine, old, dir, conf, confNew string) string {
 	}
 	w(`switched=yes`)
 	w(`%s || fail "could not point the server at %s"`, confOps("mv -f "+q(confNew)+" "+q(conf)), dir)
-	w(`systemctl reset-failed %s 2>/dev/null; systemctl start %s || fail "%s did not start on %s"`, q(e.Service), q(e.Service), e.Service, dir)
+	w(`%s || fail "%s did not start on %s"`, e.StartCmd(), e.Service, dir)
 	w(`i=0; until %s; do i=$((i + 1)); [ $i -le 600 ] || fail "%s started on %s and takes no connections"; sleep 0.1; done`, e.ReadyCmd(), e.Service, dir)
 	w(`at=$(%s) || fail "could not ask %s where its data is"`, whereCmd(e), e.Service)
 	w(`[ "${at%%%%/}" = %s ] || fail "%s runs on $at, not %s"`, q(dir), e.Service, dir)
