@@ -218,6 +218,48 @@ type ReplicaStatus struct {
 	Error         string  `json:"error,omitempty"` // why it is not streaming
 }
 
+// Standby says of a replica, from what it said, whether it streams from
+// primary (Streaming), or what else it does and why: in recovery is not
+// streaming, its WAL receiver must stream from the primary's address.
+func Standby(m, primary Member) (state, why string) {
+	r := m.Report
+	switch {
+	case m.Err != nil:
+		return Unreachable, m.Err.Error()
+	case !r.InRecovery:
+		return NotAStandby, m.Name + " is a server of its own, not a standby of " + primary.Name
+	case r.Receiver == "":
+		return NotStreaming, "in recovery, but its WAL receiver is not running: it receives nothing (is " + primary.Name + " up, and does it admit it?)"
+	case r.Receiver != "streaming":
+		return NotStreaming, "in recovery, but its WAL receiver is " + r.Receiver + ", not streaming"
+	case r.ReceiveFrom != primary.Address:
+		return NotStreaming, "it streams from " + r.ReceiveFrom + ", not from " + primary.Name + " (" + primary.Address + ")"
+	}
+	return Streaming, ""
+}
+
+// Lag is where the replica called name is behind the primary that
+// reported p: its sender there, the primary's WAL it has not replayed and
+// the server's replay_lag (0 s where it has all of it); a nil sender
+// where the replica is not connected.
+func Lag(p Report, name string) (sender *Sender, bytes *uint64, secs *float64) {
+	for i := range p.Senders {
+		if p.Senders[i].Name != name {
+			continue
+		}
+		s := &p.Senders[i]
+		// the replica may pass the WAL position read a moment before
+		b := p.WAL - min(p.WAL, s.Replayed)
+		secs := s.ReplayLag
+		if b == 0 && secs == nil {
+			zero := 0.0
+			secs = &zero
+		}
+		return s, &b, secs
+	}
+	return nil, nil, nil
+}
+
 // Judge says of each replica whether it streams from the primary, from
 // what each host said.
 func Judge(name string, primary Member, replicas []Member) Status {
@@ -238,43 +280,12 @@ func Judge(name string, primary Member, replicas []Member) Status {
 				}
 			}
 		}
-		var sender *Sender
-		if primary.Err == nil && !p.InRecovery {
-			for i := range p.Senders {
-				if p.Senders[i].Name == m.Name {
-					sender = &p.Senders[i]
-				}
-			}
-		}
-		r := m.Report
-		switch {
-		case m.Err != nil:
-			rs.State, rs.Error = Unreachable, m.Err.Error()
-		case !r.InRecovery:
-			rs.State, rs.Error = NotAStandby, m.Name+" is a server of its own, not a standby of "+primary.Name
-		case r.Receiver != "streaming":
-			// in recovery is not streaming: its WAL receiver says
-			rs.State = NotStreaming
-			rs.Error = "in recovery, but its WAL receiver is not running: it receives nothing (is " + primary.Name + " up, and does it admit it?)"
-			if r.Receiver != "" {
-				rs.Error = "in recovery, but its WAL receiver is " + r.Receiver + ", not streaming"
-			}
-		case r.ReceiveFrom != primary.Address:
-			rs.State, rs.Error = NotStreaming, "it streams from "+r.ReceiveFrom+", not from "+primary.Name+" ("+primary.Address+")"
-		default:
-			rs.State = Streaming
-			if sender != nil {
-				rs.Sync = sender.Sync
+		rs.State, rs.Error = Standby(m, primary)
+		if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
+			if sender, bytes, secs := Lag(p, m.Name); sender != nil {
+				rs.Sync, rs.LagBytes, rs.LagS = sender.Sync, bytes, secs
 				if sender.State == "catchup" {
 					rs.State = CatchingUp
-				}
-				// the replica may pass the WAL position read a moment before
-				lag := p.WAL - min(p.WAL, sender.Replayed)
-				rs.LagBytes = &lag
-				rs.LagS = sender.ReplayLag
-				if lag == 0 && rs.LagS == nil {
-					zero := 0.0
-					rs.LagS = &zero
 				}
 			}
 		}

@@ -369,18 +369,6 @@ func sampleLag(ctx context.Context, root remote.Runner, p Plan) func(start time.
 // lagOf is where the replica called name is behind the primary that
 // reported st: nothing known where it is not connected.
 func lagOf(st cluster.Report, name string) results.Lag {
-	l := results.Lag{Host: name}
-	for _, s := range st.Senders {
-		if s.Name != name {
-			continue
-		}
-		// the replica may pass the WAL position read a moment before
-		b := st.WAL - min(st.WAL, s.Replayed)
-		l.Bytes, l.Seconds = &b, s.ReplayLag
-		if b == 0 && l.Seconds == nil {
-			zero := 0.0
-			l.Seconds = &zero
-		}
-	}
-	return l
+	_, b, secs := cluster.Lag(st, name)
+	return results.Lag{Host: name, Bytes: b, Seconds: secs}
 }

@@ -143,19 +143,6 @@ func (e Env) replica(ctx context.Context, h inventory.Host, c *inventory.Cluster
 	if limit <= 0 {
 		limit = config.DefaultMaxLag
 	}
-	rep := &validate.Replica{Primary: primary.Name, MaxLag: limit, LagS: st.ReplayDelay}
-	switch {
-	case !st.InRecovery:
-		rep.Why = h.Name + " is a server of its own, not a standby"
-	case st.Receiver != "streaming":
-		rep.Why = "in recovery, but its WAL receiver is not running"
-		if st.Receiver != "" {
-			rep.Why = "in recovery, but its WAL receiver is " + st.Receiver
-		}
-	case st.ReceiveFrom != primary.Address:
-		rep.Why = "it streams from " + st.ReceiveFrom + ", not " + primary.Address
-	default:
-		rep.Streaming = true
-	}
-	return rep, nil
+	state, why := cluster.Standby(cluster.Member{Name: h.Name, Address: h.Address, Report: st}, cluster.Member{Name: primary.Name, Address: primary.Address})
+	return &validate.Replica{Primary: primary.Name, MaxLag: limit, LagS: st.ReplayDelay, Streaming: state == cluster.Streaming, Why: why}, nil
 }
