@@ -272,18 +272,10 @@ func clusterHosts(inv *inventory.Inventory, name, limit string) ([]inventory.Hos
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.Engine != dbms.PostgresFamily {
-		return nil, nil, fmt.Errorf("cluster %q: pidb measures PostgreSQL clusters only so far, not %s", c.Name, c.Engine)
+	if err := postgresCluster(c, "measures"); err != nil {
+		return nil, nil, err
 	}
-	var hosts []inventory.Host
-	for _, n := range c.Members() {
-		h, err := inv.Named(n)
-		if err != nil {
-			return nil, nil, err
-		}
-		hosts = append(hosts, h)
-	}
-	return hosts, &c, nil
+	return inv.HostsOf(c), &c, nil
 }
 
 // readOnly are the workloads a replica can run: they only read.

@@ -22,6 +22,15 @@ type ClusterOptions struct {
 	Clusters []string
 }
 
+// postgresCluster refuses a cluster of an engine pidb cannot work on
+// yet, saying what it would have done ("provisions", "reads").
+func postgresCluster(c inventory.Cluster, doing string) error {
+	if c.Engine != dbms.PostgresFamily {
+		return fmt.Errorf("cluster %q: pidb %s PostgreSQL clusters only so far, not %s", c.Name, doing, c.Engine)
+	}
+	return nil
+}
+
 // ErrClusterBroken is a cluster status whose cluster is not whole: its
 // primary is not one, or a replica does not stream from it (exit code 1).
 var ErrClusterBroken = errors.New("a cluster is not whole")
@@ -51,16 +60,10 @@ func ClusterStatus(ctx context.Context, o ClusterOptions) ([]cluster.Status, err
 	}
 	var hosts []inventory.Host
 	for _, c := range chosen {
-		if c.Engine != dbms.PostgresFamily {
-			return nil, fmt.Errorf("cluster %q: pidb reads PostgreSQL clusters only so far, not %s", c.Name, c.Engine)
+		if err := postgresCluster(c, "reads"); err != nil {
+			return nil, err
 		}
-		for _, name := range c.Members() {
-			h, err := inv.Named(name)
-			if err != nil {
-				return nil, err
-			}
-			hosts = append(hosts, h)
-		}
+		hosts = append(hosts, inv.HostsOf(c)...)
 	}
 	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (cluster.Report, error) {
 		r.Step("reading its replication")

@@ -93,11 +93,13 @@ func clustersWhole(hosts []inventory.Host) error {
 	}
 	for _, h := range hosts {
 		c := h.Cluster
-		switch {
-		case c == nil:
-		case c.Engine != dbms.PostgresFamily:
-			return fmt.Errorf("cluster %q: pidb provisions PostgreSQL clusters only so far, not %s", c.Name, c.Engine)
-		case !selected[c.Primary]:
+		if c == nil {
+			continue
+		}
+		if err := postgresCluster(*c, "provisions"); err != nil {
+			return err
+		}
+		if !selected[c.Primary] {
 			return usage.Wrap(fmt.Errorf("--limit selects %s, a replica in cluster %q, without its primary %s, which it is seeded from: select %s too", h.Name, c.Name, c.Primary, c.Primary))
 		}
 	}

@@ -53,8 +53,8 @@ func Switchover(ctx context.Context, o SwitchoverOptions) (SwitchoverResult, err
 		return SwitchoverResult{}, err
 	}
 	res := SwitchoverResult{Cluster: c.Name, From: c.Primary, To: o.To, DryRun: o.DryRun}
-	if c.Engine != dbms.PostgresFamily {
-		return res, fmt.Errorf("cluster %q: pidb switches PostgreSQL clusters over only so far, not %s", c.Name, c.Engine)
+	if err := postgresCluster(c, "switches over"); err != nil {
+		return res, err
 	}
 	src, err := os.ReadFile(inv.Path)
 	if err != nil {
@@ -73,14 +73,7 @@ func Switchover(ctx context.Context, o SwitchoverOptions) (SwitchoverResult, err
 	if sec.Replication == "" {
 		return res, fmt.Errorf("cluster %q: no replication password kept: provision it first", c.Name)
 	}
-	var hosts []inventory.Host
-	for _, name := range c.Members() {
-		h, err := inv.Named(name)
-		if err != nil {
-			return res, err
-		}
-		hosts = append(hosts, h)
-	}
+	hosts := inv.HostsOf(c)
 	err = together(ctx, o.Fleet, hosts, func(ctx context.Context, conns map[string]job.Conn, say progress.Reporter) error {
 		node := func(h inventory.Host) (cluster.Node, error) {
 			r, err := cluster.Read(ctx, conns[h.Name].Root, engine.Engine{Flavor: dbms.Postgres})

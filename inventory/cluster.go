@@ -57,6 +57,18 @@ func (inv *Inventory) ClusterOf(name string) (c Cluster, role Role, ok bool) {
 	return Cluster{}, "", false
 }
 
+// HostsOf are the cluster's hosts as the inventory has them, its primary
+// first (Members' order): every one, for a cluster the inventory read.
+func (inv *Inventory) HostsOf(c Cluster) []Host {
+	var out []Host
+	for _, name := range c.Members() {
+		if h, err := inv.Named(name); err == nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // Cluster returns the cluster called name; an unknown name is an error
 // that lists the clusters there are.
 func (inv *Inventory) Cluster(name string) (Cluster, error) {

@@ -75,6 +75,13 @@ synchronous = true
 	if c := inv.Hosts[3].Cluster; c == nil || c.Name != "shop" {
 		t.Errorf("mpi's cluster = %+v, want shop", c)
 	}
+	var names []string
+	for _, h := range inv.HostsOf(quiz) {
+		names = append(names, h.Name+"@"+h.Address)
+	}
+	if strings.Join(names, ",") != "pi4@10.0.0.40,pi3@10.0.0.30,pi5@10.0.0.50" {
+		t.Errorf("quiz's hosts: %v, want the primary first, then the replicas", names)
+	}
 	if _, _, ok := inv.ClusterOf("nobody"); ok {
 		t.Error("ClusterOf(nobody) found a cluster")
 	}

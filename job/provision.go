@@ -44,14 +44,8 @@ func ClusterOf(inv *inventory.Inventory, h inventory.Host) *provision.Cluster {
 	if h.Cluster == nil {
 		return nil
 	}
-	c := &provision.Cluster{Name: h.Cluster.Name}
-	c.Primary, _ = inv.Named(h.Cluster.Primary)
-	for _, name := range h.Cluster.Replicas {
-		if x, err := inv.Named(name); err == nil {
-			c.Replicas = append(c.Replicas, x)
-		}
-	}
-	return c
+	hosts := inv.HostsOf(*h.Cluster)
+	return &provision.Cluster{Name: h.Cluster.Name, Primary: hosts[0], Replicas: hosts[1:]}
 }
 
 // PresetFor is the preset a host is provisioned with.
