@@ -272,9 +272,6 @@ func clusterHosts(inv *inventory.Inventory, name, limit string) ([]inventory.Hos
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := postgresCluster(c, "measures"); err != nil {
-		return nil, nil, err
-	}
 	return inv.HostsOf(c), &c, nil
 }
 
@@ -286,7 +283,7 @@ var readOnly = []string{"quiz", "oltp-read-only"}
 // host reads the same rows.
 func onTheCopy(ctx context.Context, f Fleet, env job.Env, hosts []inventory.Host, plans map[string]job.Plan) error {
 	primary := hosts[0]
-	pg := engine.Engine{Flavor: dbms.Postgres}
+	pg := job.ClusterEngine(*primary.Cluster)
 	res, err := each(ctx, f, []inventory.Host{primary}, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (uint64, error) {
 		if err := env.Prepare(ctx, h, c, plans[h.Name], r); err != nil {
 			return 0, err
@@ -316,7 +313,8 @@ func onTheCopy(ctx context.Context, f Fleet, env job.Env, hosts []inventory.Host
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				if err == nil {
-					err = fmt.Errorf("it has replayed %d bytes less than %s wrote after 2 minutes (pidb cluster status says why)", wal-min(wal, st.Replayed), primary.Name)
+					unit := map[bool]string{true: "bytes", false: "transactions"}[pg.Flavor == dbms.Postgres]
+					err = fmt.Errorf("it has replayed %d %s less than %s wrote after 2 minutes (pidb cluster status says why)", wal-min(wal, st.Replayed), unit, primary.Name)
 				}
 				return struct{}{}, err
 			}

@@ -8,7 +8,6 @@ import (
 
 	"pidb/cluster"
 	"pidb/dbms"
-	"pidb/engine"
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/progress"
@@ -23,7 +22,7 @@ type ClusterOptions struct {
 }
 
 // postgresCluster refuses a cluster of an engine pidb cannot work on
-// yet, saying what it would have done ("provisions", "reads").
+// yet, saying what it would have done ("switches over").
 func postgresCluster(c inventory.Cluster, doing string) error {
 	if c.Engine != dbms.PostgresFamily {
 		return fmt.Errorf("cluster %q: pidb %s PostgreSQL clusters only so far, not %s", c.Name, doing, c.Engine)
@@ -60,14 +59,11 @@ func ClusterStatus(ctx context.Context, o ClusterOptions) ([]cluster.Status, err
 	}
 	var hosts []inventory.Host
 	for _, c := range chosen {
-		if err := postgresCluster(c, "reads"); err != nil {
-			return nil, err
-		}
 		hosts = append(hosts, inv.HostsOf(c)...)
 	}
 	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (cluster.Report, error) {
 		r.Step("reading its replication")
-		return cluster.Read(ctx, c.Root, engine.Engine{Flavor: dbms.Postgres})
+		return cluster.Read(ctx, c.Root, job.ClusterEngine(*h.Cluster))
 	})
 	if err != nil {
 		return nil, err

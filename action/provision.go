@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"pidb/dbms"
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/progress"
 	"pidb/provision"
+	"pidb/remote"
 	"pidb/tune"
 	"pidb/usage"
 )
@@ -56,7 +59,7 @@ func Provision(ctx context.Context, o ProvisionOptions) ([]ProvisionResult, erro
 			return nil, err
 		}
 	}
-	env := job.Env{Inventory: inv}
+	env := job.Env{Inventory: inv, Secrets: &sync.Mutex{}}
 	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (provision.Report, error) {
 		return env.Provision(ctx, h, c, o.ProvisionOptions, r)
 	})
@@ -96,14 +99,19 @@ func clustersWhole(hosts []inventory.Host) error {
 		if c == nil {
 			continue
 		}
-		if err := postgresCluster(*c, "provisions"); err != nil {
-			return err
-		}
 		if !selected[c.Primary] {
 			return usage.Wrap(fmt.Errorf("--limit selects %s, a replica in cluster %q, without its primary %s, which it is seeded from: select %s too", h.Name, c.Name, c.Primary, c.Primary))
 		}
 	}
 	return nil
+}
+
+// lent is a primary's connection, lent to its replicas' copies in the
+// second pass until the last of them is done.
+type lent struct {
+	ready, release chan struct{}
+	root           remote.Runner
+	users          sync.WaitGroup
 }
 
 // seedReplicas is provisioning's second pass: each selected replica whose
@@ -130,15 +138,64 @@ func seedReplicas(ctx context.Context, o ProvisionOptions, env job.Env, res []Re
 	if len(replicas) == 0 {
 		return res, nil
 	}
-	second, err := each(ctx, o.Fleet, replicas, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (provision.Report, error) {
+	// a MariaDB replica's copy is its primary's dump, piped through the
+	// controller: the primary takes part, connected until they are done
+	lend := map[string]*lent{}
+	var hosts []inventory.Host
+	for _, h := range replicas {
+		c := h.Cluster
+		if c.Engine == dbms.PostgresFamily {
+			continue
+		}
+		if lend[c.Primary] == nil {
+			lend[c.Primary] = &lent{ready: make(chan struct{}), release: make(chan struct{})}
+			hosts = append(hosts, res[byName[c.Primary]].Host)
+		}
+		lend[c.Primary].users.Add(1)
+	}
+	for _, l := range lend {
+		go func() { l.users.Wait(); close(l.release) }()
+	}
+	f := o.Fleet
+	if f.Concurrency > 0 {
+		f.Concurrency = max(f.Concurrency, len(hosts)+1) // the primaries wait for a replica each, at least
+	}
+	hosts = append(hosts, replicas...)
+	wait := 2*max(f.ConnectTimeout, 10*time.Second) + 5*time.Second
+	second, err := each(ctx, f, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (provision.Report, error) {
+		if l := lend[h.Name]; l != nil {
+			r.Step("lending its data to its replicas' copies")
+			l.root = c.Root
+			close(l.ready)
+			select {
+			case <-l.release:
+			case <-ctx.Done():
+			}
+			r.Step("its replicas' copies done")
+			return provision.Report{}, nil
+		}
 		po := o.ProvisionOptions
 		po.Steps, po.PrimaryCert = job.Seed, res[byName[h.Cluster.Primary]].Value.Cert
+		if l := lend[h.Cluster.Primary]; l != nil {
+			defer l.users.Done()
+			select {
+			case <-l.ready:
+				po.PrimaryRoot = l.root
+			case <-time.After(wait):
+				return provision.Report{}, fmt.Errorf("%s: replica: not seeded: its primary %s could not be reached again", h.Name, h.Cluster.Primary)
+			case <-ctx.Done():
+				return provision.Report{}, ctx.Err()
+			}
+		}
 		return env.Provision(ctx, h, c, po, r)
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range second {
+		if lend[s.Host.Name] != nil {
+			continue // a primary, lending its data
+		}
 		first := &res[byName[s.Host.Name]]
 		first.Err = s.Err
 		first.Duration += s.Duration

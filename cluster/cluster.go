@@ -13,13 +13,17 @@ import (
 	"strconv"
 	"strings"
 
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/remote"
 )
 
 // Report is what one host of a cluster says of its replication.
 type Report struct {
-	InRecovery bool // a standby
+	// Flavor is the server's: PostgreSQL's positions are bytes of WAL,
+	// MariaDB's transactions (Transactions)
+	Flavor     dbms.Flavor
+	InRecovery bool // a standby (MariaDB: a replica of a source)
 	// the primary's side: where its WAL is, whom it sends to, its slots
 	WAL     uint64 // pg_current_wal_lsn(), as a byte position
 	Senders []Sender
@@ -32,7 +36,15 @@ type Report struct {
 	// ReplayDelay is how far behind the standby is, in seconds, by its
 	// own clock: 0 where it has replayed all it received, else the age
 	// of the last transaction it replayed; nil: it has replayed none
+	// (MariaDB: Seconds_Behind_Master; nil while it does not replicate)
 	ReplayDelay *float64
+	// MariaDB's alone: read_only, the GTID position it has applied
+	// (gtid_slave_pos), the account and GTID mode it replicates with,
+	// and the replication's last error
+	ReadOnly              bool
+	GTID                  string
+	SourceUser, UsingGTID string
+	LastError             string
 }
 
 // Sender is one replication connection a primary serves.
@@ -60,6 +72,9 @@ const readSQL = "SELECT 'self', pg_is_in_recovery()::text, CASE WHEN pg_is_in_re
 
 // Read asks the host's server for its side of the replication.
 func Read(ctx context.Context, root remote.Runner, e engine.Engine) (Report, error) {
+	if e.Flavor != dbms.Postgres {
+		return readMariaDB(ctx, root, e)
+	}
 	res, err := root.Run(ctx, e.Query(readSQL))
 	if err != nil {
 		return Report{}, fmt.Errorf("read the replication state: %w", err)
@@ -73,7 +88,7 @@ func Read(ctx context.Context, root remote.Runner, e engine.Engine) (Report, err
 
 // parse reads readSQL's rows.
 func parse(rows [][]string) (Report, error) {
-	var r Report
+	r := Report{Flavor: dbms.Postgres}
 	self := false
 	bad := func(what string, row []string) (Report, error) {
 		return Report{}, fmt.Errorf("read the replication state: %s in a row of kind %q", what, row[0])
@@ -206,12 +221,15 @@ type PrimaryStatus struct {
 // ReplicaStatus is one replica's part: how far behind the primary it is,
 // and what the primary keeps for it.
 type ReplicaStatus struct {
-	Host     string   `json:"host"`
-	State    string   `json:"state"`
-	LagBytes *uint64  `json:"lag_bytes"` // the primary's WAL it has not replayed; null: unknown
-	LagS     *float64 `json:"lag_s"`     // seconds behind (replay_lag); null: unknown
-	Sync     string   `json:"sync"`      // async, sync, quorum, potential; "" when not connected
-	Slot     string   `json:"slot"`
+	Host     string  `json:"host"`
+	State    string  `json:"state"`
+	LagBytes *uint64 `json:"lag_bytes"` // the primary's WAL it has not replayed; null: unknown (and on MariaDB)
+	// LagTransactions is, on MariaDB, the primary's transactions it has
+	// not applied
+	LagTransactions *uint64  `json:"lag_transactions,omitempty"`
+	LagS            *float64 `json:"lag_s"` // seconds behind (replay_lag); null: unknown
+	Sync            string   `json:"sync"`  // async, sync, quorum, potential; "" when not connected
+	Slot            string   `json:"slot"`
 	// RetainedBytes is the WAL the primary keeps for its slot; null: no
 	// slot, or its WAL lost
 	RetainedBytes *uint64 `json:"retained_bytes"`
@@ -223,6 +241,9 @@ type ReplicaStatus struct {
 // streaming, its WAL receiver must stream from the primary's address.
 func Standby(m, primary Member) (state, why string) {
 	r := m.Report
+	if m.Err == nil && r.Flavor == dbms.MariaDB {
+		return replicaOf(m, primary)
+	}
 	switch {
 	case m.Err != nil:
 		return Unreachable, m.Err.Error()
@@ -268,8 +289,12 @@ func Judge(name string, primary Member, replicas []Member) Status {
 	switch {
 	case primary.Err != nil:
 		st.Primary.State, st.Primary.Error, st.OK = Unreachable, primary.Err.Error(), false
+	case p.InRecovery && p.Flavor == dbms.MariaDB:
+		st.Primary.State, st.Primary.Error, st.OK = "not a primary", primary.Name+" replicates from "+p.ReceiveFrom+": it is a replica, not the primary", false
 	case p.InRecovery:
 		st.Primary.State, st.Primary.Error, st.OK = "not a primary", primary.Name+" is a standby (in recovery), not the primary", false
+	case p.ReadOnly:
+		st.Primary.State, st.Primary.Error, st.OK = "read-only", primary.Name+" is read_only: it takes no writes", false
 	}
 	for _, m := range replicas {
 		rs := ReplicaStatus{Host: m.Name, Slot: SlotName(m.Name)}
@@ -281,7 +306,13 @@ func Judge(name string, primary Member, replicas []Member) Status {
 			}
 		}
 		rs.State, rs.Error = Standby(m, primary)
-		if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
+		if p.Flavor == dbms.MariaDB {
+			rs.Slot = ""
+			if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
+				behind := p.WAL - min(p.WAL, m.Report.Replayed)
+				rs.LagTransactions, rs.LagS = &behind, m.Report.ReplayDelay
+			}
+		} else if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
 			if sender, bytes, secs := Lag(p, m.Name); sender != nil {
 				rs.Sync, rs.LagBytes, rs.LagS = sender.Sync, bytes, secs
 				if sender.State == "catchup" {

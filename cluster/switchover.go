@@ -46,6 +46,9 @@ type Switchover struct {
 // PrimaryCert is where a replica keeps the certificate its primary's
 // server presents, which its replication connection verifies.
 func PrimaryCert(e engine.Engine) string {
+	if e.Flavor != dbms.Postgres {
+		return "/etc/mysql/pidb-primary.crt"
+	}
 	return "/etc/postgresql/" + e.Major + "/main/pidb-primary.crt"
 }
 

@@ -110,6 +110,19 @@ func (e Engine) StartCmd() string {
 // command line may show.
 const PostgresScript = "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR_STOP=1 -f -"
 
+// Script runs the SQL on its standard input as the server's administrator,
+// stopping at the first error: PostgresScript, or mysql or mariadb in
+// batch mode in utf8mb4 (so that a string's escapes mean what they say).
+func (e Engine) Script() string {
+	switch e.Flavor {
+	case dbms.Postgres:
+		return PostgresScript
+	case dbms.MySQL:
+		return "mysql --batch --default-character-set=utf8mb4"
+	}
+	return "mariadb --batch --default-character-set=utf8mb4"
+}
+
 // ReadyCmd succeeds once the server accepts connections.
 func (e Engine) ReadyCmd() string {
 	switch e.Flavor {

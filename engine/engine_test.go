@@ -249,19 +249,23 @@ func TestDesiredInACluster(t *testing.T) {
 	f := facts.Facts{RAMBytes: 1 << 30, CPUs: 4, Storage: "sd", Engine: facts.EngineState{Flavor: "mariadb", Version: "10.11.6"}}
 	e, _ := Of(f)
 	for _, x := range []struct {
-		host, address, serverID, binlog string
+		host, address, serverID, binlog string // binlog: its read_only line
 	}{
-		{"pi4", "10.213.41.40", "181741864", "log_bin = pidb-bin"}, // 10<<24 | 213<<16 | 41<<8 | 40
-		{"pi3", "10.213.41.30", "181741854", "skip-log-bin"},
+		{"pi4", "10.213.41.40", "181741864", ""}, // 10<<24 | 213<<16 | 41<<8 | 40
+		{"pi3", "10.213.41.30", "181741854", "read_only = ON"},
 	} {
 		_, s, err := Desired(e, f, inventory.Host{Name: x.host, Address: x.address, Cluster: c}, "pis.toml", "balanced")
 		if err != nil {
 			t.Fatal(err)
 		}
 		id, _ := s.Get("server_id")
+		ro := ""
+		if r, ok := s.Get("read_only"); ok {
+			ro = tune.Line("mariadb", r)
+		}
 		bin, _ := s.Get("log_bin")
-		if id.Value.Render("mariadb") != x.serverID || tune.Line("mariadb", bin) != x.binlog {
-			t.Errorf("%s: server_id %s, %s; want %s, %s", x.host, id.Value.Render("mariadb"), tune.Line("mariadb", bin), x.serverID, x.binlog)
+		if id.Value.Render("mariadb") != x.serverID || ro != x.binlog || tune.Line("mariadb", bin) != "log_bin = pidb-bin" {
+			t.Errorf("%s: server_id %s, %q, %s; want %s, %q, a binary log", x.host, id.Value.Render("mariadb"), ro, tune.Line("mariadb", bin), x.serverID, x.binlog)
 		}
 	}
 	// PostgreSQL: every host of a cluster plans the server's default

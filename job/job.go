@@ -9,6 +9,7 @@ package job
 
 import (
 	"context"
+	"sync"
 
 	"pidb/bench/sqldb"
 	"pidb/config"
@@ -44,6 +45,10 @@ type Env struct {
 	// ReadSettings reads the live settings recorded with a run; nil: from
 	// the server, over the workload's connection (sqldb.DB.Settings).
 	ReadSettings func(ctx context.Context, db sqldb.DB, mysqlNames []string) ([][2]string, error)
+	// Secrets is held by a cluster's host while it reads and writes the
+	// cluster's passwords (provision.Cluster.Secrets): the hosts of a
+	// MariaDB cluster each make their accounts, at once. nil: none.
+	Secrets *sync.Mutex
 }
 
 // LoadInventory reads an inventory with everything pidb can check before

@@ -6,11 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/inventory"
 	"pidb/progress"
 	"pidb/provision"
+	"pidb/remote"
 )
 
 // Steps is which of provisioning's steps Provision runs.
@@ -36,6 +38,9 @@ type ProvisionOptions struct {
 	// PrimaryCert is, for Seed, the certificate the replica's primary
 	// presents (PEM), read after the primary's first pass
 	PrimaryCert string
+	// PrimaryRoot is, for Seed on MariaDB, root on the replica's primary,
+	// whose dump the replica's copy is
+	PrimaryRoot remote.Runner
 }
 
 // ClusterOf is the [[cluster]] the host is in, with its hosts, as
@@ -46,6 +51,16 @@ func ClusterOf(inv *inventory.Inventory, h inventory.Host) *provision.Cluster {
 	}
 	hosts := inv.HostsOf(*h.Cluster)
 	return &provision.Cluster{Name: h.Cluster.Name, Primary: hosts[0], Replicas: hosts[1:]}
+}
+
+// ClusterEngine is the server a cluster's replication is read from, by
+// the engine its inventory names: PostgreSQL, or MariaDB (pidb makes no
+// cluster of MySQL's).
+func ClusterEngine(c inventory.Cluster) engine.Engine {
+	if c.Engine == dbms.PostgresFamily {
+		return engine.Engine{Flavor: dbms.Postgres}
+	}
+	return engine.Engine{Flavor: dbms.MariaDB}
 }
 
 // PresetFor is the preset a host is provisioned with.
@@ -67,6 +82,9 @@ func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o Provisio
 	t.Now = o.Now
 	t.AptLockWait = o.AptLockWait
 	t.Cluster = ClusterOf(e.Inventory, h)
+	if t.Cluster != nil && e.Secrets != nil {
+		t.Cluster.Secrets = e.Secrets
+	}
 	var rep provision.Report
 	switch o.Steps {
 	case Rollback:
@@ -74,7 +92,7 @@ func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o Provisio
 	case Configure:
 		rep, err = provision.Run(ctx, t, provision.TuneSteps(), o.DryRun)
 	case Seed:
-		t.Cluster.PrimaryCert = o.PrimaryCert
+		t.Cluster.PrimaryCert, t.Cluster.PrimaryRoot = o.PrimaryCert, o.PrimaryRoot
 		rep, err = provision.Run(ctx, t, provision.SeedSteps(), o.DryRun)
 	default:
 		rep, err = provision.Run(ctx, t, provision.Steps(), o.DryRun)

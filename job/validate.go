@@ -8,7 +8,6 @@ import (
 
 	"pidb/cluster"
 	"pidb/config"
-	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/inventory"
@@ -135,7 +134,7 @@ func (e Env) replica(ctx context.Context, h inventory.Host, c *inventory.Cluster
 	if err != nil {
 		return nil, err
 	}
-	st, err := cluster.Read(ctx, root, engine.Engine{Flavor: dbms.Postgres})
+	st, err := cluster.Read(ctx, root, ClusterEngine(*c))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.Name, err)
 	}

@@ -434,9 +434,10 @@ func password(sec secrets.Host, a account) string {
 }
 
 func (accountsStep) Check(ctx context.Context, t *Target) (Change, error) {
-	if t.role() == inventory.Replica {
+	if t.role() == inventory.Replica && t.Host.Engine == dbms.PostgresFamily {
 		// a standby takes no writes: its accounts and databases are
-		// its primary's, copied and replayed
+		// its primary's, copied and replayed (a MariaDB replica's are its
+		// own, made outside the binary log like the primary's)
 		return Change{}, nil
 	}
 	e, err := engine.Of(t.Facts)
@@ -459,6 +460,8 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
+	// a cluster's hosts share their passwords: the first makes them
+	defer t.lockSecrets()()
 	sec, err := t.accountSecrets()
 	if err != nil {
 		return err
@@ -507,12 +510,7 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 		}
 		sql = mysqlAccountsSQL(t, sec, st, hosts, fresh, own)
 	}
-	cmd := engine.PostgresScript
-	if e.Flavor != dbms.Postgres {
-		// utf8mb4, so that mysqlString's escapes mean what they say
-		cmd = strings.Fields(e.Client(""))[0] + " --batch --default-character-set=utf8mb4"
-	}
-	if _, err := t.Root.RunInput(ctx, cmd, []byte(sql)); err != nil {
+	if _, err := t.Root.RunInput(ctx, e.Script(), []byte(sql)); err != nil {
 		return fmt.Errorf("create the accounts: %w", err)
 	}
 	return nil
@@ -528,6 +526,11 @@ func pgIdent(name string) string { return `"` + name + `"` }
 // are wildcards: escaped, my_app grants my_app and not myXapp.
 func mysqlGrantDB(name string) string {
 	return "`" + strings.NewReplacer("_", `\_`, "%", `\%`).Replace(name) + "`"
+}
+
+// mysqlIdent quotes a name as a MySQL identifier.
+func mysqlIdent(name string) string {
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
 
 // postgresAccountsSQL creates what is missing: roles that may log in and

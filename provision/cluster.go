@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"pidb/cluster"
@@ -33,6 +34,22 @@ type Cluster struct {
 	// (PEM), which a replica's replication connection verifies: read after
 	// the primary's first pass (ServedCert), given to the second
 	PrimaryCert string
+	// PrimaryRoot is root on the primary, in the second pass on MariaDB:
+	// a replica's copy is its dump, piped through the controller
+	PrimaryRoot remote.Runner
+	// Secrets is held while a host reads and writes the cluster's
+	// passwords, which its hosts share (nil: one host at a time anyway)
+	Secrets sync.Locker
+}
+
+// lockSecrets holds the cluster's secrets until the returned function is
+// called: the first of its hosts makes a password, the others read it.
+func (t *Target) lockSecrets() func() {
+	if t.Cluster == nil || t.Cluster.Secrets == nil {
+		return func() {}
+	}
+	t.Cluster.Secrets.Lock()
+	return t.Cluster.Secrets.Unlock
 }
 
 // ReplicationUser is the account replicas log in to the primary as.
@@ -190,15 +207,36 @@ func primaryPlan(t *Target, st primaryState, password string) (todo []string, sq
 }
 
 func (replicationStep) Check(ctx context.Context, t *Target) (Change, error) {
-	if t.role() != inventory.Primary {
+	if t.role() == "" {
 		return Change{}, nil
 	}
 	e, err := engine.Of(t.Facts)
 	if err != nil {
-		return Change{Needed: true, Note: "after the install: the replication account and a slot for each replica of cluster " + t.Cluster.Name}, nil
+		if t.role() != inventory.Primary && t.Host.Engine == dbms.PostgresFamily {
+			return Change{}, nil
+		}
+		return Change{Needed: true, Note: "after the install: the replication account for the other hosts of cluster " + t.Cluster.Name}, nil
 	}
 	if err := clusterEngine(e); err != nil {
 		return Change{}, err
+	}
+	if e.Flavor != dbms.Postgres {
+		// every member: any of them may become the primary
+		sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
+		if err != nil {
+			return Change{}, err
+		}
+		have, err := readMyReplication(ctx, t, e)
+		if err != nil {
+			return Change{}, err
+		}
+		if todo, _ := myReplicationPlan(t, have, sec.Replication); len(todo) > 0 {
+			return Change{Needed: true, Note: strings.Join(todo, ", ")}, nil
+		}
+		return Change{}, nil
+	}
+	if t.role() != inventory.Primary {
+		return Change{}, nil
 	}
 	sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
 	if err != nil {
@@ -220,23 +258,27 @@ func (replicationStep) Apply(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
-	sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
+	password, err := makeReplicationPassword(t)
 	if err != nil {
 		return err
 	}
-	if sec.Replication == "" {
-		// kept before the server has it: a failure between the two
-		// leaves a password the next run sets again
-		sec.Replication = secrets.Generate()
-		if err := secrets.SaveCluster(t.Inventory, t.Cluster.Name, sec); err != nil {
-			return fmt.Errorf("keep the replication password: %w", err)
+	if e.Flavor != dbms.Postgres {
+		have, err := readMyReplication(ctx, t, e)
+		if err != nil {
+			return err
 		}
+		if _, sql := myReplicationPlan(t, have, password); sql != "" {
+			if _, err := t.Root.RunInput(ctx, e.Script(), []byte(sql)); err != nil {
+				return fmt.Errorf("make the replication account: %w", err)
+			}
+		}
+		return nil
 	}
 	st, err := readPrimary(ctx, t, e)
 	if err != nil {
 		return err
 	}
-	_, sql := primaryPlan(t, st, sec.Replication)
+	_, sql := primaryPlan(t, st, password)
 	if sql == "" {
 		return nil
 	}
@@ -246,10 +288,28 @@ func (replicationStep) Apply(ctx context.Context, t *Target) error {
 	return nil
 }
 
+// makeReplicationPassword is the cluster's replication password, made
+// and kept by the first of its hosts that needs it, before any server has
+// it: a failure between the two leaves a password the next run sets again.
+func makeReplicationPassword(t *Target) (string, error) {
+	defer t.lockSecrets()()
+	sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
+	if err != nil {
+		return "", err
+	}
+	if sec.Replication == "" {
+		sec.Replication = secrets.Generate()
+		if err := secrets.SaveCluster(t.Inventory, t.Cluster.Name, sec); err != nil {
+			return "", fmt.Errorf("keep the replication password: %w", err)
+		}
+	}
+	return sec.Replication, nil
+}
+
 // clusterEngine refuses an engine whose clusters pidb cannot provision yet.
 func clusterEngine(e engine.Engine) error {
-	if e.Flavor != dbms.Postgres {
-		return fmt.Errorf("clusters on %s: pidb provisions PostgreSQL clusters only so far", e.Flavor)
+	if e.Flavor == dbms.MySQL {
+		return fmt.Errorf("clusters on %s: pidb provisions PostgreSQL and MariaDB clusters only so far", e.Flavor)
 	}
 	return nil
 }
@@ -338,6 +398,9 @@ func (seedStep) Check(ctx context.Context, t *Target) (Change, error) {
 	if err := clusterEngine(e); err != nil {
 		return Change{}, err
 	}
+	if e.Flavor != dbms.Postgres {
+		return myCheckSeed(ctx, t, e)
+	}
 	st, err := readReplica(ctx, t, e)
 	if err != nil {
 		return Change{}, err
@@ -387,6 +450,13 @@ func (seedStep) Apply(ctx context.Context, t *Target) error {
 	}
 	if t.Cluster.PrimaryCert == "" {
 		return fmt.Errorf("no certificate of %s's to verify it by", t.Cluster.Primary.Name)
+	}
+	if e.Flavor != dbms.Postgres {
+		password, err := replicationPassword(t)
+		if err != nil {
+			return err
+		}
+		return myApplySeed(ctx, t, e, password)
 	}
 	sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
 	if err != nil {

@@ -101,11 +101,11 @@ func TestReplicationStepReads(t *testing.T) {
 	if ch, err := (replicationStep{}).Check(ctx, member("pi3", r2)); ch.Needed || err != nil || len(r2.Ran()) != 0 {
 		t.Errorf("a replica's replication step: %+v %v, ran %v", ch, err, r2.Ran())
 	}
-	// MariaDB's cluster: refused, as not yet provisioned by pidb
+	// MySQL's cluster: refused, as not yet provisioned by pidb
 	tg := member("pi4", &fakerun.Runner{})
-	tg.Facts.Engine = facts.EngineState{Flavor: "mariadb", Version: "10.11.6", Running: true}
-	if _, err := (replicationStep{}).Check(ctx, tg); err == nil || !strings.Contains(err.Error(), "PostgreSQL clusters only so far") {
-		t.Errorf("MariaDB: %v", err)
+	tg.Facts.Engine = facts.EngineState{Flavor: "mysql", Version: "8.0.39", Running: true}
+	if _, err := (replicationStep{}).Check(ctx, tg); err == nil || !strings.Contains(err.Error(), "PostgreSQL and MariaDB clusters only so far") {
+		t.Errorf("MySQL: %v", err)
 	}
 }
 

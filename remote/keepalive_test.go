@@ -80,6 +80,12 @@ func mute(t *testing.T, silent *atomic.Bool) (addr string, hostKey ssh.PublicKey
 // every every.
 func dialMute(t *testing.T, addr string, hostKey ssh.PublicKey, every time.Duration) *Client {
 	t.Helper()
+	return dialTest(t, "pi4", addr, hostKey, every)
+}
+
+// dialTest connects to a test server at addr as the host called name.
+func dialTest(t *testing.T, name, addr string, hostKey ssh.PublicKey, every time.Duration) *Client {
+	t.Helper()
 	dir := t.TempDir()
 	host, port, _ := net.SplitHostPort(addr)
 	known := filepath.Join(dir, "known_hosts")
@@ -99,7 +105,7 @@ func dialMute(t *testing.T, addr string, hostKey ssh.PublicKey, every time.Durat
 	}
 	t.Cleanup(func() { auth.Close() })
 	p, _ := strconv.Atoi(port)
-	c, err := Dial(context.Background(), Config{Name: "pi4", Address: host, Port: p, User: "pi", IdentityFile: id, Auth: auth, KnownHosts: known, KeepAlive: every})
+	c, err := Dial(context.Background(), Config{Name: name, Address: host, Port: p, User: "pi", IdentityFile: id, Auth: auth, KnownHosts: known, KeepAlive: every})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,10 +29,24 @@ func (c *Client) RunInput(ctx context.Context, cmd string, stdin []byte) (Result
 	if stdin != nil {
 		in = bytes.NewReader(stdin)
 	}
-	return c.run(ctx, cmd, full, in)
+	return c.run(ctx, cmd, full, in, nil)
 }
 
-func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader) (Result, error) {
+// Stream runs cmd with its standard input read from in (nil: none) and
+// its standard output written to out as it comes: for data too large to
+// hold, such as a dump piped from one host into another (Pipe). The
+// Result holds what it wrote to stderr.
+func (c *Client) Stream(ctx context.Context, cmd string, in io.Reader, out io.Writer) (Result, error) {
+	full := cmd
+	if c.sudo() {
+		full = SudoCommand(cmd)
+	}
+	return c.run(ctx, cmd, full, in, out)
+}
+
+// run runs full (cmd as given, for errors); its output is kept unless
+// stdout is given, where it goes instead.
+func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader, stdout io.Writer) (Result, error) {
 	if c.cfg.Trace != nil {
 		c.cfg.Trace(cmd)
 	}
@@ -43,6 +57,9 @@ func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader) (Re
 	defer sess.Close()
 	var out, errb bytes.Buffer
 	sess.Stdout, sess.Stderr, sess.Stdin = &out, &errb, stdin
+	if stdout != nil {
+		sess.Stdout = stdout
+	}
 	done := make(chan error, 1)
 	go func() { done <- sess.Run(full) }()
 	select {

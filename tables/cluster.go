@@ -11,14 +11,18 @@ import (
 
 // ClusterStatus is `pidb cluster status`'s table: each cluster's primary,
 // then its replicas, with how far behind each is (the primary's WAL it
-// has not replayed, and in seconds) and the WAL the primary keeps for it
+// has not replayed, on MariaDB its transactions, and in seconds) and the WAL the primary keeps for it
 // (its slot); "-" for what is not known.
 func ClusterStatus(sts []cluster.Status) Table {
 	t := Table{Header: []string{"CLUSTER", "HOST", "ROLE", "STATE", "LAG", "LAG_S", "SYNC", "WAL_KEPT", "WHY"}}
 	for _, st := range sts {
 		t.Rows = append(t.Rows, []string{st.Cluster, st.Primary.Host, "primary", st.Primary.State, "", "", "", "", st.Primary.Error})
 		for _, r := range st.Replicas {
-			t.Rows = append(t.Rows, []string{st.Cluster, r.Host, "replica", r.State, bytesOr(r.LagBytes), numOr(r.LagS, "%.1f"), dashIf(r.Sync), bytesOr(r.RetainedBytes), r.Error})
+			lag := bytesOr(r.LagBytes)
+			if r.LagTransactions != nil {
+				lag = fmt.Sprintf("%d trx", *r.LagTransactions)
+			}
+			t.Rows = append(t.Rows, []string{st.Cluster, r.Host, "replica", r.State, lag, numOr(r.LagS, "%.1f"), dashIf(r.Sync), bytesOr(r.RetainedBytes), r.Error})
 		}
 	}
 	return t

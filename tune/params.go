@@ -114,6 +114,7 @@ var params = []Param{
 	{Name: "table_open_cache", Kind: Int, Min: 1, Max: 524288, Flavors: mysqls},
 	{Name: "performance_schema", Kind: Bool, Flavors: mysqls},
 	{Name: "log_bin", Kind: Bool, Flavors: mysqls},
+	{Name: "log_slave_updates", Kind: Bool, Flavors: mysqls},
 	{Name: "key_buffer_size", Kind: Bytes, MinBytes: 8, MaxBytes: 1 << 40, Flavors: mysqls},
 	{Name: "aria_pagecache_buffer_size", Kind: Bytes, MinBytes: 128 << 10, MaxBytes: 1 << 40, Flavors: mariadb},
 	{Name: "innodb_log_writer_threads", Kind: Bool, Flavors: mysql, Since: "8.0.22"},

@@ -95,15 +95,15 @@ func replication(in Input, preset PresetName) Settings {
 		}
 		return s
 	}
+	// Every member writes the binary log, with what it replays in it too
+	// (log_slave_updates): any of them can become the primary without a
+	// restart, and the others follow it from their GTID positions. Only
+	// read_only tells a replica from the primary.
 	s := Settings{
 		{"server_id", Integer(int64(r.ServerID)), of + ": each server's own number, which its binary log events carry (pidb's: the host's IPv4 address as a number)", false},
-		{"log_bin", Switch(r.Primary), "", false},
+		{"log_bin", Switch(true), of + ": every member writes the binary log (pidb-bin.* in the data directory), so that any of them can become the primary without a restart; a host on its own keeps the write-up's skip-log-bin", false},
+		{"log_slave_updates", Switch(true), of + ": a replica's binary log holds what it replays too, so that the others can follow it from their GTID positions once it is the primary", false},
 		{"binlog_format", Word("ROW"), of + ": the rows a statement changed, so a replica applies exactly them", false},
-	}
-	if r.Primary {
-		s[1].Why = of + ": the primary writes the binary log its replicas read (pidb-bin.* in the data directory)"
-	} else {
-		s[1].Why = of + ": a replica writes no binary log of its own (the write-up's skip-log-bin: half the writes to the card); a switchover turns it on"
 	}
 	if in.Flavor == dbms.MariaDB {
 		s = append(s, Setting{"gtid_strict_mode", Switch(true), of + ": a replica stops on an event out of order instead of applying it twice or skipping it", false})
@@ -112,28 +112,25 @@ func replication(in Input, preset PresetName) Settings {
 			Setting{"gtid_mode", Word("ON"), of + ": replicas follow the primary by transaction ids, not file positions", false},
 			Setting{"enforce_gtid_consistency", Word("ON"), of + ": only statements that GTID replication can carry", false})
 	}
-	if r.Primary {
-		expire := Setting{"binlog_expire_logs_seconds", Integer(int64(3 * 24 * time.Hour / time.Second)), of + ": binary logs kept three days, then removed: a card does not fill with them; a replica away longer is seeded again by the next provision", false}
-		if in.Flavor == dbms.MariaDB && version.Less(in.Version, "10.6") {
-			expire = Setting{"expire_logs_days", Integer(3), expire.Why, false}
-		}
-		s = append(s, expire)
-		if preset == Fast {
-			s = append(s, Setting{"sync_binlog", Integer(0), "FAST PRESET: the binary log is flushed when the OS likes; after a power cut the replicas may hold commits the primary lost, and must be seeded again", false})
-		} else {
-			s = append(s, Setting{"sync_binlog", Integer(1), of + ": the binary log is on the card before a commit returns, so after a power cut the primary and its replicas agree (only the fast preset trades that)", false})
-		}
+	expire := Setting{"binlog_expire_logs_seconds", Integer(int64(3 * 24 * time.Hour / time.Second)), of + ": binary logs kept three days, then removed: a card does not fill with them; a replica away longer is seeded again by the next provision", false}
+	if in.Flavor == dbms.MariaDB && version.Less(in.Version, "10.6") {
+		expire = Setting{"expire_logs_days", Integer(3), expire.Why, false}
+	}
+	s = append(s, expire)
+	if preset == Fast {
+		s = append(s, Setting{"sync_binlog", Integer(0), "FAST PRESET: the binary log is flushed when the OS likes; after a power cut the replicas may hold commits the primary lost, and must be seeded again", false})
 	} else {
-		s = append(s,
-			Setting{"read_only", Switch(true), of + ": a replica takes no writes but the primary's: a write there would part it from the primary", false},
-			Setting{"relay_log_recovery", Switch(true), of + ": after a crash a replica fetches again what it had not applied, instead of trusting a relay log cut short", false})
+		s = append(s, Setting{"sync_binlog", Integer(1), of + ": the binary log is on the card before a commit returns, so after a power cut the primary and its replicas agree (only the fast preset trades that)", false})
+	}
+	s = append(s, Setting{"relay_log_recovery", Switch(true), of + ": after a crash a replica fetches again what it had not applied, instead of trusting a relay log cut short", false})
+	if !r.Primary {
+		s = append(s, Setting{"read_only", Switch(true), of + ": a replica takes no writes but the primary's: a write there would part it from the primary", false})
 	}
 	if r.Synchronous && in.Flavor == dbms.MariaDB {
-		if r.Primary {
-			s = append(s, Setting{"rpl_semi_sync_master_enabled", Switch(true), of + " is synchronous (semi-sync): a commit returns once a replica has its events, or after rpl_semi_sync_master_timeout (10 s) without one", false})
-		} else {
-			s = append(s, Setting{"rpl_semi_sync_slave_enabled", Switch(true), of + " is synchronous (semi-sync): this replica acknowledges what it receives", false})
-		}
+		// both sides on every member: a switchover changes neither
+		s = append(s,
+			Setting{"rpl_semi_sync_master_enabled", Switch(true), of + " is synchronous (semi-sync): on the primary, a commit returns once a replica has its events, or after rpl_semi_sync_master_timeout (10 s) without one", false},
+			Setting{"rpl_semi_sync_slave_enabled", Switch(true), of + " is synchronous (semi-sync): a replica acknowledges what it receives", false})
 	}
 	return s
 }

@@ -94,6 +94,7 @@ func TestReplicationMariaDB(t *testing.T) {
 		"gtid_strict_mode":               "gtid_strict_mode = ON",
 		"binlog_expire_logs_seconds":     "binlog_expire_logs_seconds = 259200",
 		"sync_binlog":                    "sync_binlog = 1",
+		"log_slave_updates":              "log_slave_updates = ON",
 		"read_only":                      "-",
 		"innodb_flush_log_at_trx_commit": "innodb_flush_log_at_trx_commit = 1",
 	}, false)
@@ -105,13 +106,16 @@ func TestReplicationMariaDB(t *testing.T) {
 		"binlog_expire_logs_seconds": "-",
 	}, false)
 	replica := Replication{Cluster: "shop", Hosts: 2, ServerID: 167772201}
+	// a replica writes the binary log too, with what it replays: it may
+	// become the primary without a restart
 	expect(t, "replica", clusterLines(t, "mariadb", "10.11", pi3B, Balanced, replica), map[string]string{
 		"server_id":          "server_id = 167772201",
-		"log_bin":            "skip-log-bin",
+		"log_bin":            "log_bin = pidb-bin",
+		"log_slave_updates":  "log_slave_updates = ON",
 		"read_only":          "read_only = ON",
 		"relay_log_recovery": "relay_log_recovery = ON",
 		"gtid_strict_mode":   "gtid_strict_mode = ON",
-		"sync_binlog":        "-",
+		"sync_binlog":        "sync_binlog = 1",
 	}, false)
 	// seed's own three and the cluster's: skip-log-bin gives way to the
 	// primary's binary log, in its place
@@ -125,14 +129,15 @@ func TestReplicationMariaDB(t *testing.T) {
 		"gtid_strict_mode":           "gtid_strict_mode = ON",
 		"binlog_expire_logs_seconds": "binlog_expire_logs_seconds = 259200",
 		"sync_binlog":                "sync_binlog = 1",
+		"log_slave_updates":          "log_slave_updates = ON",
+		"relay_log_recovery":         "relay_log_recovery = ON",
 	}, true)
 	// semi-sync on both sides
 	primary.Synchronous, replica.Synchronous = true, true
-	if got := clusterLines(t, "mariadb", "10.11", pi3B, Balanced, primary); got["rpl_semi_sync_master_enabled"] != "rpl_semi_sync_master_enabled = ON" || got["rpl_semi_sync_slave_enabled"] != "" {
-		t.Errorf("synchronous primary: %v", got)
-	}
-	if got := clusterLines(t, "mariadb", "10.11", pi3B, Balanced, replica); got["rpl_semi_sync_slave_enabled"] != "rpl_semi_sync_slave_enabled = ON" || got["rpl_semi_sync_master_enabled"] != "" {
-		t.Errorf("synchronous replica: %v", got)
+	for _, r := range []Replication{primary, replica} {
+		if got := clusterLines(t, "mariadb", "10.11", pi3B, Balanced, r); got["rpl_semi_sync_master_enabled"] != "rpl_semi_sync_master_enabled = ON" || got["rpl_semi_sync_slave_enabled"] != "rpl_semi_sync_slave_enabled = ON" {
+			t.Errorf("synchronous, primary %v: %v", r.Primary, got)
+		}
 	}
 }
 

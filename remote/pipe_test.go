@@ -1,0 +1,144 @@
+package remote
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// shellServer is an SSH server on loopback that takes any key and runs
+// each command with sh on this machine, its stdin, stdout and stderr the
+// session's, and its exit status sent back; a session closed by the
+// client kills its command.
+func shellServer(t *testing.T) (addr string, hostKey ssh.PublicKey) {
+	t.Helper()
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &ssh.ServerConfig{PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) { return nil, nil }}
+	cfg.AddHostKey(signer)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				_, chans, reqs, err := ssh.NewServerConn(c, cfg)
+				if err != nil {
+					return
+				}
+				go ssh.DiscardRequests(reqs)
+				for nc := range chans {
+					ch, creqs, err := nc.Accept()
+					if err != nil {
+						continue
+					}
+					go serveShell(ch, creqs)
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), signer.PublicKey()
+}
+
+func serveShell(ch ssh.Channel, reqs <-chan *ssh.Request) {
+	defer ch.Close()
+	for r := range reqs {
+		if r.Type != "exec" {
+			r.Reply(false, nil)
+			continue
+		}
+		cmdline := string(r.Payload[4:])
+		r.Reply(true, nil)
+		cmd := exec.Command("sh", "-c", cmdline)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = ch, ch, ch.Stderr()
+		if err := cmd.Start(); err != nil {
+			return
+		}
+		done := make(chan struct{})
+		go func() {
+			// the client's close (or signal) ends the command
+			for range reqs {
+			}
+			select {
+			case <-done:
+			default:
+				cmd.Process.Kill()
+			}
+		}()
+		err := cmd.Wait()
+		close(done)
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = max(ee.ExitCode(), 1)
+		}
+		status := make([]byte, 4)
+		binary.BigEndian.PutUint32(status, uint32(code))
+		ch.CloseWrite()
+		ch.SendRequest("exit-status", false, status)
+		return
+	}
+}
+
+func TestPipe(t *testing.T) {
+	addr, key := shellServer(t)
+	primary, replica := dialTest(t, "pi4", addr, key, 0), dialTest(t, "pi3", addr, key, 0)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	ctx := context.Background()
+
+	// a stream larger than any buffer on the way, with its head first
+	if err := Pipe(ctx, primary, "seq 1 300000", replica, "cat > "+Quote(out), []byte("head\n")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+	if len(lines) != 300001 || lines[0] != "head" || lines[1] != "1" || lines[300000] != "300000" {
+		t.Fatalf("the replica got %d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
+	}
+
+	// the reader fails: its error, and the writer (which would never end) is stopped
+	done := make(chan error, 1)
+	go func() {
+		done <- Pipe(ctx, primary, "yes", replica, "head -c 1000 >/dev/null; echo 'ERROR 1064 at line 1' >&2; exit 3", nil)
+	}()
+	select {
+	case err := <-done:
+		var ee *ExitError
+		if !errors.As(err, &ee) || ee.Host != "pi3" || ee.Code != 3 || !strings.Contains(err.Error(), "ERROR 1064") || !strings.HasPrefix(err.Error(), "pi3: ") {
+			t.Errorf("a failing reader: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the writer was not stopped when the reader failed")
+	}
+
+	// the writer fails part way: its error, not the reader's
+	err = Pipe(ctx, primary, "seq 1 10; echo 'mariadb-dump: Got error: 1045' >&2; exit 2", replica, "cat > "+Quote(out), nil)
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Host != "pi4" || ee.Code != 2 || !strings.Contains(err.Error(), "1045") {
+		t.Errorf("a failing writer: %v", err)
+	}
+}
