@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
-	"os"
 	"pidb/cluster"
 	"pidb/internal/labtest"
 	"pidb/inventory"
@@ -71,6 +74,109 @@ func TestMariaDBClusterOnTheLab(t *testing.T) {
 	if code, sts, errOut := status(); code != 0 || len(sts) != 1 || !sts[0].OK || sts[0].Replicas[0].State != cluster.Streaming || sts[0].Replicas[1].State != cluster.Streaming || sts[0].Replicas[0].LagTransactions == nil {
 		t.Errorf("cluster status: exit %d %+v\n%s", code, sts, errOut)
 	}
-	_, out, _ := runPidb(t, "cluster", "status", "-i", inv.Path)
+	// validate judges the replicas by their replication, with no workload
+	validateReplicas := func(limit string) (int, map[string]validateJSON) {
+		t.Helper()
+		code, out, errOut := runPidb(t, "validate", "-i", inv.Path, "--limit", limit, "--json")
+		var vs []validateJSON
+		if err := json.Unmarshal([]byte(out), &vs); err != nil {
+			t.Fatalf("validate: not JSON (%v): %s\n%s", err, out, errOut)
+		}
+		m := map[string]validateJSON{}
+		for _, v := range vs {
+			m[v.Host] = v
+		}
+		return code, m
+	}
+	if code, vs := validateReplicas(r1.Name + "," + r2.Name); code != 0 || vs[r1.Name].Verdict != "PASS" || vs[r2.Name].Verdict != "PASS" || vs[r1.Name].TPS != nil {
+		t.Errorf("validate the replicas: exit %d %+v", code, vs)
+	}
+
+	// rows written on the primary are on both replicas; a replica takes
+	// no writes from pidb's account
+	sql(primary, "CREATE DATABASE canary; CREATE TABLE canary.kept (id int PRIMARY KEY, note text); USE canary; INSERT INTO kept SELECT seq, CONCAT('row ', seq) FROM seq_1_to_1000")
+	replicated := func(h inventory.Host, n string) {
+		t.Helper()
+		for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+			got := strings.TrimSpace(labtest.MustSSH(t, root(h), "mariadb -NB -e 'SELECT COUNT(*) FROM canary.kept' 2>/dev/null || true"))
+			if got == n {
+				return
+			}
+			if time.Since(start) > time.Minute {
+				t.Fatalf("%s has %q canary rows a minute on, not %s", h.Name, got, n)
+			}
+		}
+	}
+	replicated(r1, "1000")
+	replicated(r2, "1000")
+
+	// the cluster measured: the quiz's data made on the primary, read on
+	// every host at once, each server counting its own queries
+	queries := func(h inventory.Host) int64 {
+		t.Helper()
+		n, err := strconv.ParseInt(sql(h, "SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'COM_SELECT'"), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: Com_select: %v", h.Name, err)
+		}
+		return n
+	}
+	before := map[string]int64{}
+	for _, h := range inv.Hosts {
+		before[h.Name] = queries(h)
+	}
+	code, out, errOut := runPidb(t, "bench", "-i", inv.Path, "--cluster", "shop", "--workload", "quiz", "--clients", "4", "--duration", "5s", "--warmup", "1s", "--out", t.TempDir(), "--json")
+	var runs []struct {
+		Host    string         `json:"host"`
+		Queries int64          `json:"transactions"`
+		Errors  map[string]int `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(out), &runs); code != 0 || err != nil || len(runs) != 3 {
+		t.Fatalf("bench --cluster: exit %d, %v: %s\n%s", code, err, out, errOut)
+	}
+	for _, r := range runs {
+		h := labtest.Host(t, inv, r.Host)
+		if grew := queries(h) - before[h.Name]; r.Queries == 0 || len(r.Errors) != 0 || grew < r.Queries {
+			t.Errorf("%s: %d queries, errors %v, the server counted %d more selects", r.Host, r.Queries, r.Errors, grew)
+		}
+	}
+
+	// again: nothing to change anywhere
+	code, res, errOut = provisionLab(t, "-i", inv.Path)
+	if code != 0 {
+		t.Fatalf("provision again: exit %d\n%s", code, errOut)
+	}
+	for _, h := range inv.Hosts {
+		if len(res[h.Name].Changed) != 0 {
+			t.Errorf("provision again changed %s: %v %v", h.Name, res[h.Name].Changed, res[h.Name].Notes)
+		}
+	}
+
+	// a replica stopped: status fails and names it; started, it catches up
+	// (its socket too: Debian's MariaDB starts on a client's connection)
+	labtest.MustSSH(t, root(r2), "systemctl stop mariadb.socket mariadb")
+	if code, sts, _ := status(); code != 1 || sts[0].OK || sts[0].Replicas[1].State != cluster.Unreachable {
+		t.Errorf("a stopped replica: exit %d %+v", code, sts)
+	}
+	sql(primary, "USE canary; INSERT INTO kept SELECT seq, CONCAT('row ', seq) FROM seq_1001_to_2000")
+	labtest.MustSSH(t, root(r2), "systemctl start mariadb.socket mariadb")
+	replicated(r2, "2000")
+
+	// a replica made anew, a server of its own with nothing in it: seeded again
+	labtest.MustSSH(t, root(r1), "systemctl stop mariadb && rm -rf /var/lib/mysql/* && mariadb-install-db --user=mysql >/dev/null 2>&1 && systemctl start mariadb")
+	if code, sts, _ := status(); code != 1 || sts[0].Replicas[0].State != cluster.NotAStandby {
+		t.Errorf("a replica made anew: exit %d %+v", code, sts)
+	}
+	if code, vs := validateReplicas(r1.Name); code != 1 || vs[r1.Name].Verdict != "FAIL" || !strings.Contains(fmt.Sprint(vs[r1.Name].Reasons), "is a server of its own, not a replica") {
+		t.Errorf("validate a replica made anew: exit %d %+v", code, vs)
+	}
+	code, res, errOut = provisionLab(t, "-i", inv.Path)
+	if code != 0 || !contains(res[r1.Name].Changed, "replica") {
+		t.Fatalf("provision after a replica was made anew: exit %d %+v\n%s", code, res[r1.Name], errOut)
+	}
+	replicated(r1, "2000")
+	if code, sts, errOut := status(); code != 0 || !sts[0].OK {
+		t.Errorf("cluster status after the new seed: exit %d %+v\n%s", code, sts, errOut)
+	}
+	_, out, _ = runPidb(t, "cluster", "status", "-i", inv.Path)
 	t.Logf("cluster status:\n%s", out)
 }
