@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"pidb/cluster"
-	"pidb/dbms"
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/progress"
@@ -19,15 +18,6 @@ import (
 type ClusterOptions struct {
 	Fleet
 	Clusters []string
-}
-
-// postgresCluster refuses a cluster of an engine pidb cannot work on
-// yet, saying what it would have done ("switches over").
-func postgresCluster(c inventory.Cluster, doing string) error {
-	if c.Engine != dbms.PostgresFamily {
-		return fmt.Errorf("cluster %q: pidb %s PostgreSQL clusters only so far, not %s", c.Name, doing, c.Engine)
-	}
-	return nil
 }
 
 // ErrClusterBroken is a cluster status whose cluster is not whole: its

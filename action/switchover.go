@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"pidb/cluster"
-	"pidb/dbms"
-	"pidb/engine"
 	"pidb/internal/atomicfile"
 	"pidb/inventory"
 	"pidb/job"
@@ -53,9 +51,6 @@ func Switchover(ctx context.Context, o SwitchoverOptions) (SwitchoverResult, err
 		return SwitchoverResult{}, err
 	}
 	res := SwitchoverResult{Cluster: c.Name, From: c.Primary, To: o.To, DryRun: o.DryRun}
-	if err := postgresCluster(c, "switches over"); err != nil {
-		return res, err
-	}
 	src, err := os.ReadFile(inv.Path)
 	if err != nil {
 		return res, err
@@ -76,7 +71,7 @@ func Switchover(ctx context.Context, o SwitchoverOptions) (SwitchoverResult, err
 	hosts := inv.HostsOf(c)
 	err = together(ctx, o.Fleet, hosts, func(ctx context.Context, conns map[string]job.Conn, say progress.Reporter) error {
 		node := func(h inventory.Host) (cluster.Node, error) {
-			r, err := cluster.Read(ctx, conns[h.Name].Root, engine.Engine{Flavor: dbms.Postgres})
+			r, err := cluster.Read(ctx, conns[h.Name].Root, job.ClusterEngine(c))
 			if err != nil {
 				return cluster.Node{}, fmt.Errorf("%s: %w", h.Name, err)
 			}
@@ -100,18 +95,37 @@ func Switchover(ctx context.Context, o SwitchoverOptions) (SwitchoverResult, err
 		if err := s.Check(); err != nil {
 			return err
 		}
-		res.Steps = s.Plan()
+		res.Steps = append(s.Plan(), "rewrite the inventory, and "+o.To+"'s and "+c.Primary+"'s drop-ins for their new parts where they differ (read_only, synchronous_standby_names: taken live)")
 		if o.DryRun {
 			return nil
 		}
-		if s.NewCert, err = provision.ServedCert(ctx, conns[o.To].Root, engine.Engine{Flavor: dbms.Postgres}); err != nil {
+		if s.NewCert, err = provision.ServedCert(ctx, conns[o.To].Root, job.ClusterEngine(c)); err != nil {
 			return fmt.Errorf("%s: %w", o.To, err)
 		}
 		if err := s.Run(ctx); err != nil {
 			return err
 		}
 		say.Step("rewriting " + inv.Path + ": " + o.To + " is the primary")
-		return writeLike(inv.Path, after)
+		if err := writeLike(inv.Path, after); err != nil {
+			return err
+		}
+		// the two whose part changed: their drop-ins for it (read_only,
+		// synchronous_standby_names), taken live
+		now, err := o.inventory()
+		if err != nil {
+			return err
+		}
+		env := job.Env{Inventory: now}
+		for _, name := range []string{o.To, c.Primary} {
+			h, err := now.Named(name)
+			if err != nil {
+				return err
+			}
+			if _, err := env.Provision(ctx, h, conns[name], job.ProvisionOptions{Steps: job.Role}, say); err != nil {
+				return fmt.Errorf("%s: %w (the switchover is made: pidb provision writes it)", name, err)
+			}
+		}
+		return nil
 	})
 	if err == nil && !o.DryRun {
 		res.Inventory = inv.Path

@@ -77,6 +77,9 @@ func serverOf(ctx context.Context, root remote.Runner) (engine.Engine, string, e
 // anything changes: the old primary must be one, the new one a replica
 // streaming from it.
 func (s Switchover) Check() error {
+	if s.Old.Report.Flavor == dbms.MariaDB {
+		return s.checkMariaDB()
+	}
 	switch {
 	case s.Old.Report.InRecovery:
 		return fmt.Errorf("%s is not the primary of cluster %q: it is a standby", s.Old.Name, s.Cluster)
@@ -90,6 +93,9 @@ func (s Switchover) Check() error {
 
 // Plan is what Run does, in words.
 func (s Switchover) Plan() []string {
+	if s.Old.Report.Flavor == dbms.MariaDB {
+		return s.planMariaDB()
+	}
 	out := []string{
 		"stop " + s.Old.Name + " cleanly (its last WAL sent to its replicas) and see it stopped",
 		"wait until " + s.New.Name + " has replayed everything " + s.Old.Name + " wrote (else start " + s.Old.Name + " again and stop)",
@@ -127,6 +133,9 @@ func (s Switchover) Run(ctx context.Context) error {
 	wait := s.Wait
 	if wait == 0 {
 		wait = 30 * time.Second
+	}
+	if s.Old.Report.Flavor == dbms.MariaDB {
+		return s.runMariaDB(ctx, wait)
 	}
 	old, oldData, err := serverOf(ctx, s.Old.Root)
 	if err != nil {

@@ -112,15 +112,16 @@ const PostgresScript = "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR
 
 // Script runs the SQL on its standard input as the server's administrator,
 // stopping at the first error: PostgresScript, or mysql or mariadb in
-// batch mode in utf8mb4 (so that a string's escapes mean what they say).
+// batch mode without column names, in utf8mb4 (so that a string's escapes
+// mean what they say).
 func (e Engine) Script() string {
 	switch e.Flavor {
 	case dbms.Postgres:
 		return PostgresScript
 	case dbms.MySQL:
-		return "mysql --batch --default-character-set=utf8mb4"
+		return "mysql --batch --skip-column-names --default-character-set=utf8mb4"
 	}
-	return "mariadb --batch --default-character-set=utf8mb4"
+	return "mariadb --batch --skip-column-names --default-character-set=utf8mb4"
 }
 
 // ReadyCmd succeeds once the server accepts connections.

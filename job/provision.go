@@ -24,6 +24,7 @@ const (
 	Configure              // pidb tune apply: the os and configure steps
 	Rollback               // pidb tune rollback: the previous drop-in back
 	Seed                   // pidb provision's second pass: a cluster's replica seeded from its primary
+	Role                   // after a switchover: a member's drop-in for its new part, taken live
 )
 
 // ProvisionOptions are a provisioning run's choices.
@@ -91,6 +92,8 @@ func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o Provisio
 		rep, err = provision.Rollback(ctx, t)
 	case Configure:
 		rep, err = provision.Run(ctx, t, provision.TuneSteps(), o.DryRun)
+	case Role:
+		rep, err = provision.Run(ctx, t, provision.RoleSteps(), o.DryRun)
 	case Seed:
 		t.Cluster.PrimaryCert, t.Cluster.PrimaryRoot = o.PrimaryCert, o.PrimaryRoot
 		rep, err = provision.Run(ctx, t, provision.SeedSteps(), o.DryRun)

@@ -229,8 +229,7 @@ func followSQL(t *Target, e engine.Engine, password string) string {
 	b.WriteString(mysqlQuietSession)
 	b.WriteString("RESET MASTER;\nSET @pos = @@GLOBAL.gtid_slave_pos;\n")
 	b.WriteString("SET @sql = IF(@pos = '', 'DO 0', CONCAT('SET GLOBAL gtid_binlog_state = ', QUOTE(@pos)));\nPREPARE s FROM @sql;\nEXECUTE s;\nDEALLOCATE PREPARE s;\n")
-	fmt.Fprintf(&b, "CHANGE MASTER TO MASTER_HOST = %s, MASTER_PORT = %d, MASTER_USER = %s, MASTER_PASSWORD = %s, MASTER_SSL = 1, MASTER_SSL_CA = %s, MASTER_SSL_VERIFY_SERVER_CERT = 1, MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 10;\n",
-		mysqlString(p.Address), e.Port(), mysqlString(ReplicationUser), mysqlString(password), mysqlString(cluster.PrimaryCert(e)))
+	b.WriteString(cluster.ChangeMaster(p.Address, e.Port(), password))
 	b.WriteString("START SLAVE;\n")
 	return b.String()
 }

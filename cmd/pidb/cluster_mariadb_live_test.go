@@ -177,6 +177,73 @@ func TestMariaDBClusterOnTheLab(t *testing.T) {
 	if code, sts, errOut := status(); code != 0 || !sts[0].OK {
 		t.Errorf("cluster status after the new seed: exit %d %+v\n%s", code, sts, errOut)
 	}
+
+	// a switchover to r1 and back: a dry run changes nothing; then the
+	// roles change, on the servers, in their drop-ins and in the
+	// inventory, rows written on the new primary reach the others, and a
+	// provision after it changes nothing
+	switchover := func(to inventory.Host, more ...string) (int, string) {
+		t.Helper()
+		code, out, errOut := runPidb(t, append([]string{"cluster", "switchover", "-i", inv.Path}, append(more, "shop", to.Name)...)...)
+		return code, out + errOut
+	}
+	if code, out := switchover(r1, "--dry-run"); code != 0 || !strings.Contains(out, "would promote "+r1.Name) {
+		t.Fatalf("dry run: exit %d\n%s", code, out)
+	}
+	if sql(primary, "SELECT @@read_only") != "0" || slave(r1)["Master_Host"] != primary.Address {
+		t.Fatal("the dry run changed the primary or the replica")
+	}
+	// the read_only the server's configuration files give it at its next start
+	configured := func(h inventory.Host) bool {
+		return strings.Contains(labtest.MustSSH(t, root(h), "my_print_defaults --mysqld"), "--read_only=ON")
+	}
+	rows := 2000
+	for _, step := range []struct{ to, from, other inventory.Host }{{r1, primary, r2}, {primary, r1, r2}} {
+		if code, out := switchover(step.to); code != 0 {
+			t.Fatalf("switchover to %s: exit %d\n%s", step.to.Name, code, out)
+		}
+		if ro := sql(step.to, "SELECT @@read_only"); ro != "0" || slave(step.to) != nil || configured(step.to) {
+			t.Errorf("%s after the switchover to it: read_only %s (configured %v), SHOW SLAVE STATUS %v", step.to.Name, ro, configured(step.to), slave(step.to))
+		}
+		for _, f := range []inventory.Host{step.from, step.other} {
+			if s := slave(f); s["Master_Host"] != step.to.Address || s["Slave_IO_Running"] != "Yes" || s["Slave_SQL_Running"] != "Yes" || sql(f, "SELECT @@read_only") != "1" || !configured(f) {
+				t.Errorf("%s after the switchover to %s: read_only %s (configured %v), %v", f.Name, step.to.Name, sql(f, "SELECT @@read_only"), configured(f), s)
+			}
+		}
+		if src, _ := os.ReadFile(inv.Path); !strings.Contains(string(src), "primary = \""+step.to.Name+"\"\nreplicas = [\""+step.from.Name+"\"") {
+			t.Errorf("the inventory after the switchover to %s:\n%s", step.to.Name, src)
+		}
+		sql(step.to, fmt.Sprintf("USE canary; INSERT INTO kept SELECT seq, CONCAT('row ', seq) FROM seq_%d_to_%d", rows+1, rows+1000))
+		rows += 1000
+		for _, h := range inv.Hosts {
+			replicated(h, fmt.Sprint(rows))
+		}
+		if code, sts, errOut := status(); code != 0 || !sts[0].OK || sts[0].Primary.Host != step.to.Name {
+			t.Errorf("cluster status after the switchover to %s: exit %d %+v\n%s", step.to.Name, code, sts, errOut)
+		}
+		code, res, errOut := provisionLab(t, "-i", inv.Path)
+		if code != 0 {
+			t.Fatalf("provision after the switchover to %s: exit %d\n%s", step.to.Name, code, errOut)
+		}
+		for _, h := range inv.Hosts {
+			if len(res[h.Name].Changed) != 0 {
+				t.Errorf("provision after the switchover to %s changed %s: %v %v", step.to.Name, h.Name, res[h.Name].Changed, res[h.Name].Notes)
+			}
+		}
+	}
+	// to a replica that is stopped: refused, the primary as it was
+	labtest.MustSSH(t, root(r2), "systemctl stop mariadb.socket mariadb")
+	if code, out := switchover(r2); code != 1 || sql(primary, "SELECT @@read_only") != "0" {
+		t.Errorf("a switchover to a stopped replica: exit %d\n%s", code, out)
+	}
+	labtest.MustSSH(t, root(r2), "systemctl start mariadb.socket mariadb")
+	// every canary row on every host
+	for _, h := range inv.Hosts {
+		replicated(h, fmt.Sprint(rows))
+		if got := sql(h, "SELECT COUNT(DISTINCT note) FROM canary.kept"); got != fmt.Sprint(rows) {
+			t.Errorf("%s: %s distinct canary rows, want %d", h.Name, got, rows)
+		}
+	}
 	_, out, _ = runPidb(t, "cluster", "status", "-i", inv.Path)
 	t.Logf("cluster status:\n%s", out)
 }

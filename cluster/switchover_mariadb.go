@@ -1,0 +1,150 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"pidb/dbms"
+	"pidb/engine"
+	"pidb/inventory"
+)
+
+// MariaDB's switchover: the old primary made read-only (its last commits
+// done, no more taken) and its binary log's position read; the new one
+// promoted only once it has applied all of it (MASTER_GTID_WAIT), else the
+// old one takes writes again and nothing has changed; then the others,
+// the old primary too, replicate from the new one by GTID. Every member
+// writes its binary log with what it applies (log_slave_updates), so each
+// finds its position in the new primary's.
+
+var maria = engine.Engine{Flavor: dbms.MariaDB}
+
+// mysqlString quotes s as a MySQL string literal (a quote doubled; a
+// backslash and a NUL escaped), as provisioning does.
+func mysqlString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`, "\x00", `\0`).Replace(s) + "'"
+}
+
+// ChangeMaster is the statement that makes a MariaDB server replicate from
+// the primary at address by GTID (from its gtid_slave_pos), as
+// pidb_replication, over TLS with the primary's certificate verified
+// (the one kept at PrimaryCert).
+func ChangeMaster(address string, port int, password string) string {
+	return fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = %s, MASTER_PORT = %d, MASTER_USER = %s, MASTER_PASSWORD = %s, MASTER_SSL = 1, MASTER_SSL_CA = %s, MASTER_SSL_VERIFY_SERVER_CERT = 1, MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 10;\n",
+		mysqlString(address), port, mysqlString(inventory.PidbReplication), mysqlString(password), mysqlString(PrimaryCert(maria)))
+}
+
+// quiet keeps a session's statements out of the logs and the binary log.
+const quiet = "SET SESSION sql_log_off = ON;\nSET SESSION sql_log_bin = OFF;\n"
+
+func (s Switchover) checkMariaDB() error {
+	switch {
+	case s.Old.Report.InRecovery:
+		return fmt.Errorf("%s is not the primary of cluster %q: it replicates from %s", s.Old.Name, s.Cluster, s.Old.Report.ReceiveFrom)
+	case !s.New.Report.InRecovery:
+		return fmt.Errorf("%s is not a replica: there is nothing to switch over to", s.New.Name)
+	}
+	if state, why := replicaOf(Member{Name: s.New.Name, Report: s.New.Report}, Member{Name: s.Old.Name, Address: s.Old.Address}); state != Streaming {
+		return fmt.Errorf("%s does not replicate from %s (%s): a switchover to it would lose what it has not applied", s.New.Name, s.Old.Name, why)
+	}
+	return nil
+}
+
+func (s Switchover) planMariaDB() []string {
+	out := []string{
+		"make " + s.Old.Name + " read-only (its commits done, no more taken) and read its binary log's position",
+		"wait until " + s.New.Name + " has applied all of it (else make " + s.Old.Name + " writable again and stop)",
+		"promote " + s.New.Name + ": its replication stopped and forgotten, writable",
+	}
+	for _, o := range s.Others {
+		out = append(out, "point "+o.Name+" at "+s.New.Name)
+	}
+	return append(out, "make "+s.Old.Name+" a replica of "+s.New.Name, "wait until every replica replicates from "+s.New.Name)
+}
+
+// sql runs statements as the server's administrator and returns what
+// they printed.
+func sql(ctx context.Context, n Node, stmts string) (string, error) {
+	res, err := n.Root.RunInput(ctx, maria.Script(), []byte(stmts))
+	return strings.TrimSpace(string(res.Stdout)), err
+}
+
+func (s Switchover) runMariaDB(ctx context.Context, wait time.Duration) error {
+	s.Say("making " + s.Old.Name + " read-only")
+	pos, err := sql(ctx, s.Old, quiet+"SET GLOBAL read_only = ON;\nSELECT @@GLOBAL.gtid_binlog_pos;\n")
+	if err != nil {
+		return fmt.Errorf("%s: make it read-only: %w", s.Old.Name, err)
+	}
+	if strings.Contains(pos, "\t") || strings.Contains(pos, "\n") {
+		return fmt.Errorf("%s: its binary log's position: %q", s.Old.Name, pos)
+	}
+	writable := func() string {
+		if _, err := sql(ctx, s.Old, quiet+"SET GLOBAL read_only = OFF;\n"); err != nil {
+			return s.Old.Name + " is read-only and could not be made writable again: " + err.Error()
+		}
+		return s.Old.Name + " takes writes again, as the primary"
+	}
+	if pos != "" {
+		s.Say(fmt.Sprintf("waiting until %s has applied %s's last transaction (%s)", s.New.Name, s.Old.Name, pos))
+		got, err := sql(ctx, s.New, fmt.Sprintf("SELECT MASTER_GTID_WAIT(%s, %d);\n", mysqlString(pos), int(wait.Seconds())))
+		if err != nil || got != "0" {
+			behind := "unknown"
+			if r, rerr := Read(ctx, s.New.Root, maria); rerr == nil {
+				if want, perr := Transactions(pos); perr == nil {
+					behind = fmt.Sprintf("%d transactions behind", want-min(want, r.Replayed))
+				}
+			}
+			return fmt.Errorf("%s has not applied %s's last transaction after %s (%s; %v): no switchover (%s)", s.New.Name, s.Old.Name, wait, behind, err, writable())
+		}
+	}
+	s.Say("promoting " + s.New.Name)
+	if _, err := sql(ctx, s.New, quiet+"STOP SLAVE;\nRESET SLAVE ALL;\nSET GLOBAL read_only = OFF;\n"); err != nil {
+		return fmt.Errorf("%s: promote: %w (%s is read-only, its data whole: SET GLOBAL read_only = OFF there to go back)", s.New.Name, err, s.Old.Name)
+	}
+	follow := ChangeMaster(s.New.Address, maria.Port(), s.Password) + "START SLAVE;\n"
+	for _, f := range s.Others {
+		s.Say("pointing " + f.Name + " at " + s.New.Name)
+		if err := f.Root.Upload(ctx, PrimaryCert(maria), []byte(s.NewCert), 0o644); err != nil {
+			return fmt.Errorf("%s: keep %s's certificate: %w", f.Name, s.New.Name, err)
+		}
+		if _, err := sql(ctx, f, quiet+"STOP SLAVE;\n"+follow); err != nil {
+			return fmt.Errorf("%s: point it at %s: %w", f.Name, s.New.Name, err)
+		}
+	}
+	s.Say("making " + s.Old.Name + " a replica of " + s.New.Name)
+	if err := s.Old.Root.Upload(ctx, PrimaryCert(maria), []byte(s.NewCert), 0o644); err != nil {
+		return fmt.Errorf("%s: keep %s's certificate: %w", s.Old.Name, s.New.Name, err)
+	}
+	// it applies from the new primary what comes after its own last
+	// transaction: its binary log's position is where it is
+	if _, err := sql(ctx, s.Old, quiet+"SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_binlog_pos;\n"+follow); err != nil {
+		return fmt.Errorf("%s: make it a replica of %s: %w", s.Old.Name, s.New.Name, err)
+	}
+	for _, f := range append([]Node{s.Old}, s.Others...) {
+		if err := s.replicates(ctx, f, 4*wait); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replicates waits until f replicates from the new primary.
+func (s Switchover) replicates(ctx context.Context, f Node, wait time.Duration) error {
+	var last error
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		r, err := Read(ctx, f.Root, maria)
+		if err != nil {
+			last = err
+			continue
+		}
+		state, why := replicaOf(Member{Name: f.Name, Report: r}, Member{Name: s.New.Name, Address: s.New.Address})
+		if state == Streaming {
+			return nil
+		}
+		last = errors.New(why)
+	}
+	return fmt.Errorf("%s does not replicate from %s after %s: %w", f.Name, s.New.Name, wait, errors.Join(last))
+}
