@@ -123,8 +123,24 @@ func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 		plans[c.Primary] = p
 		hosts = hosts[:1]
 	}
-	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.BenchResult, error) {
-		return env.Bench(ctx, h, c, plans[h.Name], r)
+	// a MariaDB replica's lag is read on it: the replicas lend their
+	// connections to the primary's run
+	var lenders []inventory.Host
+	if c != nil && c.Engine != dbms.PostgresFamily && len(plans[c.Primary].Replicas) > 0 {
+		for _, name := range c.Replicas {
+			h, err := inv.Named(name)
+			if err != nil {
+				return nil, err
+			}
+			lenders = append(lenders, h)
+		}
+	}
+	res, err := withLent(ctx, o.Fleet, lenders, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter, lent Lent) (job.BenchResult, error) {
+		p := plans[h.Name]
+		if len(lenders) > 0 {
+			p.ReplicaRoots = lent
+		}
+		return env.Bench(ctx, h, c, p, r)
 	})
 	if err != nil {
 		return nil, err

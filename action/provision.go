@@ -6,14 +6,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"pidb/dbms"
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/progress"
 	"pidb/provision"
-	"pidb/remote"
 	"pidb/tune"
 	"pidb/usage"
 )
@@ -106,14 +104,6 @@ func clustersWhole(hosts []inventory.Host) error {
 	return nil
 }
 
-// lent is a primary's connection, lent to its replicas' copies in the
-// second pass until the last of them is done.
-type lent struct {
-	ready, release chan struct{}
-	root           remote.Runner
-	users          sync.WaitGroup
-}
-
 // seedReplicas is provisioning's second pass: each selected replica whose
 // primary came through the first is seeded from it where it does not
 // follow it yet; a replica whose primary failed fails, saying so. What the
@@ -139,52 +129,20 @@ func seedReplicas(ctx context.Context, o ProvisionOptions, env job.Env, res []Re
 		return res, nil
 	}
 	// a MariaDB replica's copy is its primary's dump, piped through the
-	// controller: the primary takes part, connected until they are done
-	lend := map[string]*lent{}
-	var hosts []inventory.Host
+	// controller: the primary lends its connection
+	var lenders []inventory.Host
 	for _, h := range replicas {
-		c := h.Cluster
-		if c.Engine == dbms.PostgresFamily {
-			continue
+		p := res[byName[h.Cluster.Primary]].Host
+		if h.Cluster.Engine != dbms.PostgresFamily && !slices.ContainsFunc(lenders, func(l inventory.Host) bool { return l.Name == p.Name }) {
+			lenders = append(lenders, p)
 		}
-		if lend[c.Primary] == nil {
-			lend[c.Primary] = &lent{ready: make(chan struct{}), release: make(chan struct{})}
-			hosts = append(hosts, res[byName[c.Primary]].Host)
-		}
-		lend[c.Primary].users.Add(1)
 	}
-	for _, l := range lend {
-		go func() { l.users.Wait(); close(l.release) }()
-	}
-	f := o.Fleet
-	if f.Concurrency > 0 {
-		f.Concurrency = max(f.Concurrency, len(hosts)+1) // the primaries wait for a replica each, at least
-	}
-	hosts = append(hosts, replicas...)
-	wait := 2*max(f.ConnectTimeout, 10*time.Second) + 5*time.Second
-	second, err := each(ctx, f, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (provision.Report, error) {
-		if l := lend[h.Name]; l != nil {
-			r.Step("lending its data to its replicas' copies")
-			l.root = c.Root
-			close(l.ready)
-			select {
-			case <-l.release:
-			case <-ctx.Done():
-			}
-			r.Step("its replicas' copies done")
-			return provision.Report{}, nil
-		}
+	second, err := withLent(ctx, o.Fleet, lenders, replicas, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter, lent Lent) (provision.Report, error) {
 		po := o.ProvisionOptions
 		po.Steps, po.PrimaryCert = job.Seed, res[byName[h.Cluster.Primary]].Value.Cert
-		if l := lend[h.Cluster.Primary]; l != nil {
-			defer l.users.Done()
-			select {
-			case <-l.ready:
-				po.PrimaryRoot = l.root
-			case <-time.After(wait):
+		if h.Cluster.Engine != dbms.PostgresFamily {
+			if po.PrimaryRoot = lent[h.Cluster.Primary]; po.PrimaryRoot == nil {
 				return provision.Report{}, fmt.Errorf("%s: replica: not seeded: its primary %s could not be reached again", h.Name, h.Cluster.Primary)
-			case <-ctx.Done():
-				return provision.Report{}, ctx.Err()
 			}
 		}
 		return env.Provision(ctx, h, c, po, r)
@@ -193,9 +151,6 @@ func seedReplicas(ctx context.Context, o ProvisionOptions, env job.Env, res []Re
 		return nil, err
 	}
 	for _, s := range second {
-		if lend[s.Host.Name] != nil {
-			continue // a primary, lending its data
-		}
 		first := &res[byName[s.Host.Name]]
 		first.Err = s.Err
 		first.Duration += s.Duration

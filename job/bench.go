@@ -51,6 +51,9 @@ type ReplicaLag struct {
 	MaxBytes     uint64  `json:"max_bytes"`
 	MaxS         float64 `json:"max_s"`
 	NotConnected int     `json:"not_connected"`
+	// MaxTransactions is, on MariaDB, the most transactions it was
+	// behind (MaxBytes: 0)
+	MaxTransactions *uint64 `json:"max_transactions,omitempty"`
 }
 
 // replicaLags sums up each replica's readings, in the order first read.
@@ -66,11 +69,20 @@ func replicaLags(ls []results.Lag) []ReplicaLag {
 		}
 		r := &out[i]
 		r.Readings++
-		if l.Bytes == nil {
+		if !l.Connected() {
 			r.NotConnected++
 			continue
 		}
-		r.MaxBytes = max(r.MaxBytes, *l.Bytes)
+		if l.Bytes != nil {
+			r.MaxBytes = max(r.MaxBytes, *l.Bytes)
+		}
+		if l.Transactions != nil {
+			n := *l.Transactions
+			if r.MaxTransactions != nil {
+				n = max(n, *r.MaxTransactions)
+			}
+			r.MaxTransactions = &n
+		}
 		if l.Seconds != nil {
 			r.MaxS = max(r.MaxS, *l.Seconds)
 		}

@@ -341,7 +341,19 @@ func sampleLag(ctx context.Context, root remote.Runner, p Plan) func(start time.
 		tick := time.NewTicker(p.Thermal.Interval)
 		defer tick.Stop()
 		for {
-			if st, err := cluster.Read(ctx, root, pg); err == nil {
+			if p.ReplicaRoots != nil {
+				if st, err := cluster.Read(ctx, root, maria); err == nil {
+					now := time.Now()
+					var these []reading
+					for _, name := range p.Replicas {
+						these = append(these, reading{now, mariadbLag(ctx, st, name, p.ReplicaRoots[name])})
+					}
+					if ctx.Err() == nil {
+						// (a reading the run's end cut off is none)
+						got = append(got, these...)
+					}
+				}
+			} else if st, err := cluster.Read(ctx, root, pg); err == nil {
 				now := time.Now()
 				for _, name := range p.Replicas {
 					got = append(got, reading{now, lagOf(st, name)})
@@ -364,6 +376,26 @@ func sampleLag(ctx context.Context, root remote.Runner, p Plan) func(start time.
 		}
 		return out
 	}
+}
+
+var maria = engine.Engine{Flavor: dbms.MariaDB}
+
+// mariadbLag is where the MariaDB replica called name, reached through
+// root (nil: it could not be), is behind the primary that reported p:
+// the primary's transactions it has not applied, and its
+// Seconds_Behind_Master; nothing known where it does not replicate.
+func mariadbLag(ctx context.Context, p cluster.Report, name string, root remote.Runner) results.Lag {
+	l := results.Lag{Host: name}
+	if root == nil {
+		return l
+	}
+	r, err := cluster.Read(ctx, root, maria)
+	if err != nil || r.Receiver != cluster.Streaming {
+		return l
+	}
+	behind := p.WAL - min(p.WAL, r.Replayed)
+	l.Transactions, l.Seconds = &behind, r.ReplayDelay
+	return l
 }
 
 // lagOf is where the replica called name is behind the primary that

@@ -7,6 +7,7 @@ import (
 	"pidb/bench/workloads/script"
 	"pidb/config"
 	"pidb/inventory"
+	"pidb/remote"
 	"pidb/usage"
 )
 
@@ -22,6 +23,10 @@ type Plan struct {
 	// the replicas whose lag is read beside the run (results.Run's
 	// Replication)
 	Replicas []string
+	// ReplicaRoots are, on MariaDB, root on each of them: a MariaDB
+	// replica's lag is read on the replica (its GTID position beside the
+	// primary's)
+	ReplicaRoots map[string]remote.Runner
 }
 
 // Resolve checks a host's configuration against its engine and workload

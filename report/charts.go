@@ -271,6 +271,12 @@ func lagFigure(r labelled) *Figure {
 	}
 	var hosts []string
 	secs, kb := map[string]plotter.XYs{}, map[string]plotter.XYs{}
+	behind, caption := "kB behind", "How far behind this primary each replica was at each reading, by the primary's pg_stat_replication: its replay_lag, and the WAL it had not replayed. A replica missing at a reading was not connected then."
+	for _, l := range r.run.Replication {
+		if l.Transactions != nil {
+			behind, caption = "transactions behind", "How far behind this primary each replica was at each reading, by the replica's SHOW SLAVE STATUS and GTID position: its Seconds_Behind_Master, and the primary's transactions it had not applied. A replica missing at a reading was not replicating then."
+		}
+	}
 	for _, l := range r.run.Replication {
 		if _, ok := secs[l.Host]; !ok {
 			hosts = append(hosts, l.Host)
@@ -282,11 +288,14 @@ func lagFigure(r labelled) *Figure {
 		if l.Bytes != nil {
 			kb[l.Host] = append(kb[l.Host], plotter.XY{X: l.AtS, Y: float64(*l.Bytes) / 1024})
 		}
+		if l.Transactions != nil {
+			kb[l.Host] = append(kb[l.Host], plotter.XY{X: l.AtS, Y: float64(*l.Transactions)})
+		}
 	}
 	f := &Figure{ID: "lag-" + r.run.Host, Title: r.label + ": the replicas' lag", height: 6 * vg.Centimeter,
-		Caption: "How far behind this primary each replica was at each reading, by the primary's pg_stat_replication: its replay_lag, and the WAL it had not replayed. A replica missing at a reading was not connected then."}
+		Caption: caption}
 	top := panel{title: f.Title, y: "seconds behind", yFromZero: true}
-	bottom := panel{x: timeAxis, y: "kB behind", yFromZero: true}
+	bottom := panel{x: timeAxis, y: behind, yFromZero: true}
 	for i, h := range hosts {
 		top.lines = append(top.lines, line{name: h, xy: secs[h], color: colour(i)})
 		bottom.lines = append(bottom.lines, line{name: h + " ", xy: kb[h], color: colour(i)})

@@ -79,9 +79,16 @@ type Run struct {
 type Lag struct {
 	AtS     float64  `json:"at_s"` // from the measured time's start (negative in the warm-up)
 	Host    string   `json:"host"`
-	Bytes   *uint64  `json:"bytes"`   // the primary's WAL it has not replayed; null: not connected
+	Bytes   *uint64  `json:"bytes"`   // the primary's WAL it has not replayed; null: not connected (or MariaDB's)
 	Seconds *float64 `json:"seconds"` // the primary's replay_lag for it (0 when it has all); null: not connected, or not known
+	// Transactions are, on MariaDB, the primary's transactions it had
+	// not applied (its GTID positions'); null: not replicating, or
+	// PostgreSQL's (Seconds: its Seconds_Behind_Master)
+	Transactions *uint64 `json:"transactions,omitempty"`
 }
+
+// Connected reports whether the replica was connected at the reading.
+func (l Lag) Connected() bool { return l.Bytes != nil || l.Transactions != nil }
 
 // Setting is a server setting as it was live, with what the tuner wanted
 // for it and why (empty for a setting the tuner leaves alone).

@@ -71,7 +71,11 @@ func ReplicaLag(js []job.BenchResult) Table {
 	for _, b := range js {
 		for _, r := range b.Replicas {
 			most := r.MaxBytes
-			t.Rows = append(t.Rows, []string{r.Host, b.Host, strconv.Itoa(r.Readings), bytesOr(&most), fmt.Sprintf("%.1f", r.MaxS), strconv.Itoa(r.NotConnected)})
+			lag := bytesOr(&most)
+			if r.MaxTransactions != nil {
+				lag = fmt.Sprintf("%d trx", *r.MaxTransactions)
+			}
+			t.Rows = append(t.Rows, []string{r.Host, b.Host, strconv.Itoa(r.Readings), lag, fmt.Sprintf("%.1f", r.MaxS), strconv.Itoa(r.NotConnected)})
 		}
 	}
 	return t
