@@ -109,6 +109,12 @@ func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 		return nil, err
 	}
 	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version, Alongside: o.alongside(hosts)}
+	if c != nil {
+		for name, p := range plans {
+			p.Cluster = c.Name
+			plans[name] = p
+		}
+	}
 	switch {
 	case c == nil:
 	case slices.Contains(readOnly, plans[c.Primary].Spec.Name):

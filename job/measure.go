@@ -232,6 +232,7 @@ func (e Env) Measure(ctx context.Context, h inventory.Host, c Conn, f facts.Fact
 	m.Readings = stop()
 	m.Run.Thermal = results.FromThermal(m.Readings, m.Start)
 	m.Run.Replication = lags(m.Start)
+	m.Run.Cluster = p.Cluster
 	m.Run.Finished = time.Now()
 	return m, nil
 }

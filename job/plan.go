@@ -27,6 +27,9 @@ type Plan struct {
 	// replica's lag is read on the replica (its GTID position beside the
 	// primary's)
 	ReplicaRoots map[string]remote.Runner
+	// Cluster is the [[cluster]] measured as one (bench --cluster),
+	// saved with the run
+	Cluster string
 }
 
 // Resolve checks a host's configuration against its engine and workload

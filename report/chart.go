@@ -28,6 +28,9 @@ type line struct {
 	color  color.Color
 	dashed bool
 	steps  bool // drawn as steps (a histogram's bars)
+	// below, when set, is the line under this one: the area between
+	// them is filled with its colour (a stacked chart's layer)
+	below plotter.XYs
 }
 
 // band is a shaded span of the x axis: the idle time, a throttled span.
@@ -169,6 +172,23 @@ func (pn panel) plot() (*plot.Plot, error) {
 		lim.Color, lim.Dashes, lim.Width = limitColour, []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1)
 		p.Add(lim)
 		p.Legend.Add(pn.limitLabel, lim)
+	}
+	for _, l := range pn.lines {
+		if l.below == nil || len(l.xy) == 0 {
+			continue
+		}
+		// the layer: along the line, back along the one under it
+		area := append(plotter.XYs{}, l.xy...)
+		for i := len(l.below) - 1; i >= 0; i-- {
+			area = append(area, l.below[i])
+		}
+		poly, err := plotter.NewPolygon(area)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", pn.title, l.name, err)
+		}
+		r, g, b, _ := l.color.RGBA()
+		poly.Color, poly.LineStyle.Width = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 90}, 0
+		p.Add(poly)
 	}
 	for _, l := range pn.lines {
 		if len(l.xy) == 0 {

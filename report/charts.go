@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"time"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -367,3 +369,79 @@ func histogramFigure(r labelled) *Figure {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// clusterFigures are, for each cluster measured as one (bench --cluster:
+// runs of one workload on its hosts, started within a minute), its hosts'
+// queries per second per interval, stacked: each host's layer over the
+// one before, the top line the cluster's. None where no two runs were.
+func clusterFigures(runs []labelled) []*Figure {
+	type key struct{ cluster, workload string }
+	var order []key
+	groups := map[key][]labelled{}
+	for _, r := range runs {
+		if r.run.Cluster == "" {
+			continue
+		}
+		k := key{r.run.Cluster, r.run.Workload.Name}
+		if g := groups[k]; len(g) > 0 && r.run.Started.Sub(g[0].run.Started).Abs() > time.Minute {
+			continue // another time's run of the cluster
+		}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	var out []*Figure
+	for _, k := range order {
+		g := groups[k]
+		if len(g) < 2 {
+			continue
+		}
+		// the intervals every host has, each at its place on the
+		// interval's grid (the runs' clocks start a moment apart)
+		step := 1.0
+		if sr := g[0].run.Series; len(sr) > 1 && sr[1].T > sr[0].T {
+			step = sr[1].T - sr[0].T
+		}
+		qps := make([]map[float64]float64, len(g))
+		common := map[float64]int{}
+		for i, r := range g {
+			qps[i] = map[float64]float64{}
+			for _, iv := range r.run.Series {
+				t := math.Round(iv.T/step) * step
+				qps[i][t] = iv.QPS
+				common[t]++
+			}
+		}
+		var ts []float64
+		for t, n := range common {
+			if n == len(g) {
+				ts = append(ts, t)
+			}
+		}
+		slices.Sort(ts)
+		if len(ts) == 0 {
+			continue
+		}
+		title := "Cluster " + k.cluster + ": " + k.workload + " queries per second, stacked by host"
+		f := &Figure{ID: "cluster-" + k.cluster, Title: title,
+			Caption: "Each host's queries per second in each interval (" + intervalOf(g) + "), stacked: each layer is a host's, the top line the cluster's in all. They ran at once, each with its own clients from this machine; the points before 0 are the warm-up."}
+		pn := panel{title: title, x: timeAxis, y: "queries per second", yFromZero: true}
+		below := make(plotter.XYs, len(ts))
+		for j, t := range ts {
+			below[j] = plotter.XY{X: t}
+		}
+		for i, r := range g {
+			xy := make(plotter.XYs, len(ts))
+			for j, t := range ts {
+				xy[j] = plotter.XY{X: t, Y: below[j].Y + qps[i][t]}
+			}
+			pn.lines = append(pn.lines, line{name: r.run.Host, xy: xy, below: below, color: colour(r.colour)})
+			f.Series = append(f.Series, r.run.Host)
+			below = xy
+		}
+		f.panels = []panel{pn}
+		out = append(out, f)
+	}
+	return out
+}

@@ -78,6 +78,7 @@ func Build(in Input) (*Report, error) {
 		if f := temperatureFigure("temperature", "Temperature", lr); f != nil {
 			rep.Fleet = append(rep.Fleet, f)
 		}
+		rep.Fleet = append(rep.Fleet, clusterFigures(lr)...)
 	}
 	for i, r := range lr {
 		h := Host{Row: rep.Rows[i], Label: r.label, Reading: Reading(r.run), Settings: r.run.Settings, Facts: r.run.Facts}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -650,5 +651,49 @@ func TestUnlikeFleet(t *testing.T) {
 	head := regexp.MustCompile(`<thead><tr><th>host</th><th>verdict</th><th>workload</th><th>engine</th><th>TPS</th>`)
 	if !head.MatchString(page) {
 		t.Errorf("the fleet table does not have the workload and the engine before the numbers")
+	}
+}
+
+// TestClusterChart: the runs of a cluster measured as one are stacked, a
+// layer per host on the interval's grid (their clocks a moment apart), the
+// top line the cluster's queries per second; a run of the cluster at
+// another time, or of no cluster, is left out; one run alone draws none.
+func TestClusterChart(t *testing.T) {
+	at := time.Date(2026, 12, 5, 17, 38, 0, 0, time.UTC)
+	run := func(host string, started time.Time, cluster string, ts []float64, qps []float64) labelled {
+		r := results.Run{Host: host, Started: started, Cluster: cluster, Workload: results.Workload{Name: "quiz"}}
+		for i := range ts {
+			r.Series = append(r.Series, results.Interval{T: ts[i], QPS: qps[i]})
+		}
+		return labelled{run: r, label: host}
+	}
+	runs := []labelled{
+		run("pi3-1", at, "shop", []float64{-0.998, 0.002, 1.002, 2.002}, []float64{100, 3800, 3900, 4000}),
+		run("pi3-2", at.Add(time.Second), "shop", []float64{-0.999, 0.001, 1.001}, []float64{200, 6200, 6100}),
+		run("pi3", at.Add(2*time.Hour), "shop", []float64{0, 1}, []float64{9, 9}), // another time's
+		run("pi4", at, "", []float64{0, 1}, []float64{7, 7}),                      // on its own
+		run("zero", at, "quiz", []float64{0, 1}, []float64{5, 5}),                 // its cluster's only run here
+	}
+	fs := clusterFigures(runs)
+	if len(fs) != 1 || fs[0].ID != "cluster-shop" || strings.Join(fs[0].Series, ",") != "pi3-1,pi3-2" {
+		t.Fatalf("cluster charts: %+v", fs)
+	}
+	pn := fs[0].panels[0]
+	top := pn.lines[1]
+	// the intervals both have: -1, 0, 1 (pi3-2 has no 2)
+	want := []struct{ x, y float64 }{{-1, 300}, {0, 10000}, {1, 10000}}
+	if len(top.xy) != len(want) || len(pn.lines[0].below) != len(want) {
+		t.Fatalf("the top line: %v", top.xy)
+	}
+	for i, w := range want {
+		if math.Abs(top.xy[i].X-w.x) > 1e-9 || top.xy[i].Y != w.y || top.below[i].Y != pn.lines[0].xy[i].Y {
+			t.Errorf("point %d: %v over %v, want (%v, %v) over pi3-1's", i, top.xy[i], top.below[i], w.x, w.y)
+		}
+	}
+	if pn.lines[0].xy[1].Y != 3800 || pn.lines[0].below[1].Y != 0 {
+		t.Errorf("the first layer: %v over %v", pn.lines[0].xy, pn.lines[0].below)
+	}
+	if err := fs[0].render(); err != nil || !bytes.Contains(fs[0].SVG, []byte(">pi3-2")) {
+		t.Errorf("drawn: %v", err)
 	}
 }

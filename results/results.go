@@ -73,6 +73,10 @@ type Run struct {
 	// writes (bench --cluster), where each replica was behind it through
 	// the run
 	Replication []Lag `json:"replication,omitempty"`
+	// Cluster is the [[cluster]] this run measured a host of, with the
+	// others at once (bench --cluster): the report stacks their
+	// throughput
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // Lag is a replica's place behind its primary at one reading.
