@@ -306,7 +306,8 @@ func Judge(name string, primary Member, replicas []Member) Status {
 			}
 		}
 		rs.State, rs.Error = Standby(m, primary)
-		if p.Flavor == dbms.MariaDB {
+		if p.Flavor == dbms.MariaDB || m.Report.Flavor == dbms.MariaDB {
+			// (the replica's word where the primary said nothing)
 			rs.Slot = ""
 			if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
 				behind := p.WAL - min(p.WAL, m.Report.Replayed)

@@ -97,7 +97,11 @@ func (s Switchover) runMariaDB(ctx context.Context, wait time.Duration) error {
 					behind = fmt.Sprintf("%d transactions behind", want-min(want, r.Replayed))
 				}
 			}
-			return fmt.Errorf("%s has not applied %s's last transaction after %s (%s; %v): no switchover (%s)", s.New.Name, s.Old.Name, wait, behind, err, writable())
+			why := "MASTER_GTID_WAIT timed out"
+			if err != nil {
+				why = err.Error()
+			}
+			return fmt.Errorf("%s has not applied %s's last transaction after %s (%s; %s): no switchover (%s)", s.New.Name, s.Old.Name, wait, behind, why, writable())
 		}
 	}
 	s.Say("promoting " + s.New.Name)

@@ -46,6 +46,7 @@ func settingLines(file string) []string {
 
 // settingName is the name a drop-in's line sets.
 func settingName(line string) string {
+	line, _, _ = strings.Cut(line, "#")
 	name, _, _ := strings.Cut(line, "=")
 	return strings.TrimSpace(name)
 }

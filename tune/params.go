@@ -132,6 +132,7 @@ var params = []Param{
 	{Name: "enforce_gtid_consistency", Kind: Enum, Enum: []string{"OFF", "ON", "WARN"}, Flavors: mysql},
 	{Name: "read_only", Kind: Bool, Flavors: mysqls},
 	{Name: "relay_log_recovery", Kind: Bool, Flavors: mysqls},
+	{Name: "slave_parallel_threads", Kind: Int, Min: 0, Max: 16383, Flavors: mariadb},
 	{Name: "rpl_semi_sync_master_enabled", Kind: Bool, Flavors: mariadb, Since: "10.3.3"},
 	{Name: "rpl_semi_sync_slave_enabled", Kind: Bool, Flavors: mariadb, Since: "10.3.3"},
 }

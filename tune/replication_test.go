@@ -116,6 +116,8 @@ func TestReplicationMariaDB(t *testing.T) {
 		"relay_log_recovery": "relay_log_recovery = ON",
 		"gtid_strict_mode":   "gtid_strict_mode = ON",
 		"sync_binlog":        "sync_binlog = 1",
+		// the Pi 3B's four cores
+		"slave_parallel_threads": "slave_parallel_threads = 4",
 	}, false)
 	// seed's own three and the cluster's: skip-log-bin gives way to the
 	// primary's binary log, in its place
@@ -131,7 +133,12 @@ func TestReplicationMariaDB(t *testing.T) {
 		"sync_binlog":                "sync_binlog = 1",
 		"log_slave_updates":          "log_slave_updates = ON",
 		"relay_log_recovery":         "relay_log_recovery = ON",
+		"slave_parallel_threads":     "slave_parallel_threads = 4",
 	}, true)
+	// a Zero W's one core: one applier, the server's default
+	if got := clusterLines(t, "mariadb", "10.11", zeroW, Balanced, replica); got["slave_parallel_threads"] != "" {
+		t.Errorf("a Zero W replica: %q", got["slave_parallel_threads"])
+	}
 	// semi-sync on both sides
 	primary.Synchronous, replica.Synchronous = true, true
 	for _, r := range []Replication{primary, replica} {
