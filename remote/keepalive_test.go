@@ -25,6 +25,27 @@ import (
 // host's sshd does when the host reboots.
 func mute(t *testing.T, silent *atomic.Bool) (addr string, hostKey ssh.PublicKey) {
 	t.Helper()
+	return testServer(t, func(reqs <-chan *ssh.Request) {
+		for r := range reqs {
+			if !silent.Load() && r.WantReply {
+				r.Reply(true, nil)
+			}
+		}
+	}, func(ch ssh.Channel, creqs <-chan *ssh.Request) {
+		for r := range creqs {
+			r.Reply(r.Type == "exec", nil) // and never an exit status
+			if r.Type == "exec" && strings.Contains(string(r.Payload), "end-session") {
+				break // as sshd does when the host shuts down
+			}
+		}
+		ch.Close()
+	})
+}
+
+// testServer is an SSH server on loopback that takes any key: global
+// requests go to global, each session channel to session.
+func testServer(t *testing.T, global func(<-chan *ssh.Request), session func(ssh.Channel, <-chan *ssh.Request)) (addr string, hostKey ssh.PublicKey) {
+	t.Helper()
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	signer, err := ssh.NewSignerFromKey(priv)
 	if err != nil {
@@ -48,27 +69,13 @@ func mute(t *testing.T, silent *atomic.Bool) (addr string, hostKey ssh.PublicKey
 				if err != nil {
 					return
 				}
-				go func() {
-					for r := range reqs {
-						if !silent.Load() && r.WantReply {
-							r.Reply(true, nil)
-						}
-					}
-				}()
+				go global(reqs)
 				for nc := range chans {
 					ch, creqs, err := nc.Accept()
 					if err != nil {
 						continue
 					}
-					go func() {
-						for r := range creqs {
-							r.Reply(r.Type == "exec", nil) // and never an exit status
-							if r.Type == "exec" && strings.Contains(string(r.Payload), "end-session") {
-								break // as sshd does when the host shuts down
-							}
-						}
-						ch.Close()
-					}()
+					go session(ch, creqs)
 				}
 			}()
 		}

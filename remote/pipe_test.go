@@ -2,11 +2,8 @@ package remote
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,41 +20,7 @@ import (
 // client kills its command.
 func shellServer(t *testing.T) (addr string, hostKey ssh.PublicKey) {
 	t.Helper()
-	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &ssh.ServerConfig{PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) { return nil, nil }}
-	cfg.AddHostKey(signer)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				_, chans, reqs, err := ssh.NewServerConn(c, cfg)
-				if err != nil {
-					return
-				}
-				go ssh.DiscardRequests(reqs)
-				for nc := range chans {
-					ch, creqs, err := nc.Accept()
-					if err != nil {
-						continue
-					}
-					go serveShell(ch, creqs)
-				}
-			}()
-		}
-	}()
-	return ln.Addr().String(), signer.PublicKey()
+	return testServer(t, ssh.DiscardRequests, serveShell)
 }
 
 func serveShell(ch ssh.Channel, reqs <-chan *ssh.Request) {

@@ -28,14 +28,7 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 	t.Parallel()
 	inv := labtest.Clone(t, "pi4", "pi4", "zero")
 	primary, r1, r2 := inv.Hosts[0], inv.Hosts[1], inv.Hosts[2]
-	src, err := os.ReadFile(inv.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src = append(src, []byte("\n[[cluster]]\nname = \"quiz\"\nprimary = \""+primary.Name+"\"\nreplicas = [\""+r1.Name+"\", \""+r2.Name+"\"]\n")...)
-	if err := os.WriteFile(inv.Path, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	addCluster(t, inv, "quiz")
 	root := func(h inventory.Host) inventory.Host { return labtest.RootHost(t, inv, h.Name) }
 	psqlIn := func(h inventory.Host, db, sql string) string {
 		return strings.TrimSpace(labtest.MustSSH(t, root(h), "cd /tmp && runuser -u postgres -- psql -AtqX -d "+db+" -c "+shellQuote(sql)))
@@ -59,15 +52,7 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 	if slots := psql(primary, "SELECT string_agg(slot_name || ':' || active::text, ',' ORDER BY slot_name) FROM pg_replication_slots"); slots != strings.Join(slices.Sorted(slices.Values([]string{cluster.SlotName(r1.Name) + ":true", cluster.SlotName(r2.Name) + ":true"})), ",") {
 		t.Errorf("slots: %s", slots)
 	}
-	status := func() (int, []cluster.Status, string) {
-		t.Helper()
-		code, out, errOut := runPidb(t, "cluster", "status", "-i", inv.Path, "--json")
-		var sts []cluster.Status
-		if err := json.Unmarshal([]byte(out), &sts); err != nil {
-			t.Fatalf("cluster status: not JSON (%v): %s\n%s", err, out, errOut)
-		}
-		return code, sts, errOut
-	}
+	status := func() (int, []cluster.Status, string) { t.Helper(); return clusterStatus(t, inv.Path) }
 	if code, sts, errOut := status(); code != 0 || len(sts) != 1 || !sts[0].OK || sts[0].Replicas[0].State != cluster.Streaming || sts[0].Replicas[1].State != cluster.Streaming || sts[0].Replicas[0].LagBytes == nil {
 		t.Errorf("cluster status: exit %d %+v\n%s", code, sts, errOut)
 	}
@@ -75,16 +60,7 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 	// validate judges the replicas by their replication, with no workload
 	validateReplicas := func(limit string) (int, map[string]validateJSON) {
 		t.Helper()
-		code, out, errOut := runPidb(t, "validate", "-i", inv.Path, "--limit", limit, "--json")
-		var vs []validateJSON
-		if err := json.Unmarshal([]byte(out), &vs); err != nil {
-			t.Fatalf("validate: not JSON (%v): %s\n%s", err, out, errOut)
-		}
-		m := map[string]validateJSON{}
-		for _, v := range vs {
-			m[v.Host] = v
-		}
-		return code, m
+		return validateHosts(t, inv.Path, limit)
 	}
 	if code, vs := validateReplicas(r1.Name + "," + r2.Name); code != 0 || vs[r1.Name].Verdict != "PASS" || vs[r2.Name].Verdict != "PASS" || vs[r1.Name].TPS != nil {
 		t.Errorf("validate the replicas: exit %d %+v", code, vs)
@@ -213,8 +189,7 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 	// after it changes nothing
 	switchover := func(to inventory.Host, more ...string) (int, string) {
 		t.Helper()
-		code, out, errOut := runPidb(t, append([]string{"cluster", "switchover", "-i", inv.Path}, append(more, "quiz", to.Name)...)...)
-		return code, out + errOut
+		return switchoverTo(t, inv.Path, "quiz", to, more...)
 	}
 	if code, out := switchover(r1, "--dry-run"); code != 0 || !strings.Contains(out, "would promote "+r1.Name) {
 		t.Fatalf("dry run: exit %d\n%s", code, out)
@@ -263,6 +238,58 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 		if got := psql(h, "SELECT count(DISTINCT note) FROM canary"); got != fmt.Sprint(rows) {
 			t.Errorf("%s: %s distinct canary rows, want %d", h.Name, got, rows)
 		}
+	}
+}
+
+// clusterStatus runs pidb cluster status --json on the inventory.
+func clusterStatus(t *testing.T, inv string) (int, []cluster.Status, string) {
+	t.Helper()
+	code, out, errOut := runPidb(t, "cluster", "status", "-i", inv, "--json")
+	var sts []cluster.Status
+	if err := json.Unmarshal([]byte(out), &sts); err != nil {
+		t.Fatalf("cluster status: not JSON (%v): %s\n%s", err, out, errOut)
+	}
+	return code, sts, errOut
+}
+
+// validateHosts runs pidb validate --json on the hosts limit names: each
+// host's verdict, by name.
+func validateHosts(t *testing.T, inv, limit string) (int, map[string]validateJSON) {
+	t.Helper()
+	code, out, errOut := runPidb(t, "validate", "-i", inv, "--limit", limit, "--json")
+	var vs []validateJSON
+	if err := json.Unmarshal([]byte(out), &vs); err != nil {
+		t.Fatalf("validate: not JSON (%v): %s\n%s", err, out, errOut)
+	}
+	m := map[string]validateJSON{}
+	for _, v := range vs {
+		m[v.Host] = v
+	}
+	return code, m
+}
+
+// switchoverTo runs pidb cluster switchover to the host, with more flags.
+func switchoverTo(t *testing.T, inv, name string, to inventory.Host, more ...string) (int, string) {
+	t.Helper()
+	code, out, errOut := runPidb(t, append([]string{"cluster", "switchover", "-i", inv}, append(more, name, to.Name)...)...)
+	return code, out + errOut
+}
+
+// addCluster appends a [[cluster]] of the inventory's first host and its
+// others to the inventory's file.
+func addCluster(t *testing.T, inv *inventory.Inventory, name string) {
+	t.Helper()
+	src, err := os.ReadFile(inv.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replicas []string
+	for _, h := range inv.Hosts[1:] {
+		replicas = append(replicas, `"`+h.Name+`"`)
+	}
+	src = append(src, []byte("\n[[cluster]]\nname = \""+name+"\"\nprimary = \""+inv.Hosts[0].Name+"\"\nreplicas = ["+strings.Join(replicas, ", ")+"]\n")...)
+	if err := os.WriteFile(inv.Path, src, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

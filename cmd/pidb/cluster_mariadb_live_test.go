@@ -24,14 +24,7 @@ func TestMariaDBClusterOnTheLab(t *testing.T) {
 	t.Parallel()
 	inv := labtest.Clone(t, "pi3", "pi3", "pi3")
 	primary, r1, r2 := inv.Hosts[0], inv.Hosts[1], inv.Hosts[2]
-	src, err := os.ReadFile(inv.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src = append(src, []byte("\n[[cluster]]\nname = \"shop\"\nprimary = \""+primary.Name+"\"\nreplicas = [\""+r1.Name+"\", \""+r2.Name+"\"]\n")...)
-	if err := os.WriteFile(inv.Path, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	addCluster(t, inv, "shop")
 	root := func(h inventory.Host) inventory.Host { return labtest.RootHost(t, inv, h.Name) }
 	sql := func(h inventory.Host, q string) string {
 		return strings.TrimSpace(labtest.MustSSH(t, root(h), "mariadb -NB -e "+shellQuote(q)))
@@ -62,31 +55,14 @@ func TestMariaDBClusterOnTheLab(t *testing.T) {
 			t.Errorf("%s: read_only, log_bin, log_slave_updates: %q", r.Name, ro)
 		}
 	}
-	status := func() (int, []cluster.Status, string) {
-		t.Helper()
-		code, out, errOut := runPidb(t, "cluster", "status", "-i", inv.Path, "--json")
-		var sts []cluster.Status
-		if err := json.Unmarshal([]byte(out), &sts); err != nil {
-			t.Fatalf("cluster status: not JSON (%v): %s\n%s", err, out, errOut)
-		}
-		return code, sts, errOut
-	}
+	status := func() (int, []cluster.Status, string) { t.Helper(); return clusterStatus(t, inv.Path) }
 	if code, sts, errOut := status(); code != 0 || len(sts) != 1 || !sts[0].OK || sts[0].Replicas[0].State != cluster.Streaming || sts[0].Replicas[1].State != cluster.Streaming || sts[0].Replicas[0].LagTransactions == nil {
 		t.Errorf("cluster status: exit %d %+v\n%s", code, sts, errOut)
 	}
 	// validate judges the replicas by their replication, with no workload
 	validateReplicas := func(limit string) (int, map[string]validateJSON) {
 		t.Helper()
-		code, out, errOut := runPidb(t, "validate", "-i", inv.Path, "--limit", limit, "--json")
-		var vs []validateJSON
-		if err := json.Unmarshal([]byte(out), &vs); err != nil {
-			t.Fatalf("validate: not JSON (%v): %s\n%s", err, out, errOut)
-		}
-		m := map[string]validateJSON{}
-		for _, v := range vs {
-			m[v.Host] = v
-		}
-		return code, m
+		return validateHosts(t, inv.Path, limit)
 	}
 	if code, vs := validateReplicas(r1.Name + "," + r2.Name); code != 0 || vs[r1.Name].Verdict != "PASS" || vs[r2.Name].Verdict != "PASS" || vs[r1.Name].TPS != nil {
 		t.Errorf("validate the replicas: exit %d %+v", code, vs)
@@ -219,8 +195,7 @@ func TestMariaDBClusterOnTheLab(t *testing.T) {
 	// provision after it changes nothing
 	switchover := func(to inventory.Host, more ...string) (int, string) {
 		t.Helper()
-		code, out, errOut := runPidb(t, append([]string{"cluster", "switchover", "-i", inv.Path}, append(more, "shop", to.Name)...)...)
-		return code, out + errOut
+		return switchoverTo(t, inv.Path, "shop", to, more...)
 	}
 	if code, out := switchover(r1, "--dry-run"); code != 0 || !strings.Contains(out, "would promote "+r1.Name) {
 		t.Fatalf("dry run: exit %d\n%s", code, out)
