@@ -85,8 +85,10 @@ func (s Switchover) Check() error {
 		return fmt.Errorf("%s is not the primary of cluster %q: it is a standby", s.Old.Name, s.Cluster)
 	case !s.New.Report.InRecovery:
 		return fmt.Errorf("%s is not a standby: there is nothing to switch over to", s.New.Name)
-	case s.New.Report.Receiver != "streaming" || s.New.Report.ReceiveFrom != s.Old.Address:
-		return fmt.Errorf("%s does not stream from %s (its WAL receiver: %q from %q): a switchover to it would lose what it has not received", s.New.Name, s.Old.Name, s.New.Report.Receiver, s.New.Report.ReceiveFrom)
+	}
+	// what cluster status says of it
+	if state, why := Standby(Member{Name: s.New.Name, Report: s.New.Report}, Member{Name: s.Old.Name, Address: s.Old.Address}); state != Streaming {
+		return fmt.Errorf("%s does not stream from %s (%s): a switchover to it would lose what it has not received", s.New.Name, s.Old.Name, why)
 	}
 	return nil
 }

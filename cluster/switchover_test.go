@@ -47,8 +47,8 @@ func TestSwitchoverCheck(t *testing.T) {
 	}{
 		{Node{Name: "pi4", Report: Report{InRecovery: true}}, streaming, `pi4 is not the primary of cluster "quiz": it is a standby`},
 		{old, Node{Name: "pi3"}, "pi3 is not a standby: there is nothing to switch over to"},
-		{old, Node{Name: "pi3", Report: Report{InRecovery: true}}, `pi3 does not stream from pi4 (its WAL receiver: "" from ""): a switchover to it would lose what it has not received`},
-		{old, Node{Name: "pi3", Report: Report{InRecovery: true, Receiver: "streaming", ReceiveFrom: "10.0.0.99"}}, `pi3 does not stream from pi4`},
+		{old, Node{Name: "pi3", Report: Report{InRecovery: true}}, `pi3 does not stream from pi4 (in recovery, but its WAL receiver is not running: it receives nothing (is pi4 up, and does it admit it?)): a switchover to it would lose what it has not received`},
+		{old, Node{Name: "pi3", Report: Report{InRecovery: true, Receiver: "streaming", ReceiveFrom: "10.0.0.99"}}, `pi3 does not stream from pi4 (it streams from 10.0.0.99, not from pi4 (10.0.0.40))`},
 	} {
 		s := Switchover{Cluster: "quiz", Old: c.old, New: c.nw}
 		if err := s.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
