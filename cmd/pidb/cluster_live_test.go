@@ -15,9 +15,9 @@ import (
 	"pidb/inventory"
 )
 
-// TestPostgresClusterOnTheLab: a PostgreSQL cluster of a Pi 4 primary, a
-// Pi 4 and a Zero replica (clones of provisioned Pis, each on its own),
-// provisioned as the inventory's [[cluster]] says: the replicas seeded
+// TestPostgresClusterOnTheLab: a synchronous PostgreSQL cluster of a Pi 4
+// primary, a Pi 4 and a Zero replica (clones of provisioned Pis, each on
+// its own), provisioned as the inventory's [[cluster]] says: the replicas seeded
 // from the primary and streaming (pidb cluster status, and the servers'
 // own pg_stat_replication), rows written on the primary on both replicas,
 // a second run changing nothing. A replica stopped makes cluster status
@@ -28,7 +28,7 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 	t.Parallel()
 	inv := labtest.Clone(t, "pi4", "pi4", "zero")
 	primary, r1, r2 := inv.Hosts[0], inv.Hosts[1], inv.Hosts[2]
-	addCluster(t, inv, "quiz")
+	addCluster(t, inv, "quiz", "synchronous = true\n")
 	root := func(h inventory.Host) inventory.Host { return labtest.RootHost(t, inv, h.Name) }
 	psqlIn := func(h inventory.Host, db, sql string) string {
 		return strings.TrimSpace(labtest.MustSSH(t, root(h), "cd /tmp && runuser -u postgres -- psql -AtqX -d "+db+" -c "+shellQuote(sql)))
@@ -44,8 +44,9 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 	}
 	// the servers' own word: the primary sends to both, over TLS, through
 	// pidb's slots, as pidb_replication
-	senders := psql(primary, "SELECT string_agg(r.application_name || ':' || r.state || ':' || r.usename || ':' || s.ssl::text, ',' ORDER BY r.application_name) FROM pg_stat_replication r JOIN pg_stat_ssl s USING (pid)")
-	want := strings.Join(slices.Sorted(slices.Values([]string{r1.Name + ":streaming:pidb_replication:true", r2.Name + ":streaming:pidb_replication:true"})), ",")
+	// (synchronous: each a quorum standby of ANY 1)
+	senders := psql(primary, "SELECT string_agg(r.application_name || ':' || r.state || ':' || r.usename || ':' || s.ssl::text || ':' || r.sync_state, ',' ORDER BY r.application_name) FROM pg_stat_replication r JOIN pg_stat_ssl s USING (pid)")
+	want := strings.Join(slices.Sorted(slices.Values([]string{r1.Name + ":streaming:pidb_replication:true:quorum", r2.Name + ":streaming:pidb_replication:true:quorum"})), ",")
 	if senders != want {
 		t.Errorf("pg_stat_replication: %q, want %q", senders, want)
 	}
@@ -205,6 +206,13 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 		if got := psql(step.to, "SELECT pg_is_in_recovery()"); got != "f" {
 			t.Fatalf("%s after the switchover to it: in recovery %s", step.to.Name, got)
 		}
+		// synchronous on the new primary too: its drop-in written for
+		// its part, reloaded, and both standbys in its quorum
+		for start := time.Now(); psql(step.to, "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'quorum'") != "2"; time.Sleep(200 * time.Millisecond) {
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("%s after the switchover to it: synchronous_standby_names %q, %s quorum standbys", step.to.Name, psql(step.to, "SHOW synchronous_standby_names"), psql(step.to, "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'quorum'"))
+			}
+		}
 		if src, _ := os.ReadFile(inv.Path); !strings.Contains(string(src), "primary = \""+step.to.Name+"\"\nreplicas = [\""+step.from.Name+"\"") {
 			t.Errorf("the inventory after the switchover to %s:\n%s", step.to.Name, src)
 		}
@@ -276,8 +284,8 @@ func switchoverTo(t *testing.T, inv, name string, to inventory.Host, more ...str
 }
 
 // addCluster appends a [[cluster]] of the inventory's first host and its
-// others to the inventory's file.
-func addCluster(t *testing.T, inv *inventory.Inventory, name string) {
+// others to the inventory's file, with more lines in it.
+func addCluster(t *testing.T, inv *inventory.Inventory, name, more string) {
 	t.Helper()
 	src, err := os.ReadFile(inv.Path)
 	if err != nil {
@@ -287,7 +295,7 @@ func addCluster(t *testing.T, inv *inventory.Inventory, name string) {
 	for _, h := range inv.Hosts[1:] {
 		replicas = append(replicas, `"`+h.Name+`"`)
 	}
-	src = append(src, []byte("\n[[cluster]]\nname = \""+name+"\"\nprimary = \""+inv.Hosts[0].Name+"\"\nreplicas = ["+strings.Join(replicas, ", ")+"]\n")...)
+	src = append(src, []byte("\n[[cluster]]\nname = \""+name+"\"\nprimary = \""+inv.Hosts[0].Name+"\"\nreplicas = ["+strings.Join(replicas, ", ")+"]\n"+more)...)
 	if err := os.WriteFile(inv.Path, src, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"pidb/inventory"
 )
 
-// TestMariaDBClusterOnTheLab: a MariaDB cluster of three Pi 3s (clones of
+// TestMariaDBClusterOnTheLab: a semi-sync MariaDB cluster of three Pi 3s (clones of
 // provisioned Pis, each on its own): the replicas seeded from a dump of
 // the primary and replicating from it by GTID over TLS (the servers' own
 // SHOW SLAVE STATUS, and pidb cluster status); rows written on the
@@ -24,7 +24,7 @@ func TestMariaDBClusterOnTheLab(t *testing.T) {
 	t.Parallel()
 	inv := labtest.Clone(t, "pi3", "pi3", "pi3")
 	primary, r1, r2 := inv.Hosts[0], inv.Hosts[1], inv.Hosts[2]
-	addCluster(t, inv, "shop")
+	addCluster(t, inv, "shop", "synchronous = true\n")
 	root := func(h inventory.Host) inventory.Host { return labtest.RootHost(t, inv, h.Name) }
 	sql := func(h inventory.Host, q string) string {
 		return strings.TrimSpace(labtest.MustSSH(t, root(h), "mariadb -NB -e "+shellQuote(q)))
@@ -55,6 +55,17 @@ func TestMariaDBClusterOnTheLab(t *testing.T) {
 			t.Errorf("%s: read_only, log_bin, log_slave_updates: %q", r.Name, ro)
 		}
 	}
+	// semi-sync: the primary has both replicas acknowledging
+	semisync := func(h inventory.Host) {
+		t.Helper()
+		q := "SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'Rpl_semi_sync_master_clients'"
+		for start := time.Now(); sql(h, q) != "2"; time.Sleep(200 * time.Millisecond) {
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("%s: %s semi-sync replicas, want 2", h.Name, sql(h, q))
+			}
+		}
+	}
+	semisync(primary)
 	status := func() (int, []cluster.Status, string) { t.Helper(); return clusterStatus(t, inv.Path) }
 	if code, sts, errOut := status(); code != 0 || len(sts) != 1 || !sts[0].OK || sts[0].Replicas[0].State != cluster.Streaming || sts[0].Replicas[1].State != cluster.Streaming || sts[0].Replicas[0].LagTransactions == nil {
 		t.Errorf("cluster status: exit %d %+v\n%s", code, sts, errOut)
@@ -212,6 +223,7 @@ func TestMariaDBClusterOnTheLab(t *testing.T) {
 		if code, out := switchover(step.to); code != 0 {
 			t.Fatalf("switchover to %s: exit %d\n%s", step.to.Name, code, out)
 		}
+		semisync(step.to)
 		if ro := sql(step.to, "SELECT @@read_only"); ro != "0" || slave(step.to) != nil || configured(step.to) {
 			t.Errorf("%s after the switchover to it: read_only %s (configured %v), SHOW SLAVE STATUS %v", step.to.Name, ro, configured(step.to), slave(step.to))
 		}
