@@ -515,6 +515,11 @@ func (l *Lab) simulateStep(b Board, h *simHost, cfg ThermalConfig) error {
 		h.quota = math.MinInt
 	}
 	if quota != h.quota {
+		// lab up may have set the host's speed since this round read
+		// the config (and written its quota): the next round has it
+		if now, ok := l.readThermalConfig(); ok && now.speed(b.Name) != cfg.speed(b.Name) {
+			return nil
+		}
 		if err := writeQuota(b.Name, quota); err != nil {
 			return err
 		}
