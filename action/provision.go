@@ -85,8 +85,7 @@ func Provision(ctx context.Context, o ProvisionOptions) ([]ProvisionResult, erro
 }
 
 // clustersWhole refuses, before any host is touched, a selection with a
-// cluster's replica but not its primary (the replica is seeded from it),
-// and a cluster whose engine pidb cannot make one of yet.
+// cluster's replica but not its primary (the replica is seeded from it).
 func clustersWhole(hosts []inventory.Host) error {
 	selected := map[string]bool{}
 	for _, h := range hosts {

@@ -308,8 +308,8 @@ func myApplySeed(ctx context.Context, t *Target, e engine.Engine, password strin
 	return nil
 }
 
-// loadedSecret is the cluster's replication password, which the
-// controller made before the first pass.
+// replicationPassword is the cluster's replication password, which the
+// first pass made (makeReplicationPassword).
 func replicationPassword(t *Target) (string, error) {
 	sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
 	if err != nil {
