@@ -96,8 +96,17 @@ func appliedText(delays map[netip.Addr]time.Duration) string {
 func (l *Lab) ensureLink(cfg ThermalConfig) error {
 	want := appliedText(l.delays(cfg))
 	applied := func() bool {
+		// the lab's latencies as they are now: other commands (the
+		// tests beside this one) change theirs meanwhile, and the relay
+		// applies theirs too
+		now, _ := l.readThermalConfig()
+		want := appliedText(l.delays(now))
 		data, err := os.ReadFile(filepath.Join(l.Dir, linkAppliedFile))
-		return err == nil && string(data) == want
+		if err != nil {
+			// the relay has gone (idle, with no host to delay)
+			return want == ""
+		}
+		return string(data) == want
 	}
 	running := len(processesMatching(linkProcess+" ")) > 0
 	if want == "" && !running {
