@@ -22,23 +22,14 @@ import (
 
 var maria = engine.Engine{Flavor: dbms.MariaDB}
 
-// mysqlString quotes s as a MySQL string literal (a quote doubled; a
-// backslash and a NUL escaped), as provisioning does.
-func mysqlString(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`, "\x00", `\0`).Replace(s) + "'"
-}
-
 // ChangeMaster is the statement that makes a MariaDB server replicate from
 // the primary at address by GTID (from its gtid_slave_pos), as
 // pidb_replication, over TLS with the primary's certificate verified
 // (the one kept at PrimaryCert).
 func ChangeMaster(address string, port int, password string) string {
 	return fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = %s, MASTER_PORT = %d, MASTER_USER = %s, MASTER_PASSWORD = %s, MASTER_SSL = 1, MASTER_SSL_CA = %s, MASTER_SSL_VERIFY_SERVER_CERT = 1, MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 10;\n",
-		mysqlString(address), port, mysqlString(inventory.PidbReplication), mysqlString(password), mysqlString(PrimaryCert(maria)))
+		engine.MySQLString(address), port, engine.MySQLString(inventory.PidbReplication), engine.MySQLString(password), engine.MySQLString(PrimaryCert(maria)))
 }
-
-// quiet keeps a session's statements out of the logs and the binary log.
-const quiet = "SET SESSION sql_log_off = ON;\nSET SESSION sql_log_bin = OFF;\n"
 
 func (s Switchover) checkMariaDB() error {
 	switch {
@@ -74,7 +65,7 @@ func sql(ctx context.Context, n Node, stmts string) (string, error) {
 
 func (s Switchover) runMariaDB(ctx context.Context, wait time.Duration) error {
 	s.Say("making " + s.Old.Name + " read-only")
-	pos, err := sql(ctx, s.Old, quiet+"SET GLOBAL read_only = ON;\nSELECT @@GLOBAL.gtid_binlog_pos;\n")
+	pos, err := sql(ctx, s.Old, engine.MySQLQuiet+"SET GLOBAL read_only = ON;\nSELECT @@GLOBAL.gtid_binlog_pos;\n")
 	if err != nil {
 		return fmt.Errorf("%s: make it read-only: %w", s.Old.Name, err)
 	}
@@ -82,14 +73,14 @@ func (s Switchover) runMariaDB(ctx context.Context, wait time.Duration) error {
 		return fmt.Errorf("%s: its binary log's position: %q", s.Old.Name, pos)
 	}
 	writable := func() string {
-		if _, err := sql(ctx, s.Old, quiet+"SET GLOBAL read_only = OFF;\n"); err != nil {
+		if _, err := sql(ctx, s.Old, engine.MySQLQuiet+"SET GLOBAL read_only = OFF;\n"); err != nil {
 			return s.Old.Name + " is read-only and could not be made writable again: " + err.Error()
 		}
 		return s.Old.Name + " takes writes again, as the primary"
 	}
 	if pos != "" {
 		s.Say(fmt.Sprintf("waiting until %s has applied %s's last transaction (%s)", s.New.Name, s.Old.Name, pos))
-		got, err := sql(ctx, s.New, fmt.Sprintf("SELECT MASTER_GTID_WAIT(%s, %d);\n", mysqlString(pos), int(wait.Seconds())))
+		got, err := sql(ctx, s.New, fmt.Sprintf("SELECT MASTER_GTID_WAIT(%s, %d);\n", engine.MySQLString(pos), int(wait.Seconds())))
 		if err != nil || got != "0" {
 			behind := "unknown"
 			if r, rerr := Read(ctx, s.New.Root, maria); rerr == nil {
@@ -105,7 +96,7 @@ func (s Switchover) runMariaDB(ctx context.Context, wait time.Duration) error {
 		}
 	}
 	s.Say("promoting " + s.New.Name)
-	if _, err := sql(ctx, s.New, quiet+"STOP SLAVE;\nRESET SLAVE ALL;\nSET GLOBAL read_only = OFF;\n"); err != nil {
+	if _, err := sql(ctx, s.New, engine.MySQLQuiet+"STOP SLAVE;\nRESET SLAVE ALL;\nSET GLOBAL read_only = OFF;\n"); err != nil {
 		return fmt.Errorf("%s: promote: %w (%s is read-only, its data whole: SET GLOBAL read_only = OFF there to go back)", s.New.Name, err, s.Old.Name)
 	}
 	follow := ChangeMaster(s.New.Address, maria.Port(), s.Password) + "START SLAVE;\n"
@@ -114,7 +105,7 @@ func (s Switchover) runMariaDB(ctx context.Context, wait time.Duration) error {
 		if err := f.Root.Upload(ctx, PrimaryCert(maria), []byte(s.NewCert), 0o644); err != nil {
 			return fmt.Errorf("%s: keep %s's certificate: %w", f.Name, s.New.Name, err)
 		}
-		if _, err := sql(ctx, f, quiet+"STOP SLAVE;\n"+follow); err != nil {
+		if _, err := sql(ctx, f, engine.MySQLQuiet+"STOP SLAVE;\n"+follow); err != nil {
 			return fmt.Errorf("%s: point it at %s: %w", f.Name, s.New.Name, err)
 		}
 	}
@@ -124,7 +115,7 @@ func (s Switchover) runMariaDB(ctx context.Context, wait time.Duration) error {
 	}
 	// it applies from the new primary what comes after its own last
 	// transaction: its binary log's position is where it is
-	if _, err := sql(ctx, s.Old, quiet+"SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_binlog_pos;\n"+follow); err != nil {
+	if _, err := sql(ctx, s.Old, engine.MySQLQuiet+"SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_binlog_pos;\n"+follow); err != nil {
 		return fmt.Errorf("%s: make it a replica of %s: %w", s.Old.Name, s.New.Name, err)
 	}
 	for _, f := range append([]Node{s.Old}, s.Others...) {

@@ -112,8 +112,8 @@ func TestSwitchoverRunMariaDBNotApplied(t *testing.T) {
 		t.Errorf("Run: %v", err)
 	}
 	if want := []string{
-		"SET SESSION sql_log_off = ON;\nSET SESSION sql_log_bin = OFF;\nSET GLOBAL read_only = ON;\nSELECT @@GLOBAL.gtid_binlog_pos;\n",
-		"SET SESSION sql_log_off = ON;\nSET SESSION sql_log_bin = OFF;\nSET GLOBAL read_only = OFF;\n",
+		"SET SESSION sql_log_off = ON;\nSET SESSION long_query_time = 31536000;\nSET SESSION sql_log_bin = OFF;\nSET GLOBAL read_only = ON;\nSELECT @@GLOBAL.gtid_binlog_pos;\n",
+		"SET SESSION sql_log_off = ON;\nSET SESSION long_query_time = 31536000;\nSET SESSION sql_log_bin = OFF;\nSET GLOBAL read_only = OFF;\n",
 	}; !reflect.DeepEqual(oldR.stdin, want) {
 		t.Errorf("pi4 was sent %q, want %q", oldR.stdin, want)
 	}
@@ -152,7 +152,7 @@ func TestSwitchoverRunMariaDBFailures(t *testing.T) {
 		!strings.HasSuffix(err.Error(), "no switchover (pi4 is read-only and could not be made writable again: pi4: mariadb --batch --skip-column-names --default-character-set=utf8mb4: exit status 1: ERROR 2013 (HY000): Lost connection to server during query)") {
 		t.Errorf("Run: %v", err)
 	}
-	if len(oldR.stdin) != 2 || oldR.stdin[1] != "SET SESSION sql_log_off = ON;\nSET SESSION sql_log_bin = OFF;\nSET GLOBAL read_only = OFF;\n" {
+	if len(oldR.stdin) != 2 || oldR.stdin[1] != "SET SESSION sql_log_off = ON;\nSET SESSION long_query_time = 31536000;\nSET SESSION sql_log_bin = OFF;\nSET GLOBAL read_only = OFF;\n" {
 		t.Errorf("pi4 was sent %q", oldR.stdin)
 	}
 

@@ -406,6 +406,23 @@ func majorMinor(v string) string {
 const PostgresQuiet = "SET log_statement = 'none';\nSET log_min_duration_statement = -1;\nSET log_duration = off;\n" +
 	"SET log_min_error_statement = panic;\nSET password_encryption = 'scram-sha-256';\n"
 
+// MySQLQuiet keeps a MySQL or MariaDB session's statements out of the
+// general log, the slow log and the binary log, whatever the server's
+// settings: the start of every session that carries a password, or that
+// must not replicate.
+const MySQLQuiet = "SET SESSION sql_log_off = ON;\nSET SESSION long_query_time = 31536000;\nSET SESSION sql_log_bin = OFF;\n"
+
+// MySQLString quotes s as a MySQL string literal: a quote doubled, which
+// reads the same with and without NO_BACKSLASH_ESCAPES, and a backslash
+// and a NUL escaped. What the server holds (a host read from mysql.user)
+// goes back into SQL through it only: under NO_BACKSLASH_ESCAPES a value
+// with a backslash names another account, and still never ends the
+// literal. The session's character set is utf8mb4 (Script), in which no
+// character's bytes hold a quote or a backslash.
+func MySQLString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`, "\x00", `\0`).Replace(s) + "'"
+}
+
 // PostgresUser is the system account Debian's PostgreSQL runs as, which
 // owns its files.
 const PostgresUser = "postgres"

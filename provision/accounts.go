@@ -567,8 +567,8 @@ func postgresAccountsSQL(t *Target, sec secrets.Host, st serverState, fresh map[
 const pgQuietSession = engine.PostgresQuiet
 
 // mysqlQuietSession keeps the session's statements out of the general log,
-// the slow log and the binary log, whatever the server's settings.
-const mysqlQuietSession = "SET SESSION sql_log_off = ON;\nSET SESSION long_query_time = 31536000;\nSET SESSION sql_log_bin = OFF;\n"
+// the slow log and the binary log (engine.MySQLQuiet).
+const mysqlQuietSession = engine.MySQLQuiet
 
 // identifiedBy is how an account's password is given: to MariaDB its
 // mysql_native_password hash (IDENTIFIED BY PASSWORD), so the password
@@ -597,19 +597,10 @@ func requireTLS(t *Target, h string) string {
 	return ""
 }
 
-// mysqlString quotes s as a MySQL string literal: a quote doubled, which
-// reads the same with and without NO_BACKSLASH_ESCAPES, and a backslash
-// and a NUL escaped. What the server holds (a host read from mysql.user)
-// goes back into SQL through it only: under NO_BACKSLASH_ESCAPES a value
-// with a backslash names another account, and still never ends the
-// literal. The session's character set is utf8mb4 (Apply), in which no
-// character's bytes hold a quote or a backslash.
-func mysqlString(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`, "\x00", `\0`).Replace(s) + "'"
-}
-
 // mysqlAccount is a MySQL account as SQL names it: 'user'@'host'.
-func mysqlAccount(user, host string) string { return mysqlString(user) + "@" + mysqlString(host) }
+func mysqlAccount(user, host string) string {
+	return engine.MySQLString(user) + "@" + engine.MySQLString(host)
+}
 
 // mysqlAccountsSQL creates each user at localhost and at every allowed
 // network, drops its accounts at networks no longer allowed, grants it
@@ -656,7 +647,7 @@ func mysqlAccountsSQL(t *Target, sec secrets.Host, st serverState, hosts []strin
 			}
 		}
 		if m := own[a.user].mark(); m != "" {
-			marks = append(marks, fmt.Sprintf("(%s, %s)", mysqlString(a.user), mysqlString(m)))
+			marks = append(marks, fmt.Sprintf("(%s, %s)", engine.MySQLString(a.user), engine.MySQLString(m)))
 		}
 	}
 	if len(marks) > 0 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"pidb/dbms"
+	"pidb/engine"
 	"pidb/facts"
 	"pidb/internal/fakerun"
 	"pidb/inventory"
@@ -133,8 +134,8 @@ func TestRequireSSLOncePerNetwork(t *testing.T) {
 // holding a quote ended the literal and the rest ran as SQL, as root.
 func TestDropUserQuotesWhatTheServerSays(t *testing.T) {
 	for in, want := range map[string]string{"localhost": "'localhost'", "a'b": "'a''b'", `a\'b`: `'a\\''b'`, `x\`: `'x\\'`, "n\x00l": `'n\0l'`} {
-		if got := mysqlString(in); got != want {
-			t.Errorf("mysqlString(%q) = %s, want %s", in, got, want)
+		if got := engine.MySQLString(in); got != want {
+			t.Errorf("engine.MySQLString(%q) = %s, want %s", in, got, want)
 		}
 	}
 	sec := secrets.Host{Pidb: "Pidb3cretPassw0rdXXXXXXXXXXXXXXX"}
