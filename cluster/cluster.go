@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"pidb/dbms"
 	"pidb/engine"
@@ -38,11 +39,9 @@ type Report struct {
 	// of the last transaction it replayed; nil: it has replayed none
 	// (MariaDB: Seconds_Behind_Master; nil while it does not replicate)
 	ReplayDelay *float64
-	// MariaDB's alone: read_only, the GTID position it has applied
-	// (gtid_slave_pos), the account and GTID mode it replicates with,
-	// and the replication's last error
+	// MariaDB's alone: read_only, the account and GTID mode it
+	// replicates with, and the replication's last error
 	ReadOnly              bool
-	GTID                  string
 	SourceUser, UsingGTID string
 	LastError             string
 }
@@ -257,6 +256,31 @@ func Standby(m, primary Member) (state, why string) {
 		return NotStreaming, "it streams from " + r.ReceiveFrom + ", not from " + primary.Name + " (" + primary.Address + ")"
 	}
 	return Streaming, ""
+}
+
+// Await waits, for wait at most, until the host called name (root on it,
+// its server e) streams from primary as Standby judges it: a standby's
+// WAL receiver streaming from the primary's address, a MariaDB replica's
+// both threads running from it. Its error says how the host stood at the
+// last look.
+func Await(ctx context.Context, root remote.Runner, e engine.Engine, name string, primary Member, wait time.Duration) error {
+	verb := "replicate"
+	if e.Flavor == dbms.Postgres {
+		verb = "stream"
+	}
+	why := "not read"
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r, err := Read(ctx, root, e)
+		state, w := Standby(Member{Name: name, Report: r, Err: err}, primary)
+		if state == Streaming {
+			return nil
+		}
+		why = w
+	}
+	return fmt.Errorf("%s does not %s from %s after %s: %s", name, verb, primary.Name, wait, why)
 }
 
 // Lag is where the replica called name is behind the primary that

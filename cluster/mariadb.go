@@ -100,7 +100,6 @@ func parseMariaDB(e engine.Engine, out string) (Report, error) {
 			if r.Replayed, err = Transactions(row[3]); err != nil {
 				return r, fmt.Errorf("read the replication state: gtid_slave_pos: %w", err)
 			}
-			r.GTID = row[3]
 		case "sender":
 			r.Senders = append(r.Senders, Sender{Name: row[1], State: Streaming})
 		default:

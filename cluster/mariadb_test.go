@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"pidb/dbms"
 	"pidb/internal/fakerun"
@@ -134,7 +135,7 @@ func TestParseMariaDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Flavor != dbms.MariaDB || p.InRecovery || p.ReadOnly || p.WAL != 120 || p.Replayed != 100 || p.GTID != "0-1-100" ||
+	if p.Flavor != dbms.MariaDB || p.InRecovery || p.ReadOnly || p.WAL != 120 || p.Replayed != 100 ||
 		len(p.Senders) != 2 || p.Senders[0] != (Sender{Name: "10.0.0.30", State: "streaming"}) || p.Senders[1] != (Sender{Name: "10.0.0.50", State: "streaming"}) ||
 		p.Receiver != "" || p.ReceiveFrom != "" || p.ReplayDelay != nil || p.LastError != "" {
 		t.Errorf("primary: %+v", p)
@@ -146,7 +147,7 @@ func TestParseMariaDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !r.InRecovery || !r.ReadOnly || r.Receiver != "streaming" || r.ReceiveFrom != "10.0.0.40" || r.SourceUser != "pidb_replication" ||
-		r.UsingGTID != "Slave_Pos" || r.WAL != 108 || r.Replayed != 108 || r.GTID != "0-1-108" || r.ReplayDelay == nil || *r.ReplayDelay != 3 ||
+		r.UsingGTID != "Slave_Pos" || r.WAL != 108 || r.Replayed != 108 || r.ReplayDelay == nil || *r.ReplayDelay != 3 ||
 		r.LastError != "" || len(r.Senders) != 0 {
 		t.Errorf("streaming replica: %+v", r)
 	}
@@ -306,5 +307,28 @@ func TestJudgeMariaDBPrimaryUnreachable(t *testing.T) {
 	st := Judge("quiz", Member{Name: "pi4", Address: "10.0.0.40", Err: errors.New("pi4: connect: refused")}, []Member{replica})
 	if st.Replicas[0].Slot != "" || st.OK || st.Primary.State != Unreachable {
 		t.Errorf("judged: %+v", st)
+	}
+}
+
+// TestAwait: a replica that replicates at the second look is waited
+// for; one that never does is an error with how it stood at the last
+// look; a replica of another primary is not the primary's.
+func TestAwait(t *testing.T) {
+	ctx := context.Background()
+	pi4 := Member{Name: "pi4", Address: "10.0.0.40"}
+	self := "self\t1\t0-1-108\t0-1-108\n"
+	stopped := slaveStatus(with(streamingFrom40, "Slave_IO_Running", "No", "Slave_SQL_Running", "No", "Last_IO_Error", "Access denied"))
+	r := (&fakerun.Runner{}).Exact(myReadCmd, fakerun.Reply{Stdout: myOutput(self, stopped), Times: 1}).
+		Exact(myReadCmd, fakerun.Reply{Stdout: myOutput(self, slaveStatus(streamingFrom40))})
+	if err := Await(ctx, r, maria, "pi3", pi4, 10*time.Second); err != nil || len(r.Ran()) != 2 {
+		t.Errorf("replicating at the second look: %v, after %d reads", err, len(r.Ran()))
+	}
+	r = (&fakerun.Runner{}).Exact(myReadCmd, fakerun.Reply{Stdout: myOutput(self, stopped)})
+	if err := Await(ctx, r, maria, "pi3", pi4, time.Second); err == nil || err.Error() != "pi3 does not replicate from pi4 after 1s: its replication is stopped: Access denied" {
+		t.Errorf("never replicating: %v", err)
+	}
+	r = (&fakerun.Runner{}).Exact(myReadCmd, fakerun.Reply{Stdout: myOutput(self, slaveStatus(streamingFrom40))})
+	if err := Await(ctx, r, maria, "pi3", Member{Name: "pi5", Address: "10.0.0.50"}, time.Second); err == nil || err.Error() != "pi3 does not replicate from pi5 after 1s: it replicates from 10.0.0.40, not from pi5 (10.0.0.50)" {
+		t.Errorf("a replica of another: %v", err)
 	}
 }

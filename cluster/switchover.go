@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -206,7 +205,7 @@ func (s Switchover) Run(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", s.Old.Name, err)
 	}
 	for _, f := range followers {
-		if err := s.streams(ctx, f, 4*wait); err != nil {
+		if err := Await(ctx, f.Root, pg, f.Name, Member{Name: s.New.Name, Address: s.New.Address}, 4*wait); err != nil {
 			return err
 		}
 	}
@@ -285,21 +284,4 @@ func (s Switchover) demote(ctx context.Context, old engine.Engine, dataDir strin
 		return fmt.Errorf("start it as a standby of %s: %w", s.New.Name, err)
 	}
 	return nil
-}
-
-// streams waits until f streams from the new primary.
-func (s Switchover) streams(ctx context.Context, f Node, wait time.Duration) error {
-	var last error
-	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		r, err := Read(ctx, f.Root, pg)
-		switch {
-		case err != nil:
-			last = err
-		case r.Receiver == "streaming" && r.ReceiveFrom == s.New.Address:
-			return nil
-		default:
-			last = fmt.Errorf("its WAL receiver is %q from %q", r.Receiver, r.ReceiveFrom)
-		}
-	}
-	return fmt.Errorf("%s does not stream from %s after %s: %w", f.Name, s.New.Name, wait, errors.Join(last))
 }

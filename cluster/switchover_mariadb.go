@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -119,27 +118,9 @@ func (s Switchover) runMariaDB(ctx context.Context, wait time.Duration) error {
 		return fmt.Errorf("%s: make it a replica of %s: %w", s.Old.Name, s.New.Name, err)
 	}
 	for _, f := range append([]Node{s.Old}, s.Others...) {
-		if err := s.replicates(ctx, f, 4*wait); err != nil {
+		if err := Await(ctx, f.Root, maria, f.Name, Member{Name: s.New.Name, Address: s.New.Address}, 4*wait); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// replicates waits until f replicates from the new primary.
-func (s Switchover) replicates(ctx context.Context, f Node, wait time.Duration) error {
-	var last error
-	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		r, err := Read(ctx, f.Root, maria)
-		if err != nil {
-			last = err
-			continue
-		}
-		state, why := replicaOf(Member{Name: f.Name, Report: r}, Member{Name: s.New.Name, Address: s.New.Address})
-		if state == Streaming {
-			return nil
-		}
-		last = errors.New(why)
-	}
-	return fmt.Errorf("%s does not replicate from %s after %s: %w", f.Name, s.New.Name, wait, errors.Join(last))
 }

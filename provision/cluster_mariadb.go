@@ -280,27 +280,8 @@ func myApplySeed(ctx context.Context, t *Target, e engine.Engine, password strin
 	if _, err := t.Root.RunInput(ctx, e.Script(), []byte(followSQL(t, e, password))); err != nil {
 		return fmt.Errorf("replicate from %s: %w %s", p.Name, err, cutShort)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		r, err := cluster.Read(ctx, t.Root, e)
-		if err != nil {
-			return err
-		}
-		if r.Receiver == cluster.Streaming {
-			break
-		}
-		if time.Now().After(deadline) {
-			why := r.Receiver
-			if r.LastError != "" {
-				why += ": " + r.LastError
-			}
-			return fmt.Errorf("the copy of %s's data does not replicate from it after 2 minutes (%s) %s", p.Name, why, cutShort)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+	if err := cluster.Await(ctx, t.Root, e, t.Host.Name, cluster.Member{Name: p.Name, Address: p.Address}, 2*time.Minute); err != nil {
+		return fmt.Errorf("the copy of %s's data: %w %s", p.Name, err, cutShort)
 	}
 	if _, err := t.run(ctx, "rm -f "+seedingMark); err != nil {
 		return fmt.Errorf("remove the seed's mark: %w", err)
