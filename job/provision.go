@@ -54,22 +54,6 @@ func ClusterOf(inv *inventory.Inventory, h inventory.Host) *provision.Cluster {
 	return &provision.Cluster{Name: h.Cluster.Name, Primary: hosts[0], Replicas: hosts[1:]}
 }
 
-// clusterFlavor refuses, before any step, a cluster's host whose server
-// is MySQL's own (installed, or what its distribution ships): pidb makes
-// clusters of PostgreSQL and MariaDB only.
-func clusterFlavor(c *provision.Cluster, h inventory.Host, f facts.Facts) error {
-	if c == nil {
-		return nil
-	}
-	flavor := f.Engine.Flavor
-	if flavor == "" {
-		flavor = dbms.FlavorOn(h.Engine, f.OS.ID)
-	}
-	if flavor == dbms.MySQL {
-		return fmt.Errorf("cluster %q: %s runs MySQL (or its distribution ships it), and pidb makes clusters of PostgreSQL and MariaDB only: nothing was changed on it", c.Name, h.Name)
-	}
-	return nil
-}
 
 // ClusterEngine is the server a cluster's replication is read from, by
 // the engine its inventory names: PostgreSQL, or MariaDB (pidb makes no
@@ -100,9 +84,6 @@ func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o Provisio
 	t.Now = o.Now
 	t.AptLockWait = o.AptLockWait
 	t.Cluster = ClusterOf(e.Inventory, h)
-	if err := clusterFlavor(t.Cluster, h, f); err != nil {
-		return provision.Report{}, err
-	}
 	if t.Cluster != nil && e.Secrets != nil {
 		t.Cluster.Secrets = e.Secrets
 	}

@@ -217,9 +217,6 @@ func (replicationStep) Check(ctx context.Context, t *Target) (Change, error) {
 		}
 		return Change{Needed: true, Note: "after the install: the replication account for the other hosts of cluster " + t.Cluster.Name}, nil
 	}
-	if err := clusterEngine(e); err != nil {
-		return Change{}, err
-	}
 	if e.Flavor != dbms.Postgres {
 		// every member: any of them may become the primary
 		sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
@@ -306,10 +303,19 @@ func makeReplicationPassword(t *Target) (string, error) {
 	return sec.Replication, nil
 }
 
-// clusterEngine refuses an engine whose clusters pidb cannot provision yet.
-func clusterEngine(e engine.Engine) error {
-	if e.Flavor == dbms.MySQL {
-		return fmt.Errorf("clusters on %s: pidb provisions PostgreSQL and MariaDB clusters only so far", e.Flavor)
+// clusterFlavor refuses a cluster's host whose server is MySQL's own
+// (installed, or what its distribution ships): pidb makes clusters of
+// PostgreSQL and MariaDB only. Run asks it before any step.
+func (t *Target) clusterFlavor() error {
+	if t.Cluster == nil {
+		return nil
+	}
+	flavor := t.Facts.Engine.Flavor
+	if flavor == "" {
+		flavor = dbms.FlavorOn(t.Host.Engine, t.Facts.OS.ID)
+	}
+	if flavor == dbms.MySQL {
+		return fmt.Errorf("cluster %q: %s runs MySQL (or its distribution ships it), and pidb makes clusters of PostgreSQL and MariaDB only: nothing was changed on it", t.Cluster.Name, t.Host.Name)
 	}
 	return nil
 }
@@ -394,9 +400,6 @@ func (seedStep) Check(ctx context.Context, t *Target) (Change, error) {
 	e, err := engine.Of(t.Facts)
 	if err != nil {
 		return Change{Needed: true, Note: "after the install: seeded from " + p.Name}, nil
-	}
-	if err := clusterEngine(e); err != nil {
-		return Change{}, err
 	}
 	if e.Flavor != dbms.Postgres {
 		return myCheckSeed(ctx, t, e)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pidb/engine"
+	"pidb/dbms"
 	"pidb/facts"
 	"pidb/internal/fakerun"
 	"pidb/inventory"
@@ -101,11 +102,48 @@ func TestReplicationStepReads(t *testing.T) {
 	if ch, err := (replicationStep{}).Check(ctx, member("pi3", r2)); ch.Needed || err != nil || len(r2.Ran()) != 0 {
 		t.Errorf("a replica's replication step: %+v %v, ran %v", ch, err, r2.Ran())
 	}
-	// MySQL's cluster: refused, as not yet provisioned by pidb
-	tg := member("pi4", &fakerun.Runner{})
-	tg.Facts.Engine = facts.EngineState{Flavor: "mysql", Version: "8.0.39", Running: true}
-	if _, err := (replicationStep{}).Check(ctx, tg); err == nil || !strings.Contains(err.Error(), "PostgreSQL and MariaDB clusters only so far") {
-		t.Errorf("MySQL: %v", err)
+}
+
+// TestClusterFlavor: a cluster's host on MySQL's own server, installed or
+// the one Ubuntu ships, is refused by Run before any step, with nothing
+// run on it; MariaDB (Debian's) and PostgreSQL go on, and a host on its
+// own is not asked.
+func TestClusterFlavor(t *testing.T) {
+	const refused = `cluster "quiz": pi3 runs MySQL (or its distribution ships it), and pidb makes clusters of PostgreSQL and MariaDB only: nothing was changed on it`
+	for _, c := range []struct {
+		family       dbms.Family
+		osID, flavor string
+		alone        bool
+		want         string
+	}{
+		{dbms.MySQLFamily, "ubuntu", "", false, refused},
+		{dbms.MySQLFamily, "debian", "mysql", false, refused},
+		{dbms.MySQLFamily, "debian", "", false, ""},
+		{dbms.MySQLFamily, "raspbian", "mariadb", false, ""},
+		{dbms.PostgresFamily, "ubuntu", "", false, ""},
+		{dbms.MySQLFamily, "ubuntu", "", true, ""},
+	} {
+		tg := member("pi3", &fakerun.Runner{})
+		tg.Host.Engine, tg.Facts.OS.ID, tg.Facts.Engine = c.family, c.osID, facts.EngineState{Flavor: dbms.Flavor(c.flavor)}
+		if c.alone {
+			tg.Cluster = nil
+		}
+		err := tg.clusterFlavor()
+		if got := ""; err != nil {
+			got = err.Error()
+			if got != c.want {
+				t.Errorf("%+v: %q, want %q", c, got, c.want)
+			}
+		} else if c.want != "" {
+			t.Errorf("%+v: not refused", c)
+		}
+	}
+	// Run refuses it before its first step, running nothing
+	r := &fakerun.Runner{Strict: true}
+	tg := member("pi3", r)
+	tg.Host.Engine, tg.Facts.OS.ID, tg.Facts.Engine = dbms.MySQLFamily, "debian", facts.EngineState{Flavor: "mysql", Version: "8.0.39", Running: true}
+	if _, err := Run(context.Background(), tg, Steps(), false); err == nil || err.Error() != refused || len(r.Ran()) != 0 {
+		t.Errorf("Run: %v, ran %v", err, r.Ran())
 	}
 }
 
