@@ -133,13 +133,7 @@ func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 	// connections to the primary's run
 	var lenders []inventory.Host
 	if c != nil && c.Engine != dbms.PostgresFamily && len(plans[c.Primary].Replicas) > 0 {
-		for _, name := range c.Replicas {
-			h, err := inv.Named(name)
-			if err != nil {
-				return nil, err
-			}
-			lenders = append(lenders, h)
-		}
+		lenders = inv.HostsOf(*c)[1:]
 	}
 	res, err := withLent(ctx, o.Fleet, lenders, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter, lent Lent) (job.BenchResult, error) {
 		p := plans[h.Name]

@@ -334,8 +334,7 @@ func Judge(name string, primary Member, replicas []Member) Status {
 			// (the replica's word where the primary said nothing)
 			rs.Slot = ""
 			if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
-				behind := p.WAL - min(p.WAL, m.Report.Replayed)
-				rs.LagTransactions, rs.LagS = &behind, m.Report.ReplayDelay
+				rs.LagTransactions, rs.LagS = Behind(p, m.Report)
 			}
 		} else if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
 			if sender, bytes, secs := Lag(p, m.Name); sender != nil {

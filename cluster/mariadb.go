@@ -136,6 +136,15 @@ func parseMariaDB(e engine.Engine, out string) (Report, error) {
 	return r, nil
 }
 
+// Behind is, on MariaDB, how far the replica that reported r is behind
+// the primary that reported p: the primary's transactions it has not
+// applied (none where it read past the primary's position, a moment
+// later), and its Seconds_Behind_Master.
+func Behind(p, r Report) (transactions *uint64, secs *float64) {
+	n := p.WAL - min(p.WAL, r.Replayed)
+	return &n, r.ReplayDelay
+}
+
 // readMariaDB asks a MariaDB host for its side of the replication.
 func readMariaDB(ctx context.Context, root remote.Runner, e engine.Engine) (Report, error) {
 	res, err := root.Run(ctx, mariadbRead(e))

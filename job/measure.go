@@ -394,8 +394,7 @@ func mariadbLag(ctx context.Context, p cluster.Report, name string, root remote.
 	if err != nil || r.Receiver != cluster.Streaming {
 		return l
 	}
-	behind := p.WAL - min(p.WAL, r.Replayed)
-	l.Transactions, l.Seconds = &behind, r.ReplayDelay
+	l.Transactions, l.Seconds = cluster.Behind(p, r)
 	return l
 }
 

@@ -54,7 +54,6 @@ func ClusterOf(inv *inventory.Inventory, h inventory.Host) *provision.Cluster {
 	return &provision.Cluster{Name: h.Cluster.Name, Primary: hosts[0], Replicas: hosts[1:]}
 }
 
-
 // ClusterEngine is the server a cluster's replication is read from, by
 // the engine its inventory names: PostgreSQL, or MariaDB (pidb makes no
 // cluster of MySQL's).

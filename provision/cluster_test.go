@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"pidb/engine"
 	"pidb/dbms"
+	"pidb/engine"
 	"pidb/facts"
 	"pidb/internal/fakerun"
 	"pidb/inventory"
