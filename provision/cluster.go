@@ -217,35 +217,13 @@ func (replicationStep) Check(ctx context.Context, t *Target) (Change, error) {
 		}
 		return Change{Needed: true, Note: "after the install: the replication account for the other hosts of cluster " + t.Cluster.Name}, nil
 	}
-	if e.Flavor != dbms.Postgres {
-		// every member: any of them may become the primary
-		sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
-		if err != nil {
-			return Change{}, err
-		}
-		have, err := readMyReplication(ctx, t, e)
-		if err != nil {
-			return Change{}, err
-		}
-		if todo, _ := myReplicationPlan(t, have, sec.Replication); len(todo) > 0 {
-			return Change{Needed: true, Note: strings.Join(todo, ", ")}, nil
-		}
-		return Change{}, nil
-	}
-	if t.role() != inventory.Primary {
-		return Change{}, nil
-	}
 	sec, err := secrets.LoadCluster(t.Inventory, t.Cluster.Name)
 	if err != nil {
 		return Change{}, err
 	}
-	st, err := readPrimary(ctx, t, e)
-	if err != nil {
+	todo, _, err := replicationPlan(ctx, t, e, sec.Replication)
+	if err != nil || len(todo) == 0 {
 		return Change{}, err
-	}
-	todo, _ := primaryPlan(t, st, sec.Replication)
-	if len(todo) == 0 {
-		return Change{}, nil
 	}
 	return Change{Needed: true, Note: strings.Join(todo, ", ")}, nil
 }
@@ -259,30 +237,43 @@ func (replicationStep) Apply(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
+	_, sql, err := replicationPlan(ctx, t, e, password)
+	if err != nil || sql == "" {
+		return err
+	}
+	if _, err := t.Root.RunInput(ctx, e.Script(), []byte(sql)); err != nil {
+		what := "the replication account"
+		if e.Flavor == dbms.Postgres {
+			what += " and slots"
+		}
+		return fmt.Errorf("make %s: %w", what, err)
+	}
+	return nil
+}
+
+// replicationPlan is what the replication step would do on the host, in
+// words, and the SQL that does it, from what the server holds: on
+// PostgreSQL's primary the account and its replicas' slots, on every
+// MariaDB member (any of them may become the primary) the account at
+// each other host's address; nothing on a PostgreSQL standby.
+func replicationPlan(ctx context.Context, t *Target, e engine.Engine, password string) (todo []string, sql string, err error) {
 	if e.Flavor != dbms.Postgres {
 		have, err := readMyReplication(ctx, t, e)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		if _, sql := myReplicationPlan(t, have, password); sql != "" {
-			if _, err := t.Root.RunInput(ctx, e.Script(), []byte(sql)); err != nil {
-				return fmt.Errorf("make the replication account: %w", err)
-			}
-		}
-		return nil
+		todo, sql := myReplicationPlan(t, have, password)
+		return todo, sql, nil
+	}
+	if t.role() != inventory.Primary {
+		return nil, "", nil
 	}
 	st, err := readPrimary(ctx, t, e)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	_, sql := primaryPlan(t, st, password)
-	if sql == "" {
-		return nil
-	}
-	if _, err := t.Root.RunInput(ctx, engine.PostgresScript, []byte(sql)); err != nil {
-		return fmt.Errorf("make the replication account and slots: %w", err)
-	}
-	return nil
+	todo, sql = primaryPlan(t, st, password)
+	return todo, sql, nil
 }
 
 // makeReplicationPassword is the cluster's replication password, made
