@@ -171,6 +171,15 @@ func (st myReplica) own() []string {
 	return out
 }
 
+// refused is the error of a replica whose own databases a copy of its
+// primary would replace; nil where it has none.
+func (st myReplica) refused(t *Target) error {
+	if own := st.own(); len(own) > 0 {
+		return fmt.Errorf("%s holds the databases %s, which a copy of %s would replace: move them off it, or leave it out of cluster %q", t.Host.Name, strings.Join(own, ", "), t.Cluster.Primary.Name, t.Cluster.Name)
+	}
+	return nil
+}
+
 func myCheckSeed(ctx context.Context, t *Target, e engine.Engine) (Change, error) {
 	p := t.Cluster.Primary
 	st, err := readMyReplica(ctx, t, e)
@@ -180,8 +189,8 @@ func myCheckSeed(ctx context.Context, t *Target, e engine.Engine) (Change, error
 	if st.follows(p.Address) {
 		return Change{}, nil
 	}
-	if own := st.own(); len(own) > 0 {
-		return Change{}, fmt.Errorf("%s holds the databases %s, which a copy of %s would replace: move them off it, or leave it out of cluster %q", t.Host.Name, strings.Join(own, ", "), p.Name, t.Cluster.Name)
+	if err := st.refused(t); err != nil {
+		return Change{}, err
 	}
 	was := "its databases are"
 	switch {
@@ -248,8 +257,8 @@ func myApplySeed(ctx context.Context, t *Target, e engine.Engine, password strin
 	if err != nil {
 		return err
 	}
-	if own := st.own(); len(own) > 0 {
-		return fmt.Errorf("%s holds the databases %s, which a copy of %s would replace", t.Host.Name, strings.Join(own, ", "), p.Name)
+	if err := st.refused(t); err != nil {
+		return err
 	}
 	dbs, err := databases(ctx, from, e)
 	if err != nil {
