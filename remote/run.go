@@ -21,21 +21,17 @@ func (c *Client) Run(ctx context.Context, cmd string) (Result, error) {
 // RunInput runs cmd with stdin as its standard input: the way to hand a
 // command a secret, which then appears in no command line.
 func (c *Client) RunInput(ctx context.Context, cmd string, stdin []byte) (Result, error) {
-	full := cmd
-	if c.sudo() {
-		full = SudoCommand(cmd)
-	}
 	var in io.Reader
 	if stdin != nil {
 		in = bytes.NewReader(stdin)
 	}
-	return c.run(ctx, cmd, full, in, nil)
+	return c.Stream(ctx, cmd, in, nil)
 }
 
 // Stream runs cmd with its standard input read from in (nil: none) and
 // its standard output written to out as it comes: for data too large to
 // hold, such as a dump piped from one host into another (Pipe). The
-// Result holds what it wrote to stderr.
+// Result holds what it wrote to stderr, and its output where out is nil.
 func (c *Client) Stream(ctx context.Context, cmd string, in io.Reader, out io.Writer) (Result, error) {
 	full := cmd
 	if c.sudo() {
