@@ -76,18 +76,19 @@ func serverOf(ctx context.Context, root remote.Runner) (engine.Engine, string, e
 // anything changes: the old primary must be one, the new one a replica
 // streaming from it.
 func (s Switchover) Check() error {
+	old, standby, verb, lost := "it is a standby", "standby", "stream", "received"
 	if s.Old.Report.Flavor == dbms.MariaDB {
-		return s.checkMariaDB()
+		old, standby, verb, lost = "it replicates from "+s.Old.Report.ReceiveFrom, "replica", "replicate", "applied"
 	}
 	switch {
 	case s.Old.Report.InRecovery:
-		return fmt.Errorf("%s is not the primary of cluster %q: it is a standby", s.Old.Name, s.Cluster)
+		return fmt.Errorf("%s is not the primary of cluster %q: %s", s.Old.Name, s.Cluster, old)
 	case !s.New.Report.InRecovery:
-		return fmt.Errorf("%s is not a standby: there is nothing to switch over to", s.New.Name)
+		return fmt.Errorf("%s is not a %s: there is nothing to switch over to", s.New.Name, standby)
 	}
 	// what cluster status says of it
 	if state, why := Standby(Member{Name: s.New.Name, Report: s.New.Report}, Member{Name: s.Old.Name, Address: s.Old.Address}); state != Streaming {
-		return fmt.Errorf("%s does not stream from %s (%s): a switchover to it would lose what it has not received", s.New.Name, s.Old.Name, why)
+		return fmt.Errorf("%s does not %s from %s (%s): a switchover to it would lose what it has not %s", s.New.Name, verb, s.Old.Name, why, lost)
 	}
 	return nil
 }

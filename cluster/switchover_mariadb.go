@@ -30,19 +30,6 @@ func ChangeMaster(address string, port int, password string) string {
 		engine.MySQLString(address), port, engine.MySQLString(inventory.PidbReplication), engine.MySQLString(password), engine.MySQLString(PrimaryCert(maria)))
 }
 
-func (s Switchover) checkMariaDB() error {
-	switch {
-	case s.Old.Report.InRecovery:
-		return fmt.Errorf("%s is not the primary of cluster %q: it replicates from %s", s.Old.Name, s.Cluster, s.Old.Report.ReceiveFrom)
-	case !s.New.Report.InRecovery:
-		return fmt.Errorf("%s is not a replica: there is nothing to switch over to", s.New.Name)
-	}
-	if state, why := replicaOf(Member{Name: s.New.Name, Report: s.New.Report}, Member{Name: s.Old.Name, Address: s.Old.Address}); state != Streaming {
-		return fmt.Errorf("%s does not replicate from %s (%s): a switchover to it would lose what it has not applied", s.New.Name, s.Old.Name, why)
-	}
-	return nil
-}
-
 func (s Switchover) planMariaDB() []string {
 	out := []string{
 		"make " + s.Old.Name + " read-only (its commits done, no more taken) and read its binary log's position",
