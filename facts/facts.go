@@ -9,8 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/bits"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"pidb/dbms"
 	"pidb/internal/version"
@@ -207,14 +210,44 @@ func Gather(ctx context.Context, r remote.Runner) (Facts, error) {
 }
 
 // Check reports a fact whose shape pidb cannot trust: the engine's version
-// (CheckVersion). Gather checks what a host answers; engine.New checks
-// every version it is given the same way.
+// (CheckVersion) and the data directory and its device (CheckPath).
+// Gather checks what a host answers; engine.New checks every version it is
+// given the same way.
 func (f Facts) Check() error {
+	if f.DataDir != "" {
+		if err := CheckPath(f.DataDir); err != nil {
+			return fmt.Errorf("the host's data directory: %w", err)
+		}
+	}
+	if f.DataDevice != "" {
+		if err := CheckPath(f.DataDevice); err != nil {
+			return fmt.Errorf("the device of the host's data directory: %w", err)
+		}
+	}
 	if f.Engine.Flavor == "" {
 		return nil
 	}
 	if err := CheckVersion(f.Engine.Flavor, f.Engine.Version); err != nil {
 		return fmt.Errorf("the host's %w", err)
+	}
+	return nil
+}
+
+// CheckPath reports a path read from a host that pidb cannot trust: one
+// that is not absolute, holds a control character or a ".." part, or is
+// not in its clean form. Such a path comes from a file the host's other
+// users can write (PostgreSQL's data_directory is the postgres user's),
+// and pidb's root commands take it as an argument: it goes no further.
+func CheckPath(p string) error {
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("%q is not an absolute path: pidb takes no such path from a host", p)
+	case strings.IndexFunc(p, unicode.IsControl) >= 0:
+		return fmt.Errorf("%q holds a control character: pidb takes no such path from a host", p)
+	case slices.Contains(strings.Split(p, "/"), ".."):
+		return fmt.Errorf("%q holds a \"..\" part: pidb takes no such path from a host", p)
+	case path.Clean(p) != p:
+		return fmt.Errorf("%q is not a clean path (%s): pidb takes no such path from a host", p, path.Clean(p))
 	}
 	return nil
 }
@@ -344,6 +377,9 @@ func DataDir(lines string, flavor dbms.Flavor) (dir, device string) {
 		f := strings.Fields(line)
 		if len(f) >= 2 && f[0] == want && dir == "" {
 			dir = f[1]
+			if len(dir) > 1 {
+				dir = strings.TrimRight(dir, "/") // datadir = /var/lib/mysql/ is that folder
+			}
 			if len(f) >= 3 {
 				device = f[2]
 			}

@@ -280,62 +280,98 @@ func whereCmd(e engine.Engine) string {
 // old. Every file of the data is read and written as the server's own user
 // (dir's folder is that user's), never root: root acts on no path that
 // user could have planted a link at.
-func moveScript(e engine.Engine, old, dir, conf, confNew string) string {
-	q := remote.Quote
+//
+// Its text depends on the engine alone. The paths are its positional
+// parameters (moveArgs): old comes from the host (pg_lsclusters reads it
+// from a file the postgres user writes), so no path is ever part of a
+// script's text, in a message or a comment either.
+func moveScript(e engine.Engine) string {
 	user := serverUser(e)
-	as := func(cmd string) string { return "runuser -u " + user + " -- sh -c " + q(cmd) }
-	tmp := dir + ".pidb-copy"
+	// as runs cmd as the server's user, with the script's variables vars
+	// as cmd's positional parameters ($1, $2...)
+	as := func(cmd string, vars ...string) string {
+		args := ""
+		for _, v := range vars {
+			args += ` "$` + v + `"`
+		}
+		return "runuser -u " + user + " -- sh -c " + remote.Quote(cmd) + " sh" + args
+	}
 	// what must be the same in the copy: each file's contents, and each
 	// entry's name, mode, type, size (a file's) and target (a link's)
-	sums := `find . -type f -print0 | sort -z | xargs -0 -r sha256sum; find . \( -type f -printf '%p %m f %s\n' \) -o \( ! -type f -printf '%p %m %y %l\n' \) | sort`
-	confOps := func(cmd string) string { return cmd } // root's folder (MySQL's conf.d)
+	sums := `cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum; find . \( -type f -printf '%p %m f %s\n' \) -o \( ! -type f -printf '%p %m %y %l\n' \) | sort`
+	confOps := func(cmd string, vars ...string) string { // root's folder (MySQL's conf.d)
+		args := ""
+		for _, v := range vars {
+			args += ` "$` + v + `"`
+		}
+		return "sh -c " + remote.Quote(cmd) + " sh" + args
+	}
 	if e.Flavor == dbms.Postgres {
 		confOps = as // postgres's folder
 	}
 	s := &strings.Builder{}
 	w := func(format string, args ...any) { fmt.Fprintf(s, format+"\n", args...) }
 	w("#!/bin/sh")
-	w("# pidb: moves %s's data from %s to %s (data_device)", e.Flavor, old, dir)
+	w("# pidb: moves %s's data from the directory in $1 to the one in $2 (data_device),", e.Flavor)
+	w("# pointing the server at it by moving the file $4 over $3; its state in the folder $5")
 	w("set -u")
-	w("S=%s", q(moveDir))
-	w(`state() { echo "$1" > "$S/state.new" && mv "$S/state.new" "$S/state"; }`)
+	w(`old=$1 dir=$2 conf=$3 confnew=$4 S=$5`)
+	w(`tmp=$dir.pidb-copy before=$conf.pidb-before-move`)
+	w(`state() { printf '%%s\n' "$1" > "$S/state.new" && mv "$S/state.new" "$S/state"; }`)
 	w(`switched=no`)
 	w(`fail() {`)
 	w(`	state "putting back: $1"`)
-	w(`	systemctl stop %s`, q(e.Service))
-	w(`	if [ "$switched" = yes ]; then %s; fi`, confOps("mv -f "+q(conf+".pidb-before-move")+" "+q(conf)+" 2>/dev/null || rm -f "+q(conf)))
-	w(`	%s`, as("rm -rf "+q(dir)+" "+q(tmp)))
+	w(`	systemctl stop %s`, remote.Quote(e.Service))
+	w(`	if [ "$switched" = yes ]; then %s; fi`, confOps(`mv -f "$1" "$2" 2>/dev/null || rm -f "$2"`, "before", "conf"))
+	w(`	%s`, as(`rm -rf "$1" "$2"`, "dir", "tmp"))
 	w(`	%s`, e.StartCmd())
 	w(`	state "failed: $1"`)
 	w(`	exit 1`)
 	w(`}`)
 	w(`state stopping`)
-	w(`systemctl stop %s || fail "systemctl stop %s failed"`, q(e.Service), e.Service)
+	w(`systemctl stop %s || fail "systemctl stop %s failed"`, remote.Quote(e.Service), e.Service)
 	w(`state copying`)
-	w(`%s || fail "the copy of %s failed"`, as("rm -rf "+q(tmp)+" && mkdir -m 0700 "+q(tmp)+" && cp -a "+q(old)+"/. "+q(tmp)+"/"), old)
-	w(`a=$(%s) || fail "could not read %s"`, as("cd "+q(old)+" && "+sums), old)
-	w(`b=$(%s) || fail "could not read the copy"`, as("cd "+q(tmp)+" && "+sums))
-	w(`[ "$a" = "$b" ] || fail "the copy differs from %s"`, old)
-	w(`%s || fail "could not put the copy at %s"`, as("chmod --reference="+q(old)+" "+q(tmp)+" && rm -rf "+q(dir)+" && mv "+q(tmp)+" "+q(dir)), dir)
+	w(`%s || fail "the copy of $old failed"`, as(`rm -rf "$2" && mkdir -m 0700 "$2" && cp -a "$1"/. "$2"/`, "old", "tmp"))
+	w(`a=$(%s) || fail "could not read $old"`, as(sums, "old"))
+	w(`b=$(%s) || fail "could not read the copy"`, as(sums, "tmp"))
+	w(`[ "$a" = "$b" ] || fail "the copy differs from $old"`)
+	w(`%s || fail "could not put the copy at $dir"`, as(`chmod --reference="$1" "$2" && rm -rf "$3" && mv "$2" "$3"`, "old", "tmp", "dir"))
 	w(`state verified`)
 	w(`i=0; while [ ! -e "$S/go" ]; do i=$((i + 1)); [ $i -le %d ] || fail "no go from pidb within %s (its link to the host was cut?)"; sleep 0.1; done`, int(goWait/(100*time.Millisecond)), goWait)
 	w(`state switching`)
 	if e.Flavor == dbms.Postgres {
-		w(`%s || fail "could not keep %s"`, confOps("cp -p "+q(conf)+" "+q(conf+".pidb-before-move")), conf)
+		w(`%s || fail "could not keep $conf"`, confOps(`cp -p "$1" "$2"`, "conf", "before"))
 	}
 	w(`switched=yes`)
-	w(`%s || fail "could not point the server at %s"`, confOps("mv -f "+q(confNew)+" "+q(conf)), dir)
-	w(`%s || fail "%s did not start on %s"`, e.StartCmd(), e.Service, dir)
-	w(`i=0; until %s; do i=$((i + 1)); [ $i -le 600 ] || fail "%s started on %s and takes no connections"; sleep 0.1; done`, e.ReadyCmd(), e.Service, dir)
+	w(`%s || fail "could not point the server at $dir"`, confOps(`mv -f "$1" "$2"`, "confnew", "conf"))
+	w(`%s || fail "%s did not start on $dir"`, e.StartCmd(), e.Service)
+	w(`i=0; until %s; do i=$((i + 1)); [ $i -le 600 ] || fail "%s started on $dir and takes no connections"; sleep 0.1; done`, e.ReadyCmd(), e.Service)
 	w(`at=$(%s) || fail "could not ask %s where its data is"`, whereCmd(e), e.Service)
-	w(`[ "${at%%%%/}" = %s ] || fail "%s runs on $at, not %s"`, q(dir), e.Service, dir)
+	w(`[ "${at%%/}" = "$dir" ] || fail "%s runs on $at, not $dir"`, e.Service)
 	w(`state removing`)
 	if e.Flavor == dbms.Postgres {
-		w(`%s`, confOps("rm -f "+q(conf+".pidb-before-move")))
+		w(`%s`, confOps(`rm -f "$1"`, "before"))
 	}
-	w(`%s; rmdir %s 2>/dev/null`, as("find "+q(old)+" -mindepth 1 -delete"), q(old))
+	w(`%s; rmdir -- "$old" 2>/dev/null`, as(`find "$1" -mindepth 1 -delete`, "old"))
 	w(`state done`)
 	return s.String()
+}
+
+// moveArgs are moveScript's positional parameters, in its order: the
+// state's folder last (moveDir).
+func moveArgs(old, dir, conf, confNew, state string) []string {
+	return []string{old, dir, conf, confNew, state}
+}
+
+// systemdArgs are a command's words as systemd-run passes them on
+// unchanged: the service manager expands $NAME and ${NAME} in a service's
+// command line, and takes $$ for a dollar sign.
+func systemdArgs(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = strings.ReplaceAll(w, "$", "$$")
+	}
+	return out
 }
 
 // probeHost runs probeScript on the host.
@@ -535,11 +571,12 @@ func move(ctx context.Context, t *Target, e engine.Engine, old, dir string) erro
 		return err
 	}
 	script := moveDir + "/move.sh"
-	if err := t.Root.Upload(ctx, script, []byte(moveScript(e, old, dir, file, confNew)), 0o700); err != nil {
+	if err := t.Root.Upload(ctx, script, []byte(moveScript(e)), 0o700); err != nil {
 		return err
 	}
 	t.Step(fmt.Sprintf("datadir: moving %s to %s (%s is down meanwhile)", old, dir, e.Flavor))
-	if _, err := t.run(ctx, "systemctl reset-failed "+moveUnit+" 2>/dev/null; systemd-run --quiet --collect --unit="+moveUnit+" /bin/sh "+remote.Quote(script)); err != nil {
+	if _, err := t.run(ctx, "systemctl reset-failed "+moveUnit+" 2>/dev/null; systemd-run --quiet --collect --unit="+moveUnit+" "+
+		remote.Command(systemdArgs(append([]string{"/bin/sh", script}, moveArgs(old, dir, file, confNew, moveDir)...))...)); err != nil {
 		return err
 	}
 	said := ""

@@ -2,6 +2,10 @@ package provision
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,6 +13,7 @@ import (
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/internal/fakerun"
+	"pidb/internal/shtest"
 )
 
 // a probe of a Pi booted from its card with three drives: a blank USB SSD,
@@ -135,32 +140,77 @@ func TestPointed(t *testing.T) {
 	}
 }
 
-// TestMoveScript: the move's script does its file work as the server's
-// user, waits for pidb's go before it switches, and puts the server back
-// where it failed.
+// TestMoveScript: the move's script, run under sh with its commands
+// stubbed, does its file work as the server's user, waits for pidb's go
+// before it switches, says done; and whatever fails, and whatever its
+// paths hold (the old one is the host's: the postgres user writes it),
+// runs no path as a command and passes each to its commands unchanged.
 func TestMoveScript(t *testing.T) {
 	pg, _ := engine.New(dbms.Postgres, "15.8")
-	s := moveScript(pg, "/var/lib/postgresql/15/main", dataDirOn(pg), "/etc/postgresql/15/main/postgresql.conf", "/etc/postgresql/15/main/.postgresql.conf.pidb-new")
-	for _, want := range []string{
-		`runuser -u postgres -- sh -c 'rm -rf /srv/pidb-data/postgresql/15/main.pidb-copy && mkdir -m 0700 /srv/pidb-data/postgresql/15/main.pidb-copy && cp -a /var/lib/postgresql/15/main/. /srv/pidb-data/postgresql/15/main.pidb-copy/'`,
-		`[ "$a" = "$b" ] || fail "the copy differs from /var/lib/postgresql/15/main"`,
-		`while [ ! -e "$S/go" ]; do i=$((i + 1)); [ $i -le 300 ] || fail "no go from pidb within 30s`,
-		`runuser -u postgres -- sh -c 'mv -f /etc/postgresql/15/main/.postgresql.conf.pidb-new /etc/postgresql/15/main/postgresql.conf'`,
-		`[ "${at%%/}" = /srv/pidb-data/postgresql/15/main ] || fail`,
-	} {
-		if !strings.Contains(s, want) {
-			t.Errorf("the script has no\n%s\nin\n%s", want, s)
+	maria, _ := engine.New(dbms.MariaDB, "10.11.6")
+	for _, e := range []engine.Engine{pg, maria} {
+		sb := shtest.New(t)
+		state := t.TempDir()
+		if err := os.WriteFile(filepath.Join(state, "go"), nil, 0o600); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if strings.Index(s, "state verified") > strings.Index(s, "state switching") || strings.Index(s, `"$S/go"`) > strings.Index(s, "switched=yes") {
-		t.Errorf("the script switches before the go:\n%s", s)
-	}
-	for _, line := range strings.Split(s, "\n") {
-		if strings.Contains(line, "cp -a") || strings.Contains(line, "rm -rf /srv") || strings.Contains(line, "-delete") {
-			if !strings.Contains(line, "runuser -u postgres") {
-				t.Errorf("root works on the data: %s", line)
+		old, dir, conf := "/var/lib/postgresql/15/main", dataDirOn(e), pointedFile(e)
+		if e.Flavor != dbms.Postgres {
+			old = "/var/lib/mysql"
+		}
+		confNew := conf + ".new"
+		client := "psql"
+		if e.Flavor == dbms.MariaDB {
+			client = "mariadb"
+		}
+		sb.Print(client, dir)
+		stateIs := func() string {
+			b, _ := os.ReadFile(filepath.Join(state, "state.new")) // the stubbed mv leaves it there
+			return strings.TrimSpace(string(b))
+		}
+		r := sb.Run(moveScript(e), "", moveArgs(old, dir, conf, confNew, state)...)
+		if r.Code != 0 || stateIs() != "done" {
+			t.Fatalf("%s: the move ended %d at %q: %s\n%v", e.Flavor, r.Code, stateIs(), r.Stderr, r.Calls)
+		}
+		r.Check(t, string(e.Flavor), "", old, dir, conf, confNew)
+		var names []string
+		for _, c := range r.Calls {
+			// the server's readiness is asked 600 times before it fails
+			if !slices.Contains(names, c.Name) && c.Name != "runuser" && c.Name != "pg_isready" && c.Name != "mariadb-admin" {
+				names = append(names, c.Name)
+			}
+			arg := strings.Join(c.Args, " ")
+			if (c.Name == "cp" || c.Name == "find" || c.Name == "rm" && strings.Contains(arg, dir)) && c.As != serverUser(e) {
+				t.Errorf("%s: root works on the data: %s", e.Flavor, c)
 			}
 		}
+		if i, j := slices.IndexFunc(r.Calls, func(c shtest.Call) bool { return c.Name == "cp" }), slices.IndexFunc(r.Calls, func(c shtest.Call) bool { return c.Name == "systemctl" && c.Args[0] == "start" }); i < 0 || j < i {
+			t.Errorf("%s: the server starts before the copy: %v", e.Flavor, r.Calls)
+		}
+		// no go from pidb: the server is put back on the old directory
+		if err := os.Remove(filepath.Join(state, "go")); err != nil {
+			t.Fatal(err)
+		}
+		r = sb.Run(moveScript(e), "", moveArgs(old, dir, conf, confNew, state)...)
+		if r.Code == 0 || !strings.HasPrefix(stateIs(), "failed: no go from pidb") || r.Ran("mv") && slices.ContainsFunc(r.Calls, func(c shtest.Call) bool { return c.Name == "mv" && slices.Contains(c.Args, confNew) }) {
+			t.Errorf("%s: without a go: %d %q %v", e.Flavor, r.Code, stateIs(), r.Calls)
+		}
+		if err := os.WriteFile(filepath.Join(state, "go"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// hostile paths, in each place, and each command failing
+		v := shtest.AllInOne("/var/lib/postgresql/d")
+		args := moveArgs(v, dir+v, conf+v, confNew+v, state)
+		sb.Run(moveScript(e), "", args...).Check(t, string(e.Flavor)+", hostile paths", "", args[:4]...)
+		for _, name := range names {
+			sb.Fail(name)
+			r := sb.Run(moveScript(e), "", args...)
+			if r.Code == 0 || !strings.HasPrefix(stateIs(), "failed: ") {
+				t.Errorf("%s: %s failing: the move ended %d at %q", e.Flavor, name, r.Code, stateIs())
+			}
+			r.Check(t, fmt.Sprintf("%s, %s failing", e.Flavor, name), "", args[0])
+		}
+		sb.Fail()
 	}
 }
 
