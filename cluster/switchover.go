@@ -229,8 +229,8 @@ func (s Switchover) slots(ctx context.Context, followers []Node) error {
 	var b strings.Builder
 	for _, f := range followers {
 		slot := SlotName(f.Name)
-		fmt.Fprintf(&b, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '%s' AND NOT active;\n", slot)
-		fmt.Fprintf(&b, "SELECT pg_create_physical_replication_slot('%s', true);\n", slot)
+		fmt.Fprintf(&b, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s AND NOT active;\n", engine.PostgresString(slot))
+		fmt.Fprintf(&b, "SELECT pg_create_physical_replication_slot(%s, true);\n", engine.PostgresString(slot))
 	}
 	if _, err := s.New.Root.RunInput(ctx, engine.PostgresScript, []byte(b.String())); err != nil {
 		return fmt.Errorf("make the slots: %w", err)
@@ -240,8 +240,8 @@ func (s Switchover) slots(ctx context.Context, followers []Node) error {
 
 // conninfo is how a follower, whose server is e, reaches the new primary.
 func (s Switchover) conninfo(f Node, e engine.Engine) string {
-	return fmt.Sprintf("host=%s port=%d user=%s password=%s sslmode=verify-ca sslrootcert=%s application_name=%s",
-		s.New.Address, e.Port(), inventory.PidbReplication, s.Password, PrimaryCert(e), f.Name)
+	return ConnInfo("host", s.New.Address, "port", strconv.Itoa(e.Port()), "user", inventory.PidbReplication, "password", s.Password,
+		"sslmode", "verify-ca", "sslrootcert", PrimaryCert(e), "application_name", f.Name)
 }
 
 // repoint makes a running standby follow the new primary: its
@@ -255,7 +255,7 @@ func (s Switchover) repoint(ctx context.Context, f Node) error {
 	if err := f.Root.Upload(ctx, PrimaryCert(srv), []byte(s.NewCert), 0o644); err != nil {
 		return fmt.Errorf("keep %s's certificate: %w", s.New.Name, err)
 	}
-	sql := engine.PostgresQuiet + fmt.Sprintf("ALTER SYSTEM SET primary_conninfo = '%s';\nSELECT pg_reload_conf();\n", s.conninfo(f, srv))
+	sql := engine.PostgresQuiet + fmt.Sprintf("ALTER SYSTEM SET primary_conninfo = %s;\nSELECT pg_reload_conf();\n", engine.PostgresString(s.conninfo(f, srv)))
 	if _, err := f.Root.RunInput(ctx, engine.PostgresScript, []byte(sql)); err != nil {
 		return fmt.Errorf("point it at %s: %w", s.New.Name, err)
 	}
@@ -272,7 +272,15 @@ func (s Switchover) demote(ctx context.Context, old engine.Engine, dataDir strin
 		return fmt.Errorf("keep %s's certificate: %w", s.New.Name, err)
 	}
 	auto := dataDir + "/postgresql.auto.conf"
-	lines := fmt.Sprintf("primary_conninfo = '%s'\nprimary_slot_name = '%s'\n", s.conninfo(s.Old, old), SlotName(s.Old.Name))
+	conninfo, err := engine.PostgresConfString(s.conninfo(s.Old, old))
+	if err != nil {
+		return fmt.Errorf("%s's primary_conninfo: %w", s.Old.Name, err)
+	}
+	slot, err := engine.PostgresConfString(SlotName(s.Old.Name))
+	if err != nil {
+		return err
+	}
+	lines := "primary_conninfo = " + conninfo + "\nprimary_slot_name = " + slot + "\n"
 	script := strings.Join([]string{
 		"set -eu", "cd /tmp",
 		"auto=" + remote.Quote(auto),

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -65,7 +66,35 @@ func TestConninfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.conninfo(Node{Name: "pi4"}, e); got != "host=10.0.0.30 port=5432 user=pidb_replication password=pw sslmode=verify-ca sslrootcert=/etc/postgresql/15/main/pidb-primary.crt application_name=pi4" {
+	// quoted as libpq's appendConnStrVal (pg_basebackup -R) quotes: a
+	// value of letters, digits, '_' and '.' bare
+	if got := s.conninfo(Node{Name: "pi4"}, e); got != "host=10.0.0.30 port=5432 user=pidb_replication password=pw sslmode='verify-ca' sslrootcert='/etc/postgresql/15/main/pidb-primary.crt' application_name=pi4" {
 		t.Errorf("conninfo: %s", got)
+	}
+	// no value adds a keyword: a quote and a backslash escaped
+	s.New.Address, s.Password = "2001:db8::5", `p w' host=x\`
+	if got := s.conninfo(Node{Name: "pi4"}, e); got != `host='2001:db8::5' port=5432 user=pidb_replication password='p w\' host=x\\' sslmode='verify-ca' sslrootcert='/etc/postgresql/15/main/pidb-primary.crt' application_name=pi4` {
+		t.Errorf("conninfo: %s", got)
+	}
+}
+
+// ParseConnInfo reads what pg_basebackup -R and ConnInfo write, as libpq
+// reads it.
+func TestParseConnInfo(t *testing.T) {
+	for in, want := range map[string]map[string]string{
+		`user=pidb_replication passfile='/var/lib/postgresql/.pgpass' channel_binding=prefer host=10.0.0.40 port=5432 sslmode=verify-ca`: {
+			"user": "pidb_replication", "passfile": "/var/lib/postgresql/.pgpass", "channel_binding": "prefer", "host": "10.0.0.40", "port": "5432", "sslmode": "verify-ca"},
+		`host = '2001:db8::5'  password='p w\' host=x\\' a=\ b`: {"host": "2001:db8::5", "password": `p w' host=x\`, "a": " b"},
+		``: {},
+	} {
+		got, err := ParseConnInfo(in)
+		if err != nil || !maps.Equal(got, want) {
+			t.Errorf("%s: %v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"host", "host='10.0.0.1", "=x"} {
+		if got, err := ParseConnInfo(bad); err == nil {
+			t.Errorf("%q: %v", bad, got)
+		}
 	}
 }

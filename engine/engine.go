@@ -423,6 +423,36 @@ func MySQLString(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`, "\x00", `\0`).Replace(s) + "'"
 }
 
+// PostgresString quotes s as a PostgreSQL string literal: a quote
+// doubled; a value with a backslash as an escape string (E'...') with the
+// backslash doubled, which reads the same whatever
+// standard_conforming_strings says. No value ends the literal, and psql,
+// which reads a script's quoted strings as such, takes no command from it.
+func PostgresString(s string) string {
+	q := strings.ReplaceAll(s, "'", "''")
+	if strings.Contains(s, `\`) {
+		return "E'" + strings.ReplaceAll(q, `\`, `\\`) + "'"
+	}
+	return "'" + q + "'"
+}
+
+// PostgresIdent quotes name as a PostgreSQL identifier: in double quotes,
+// a double quote doubled.
+func PostgresIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// PostgresConfString quotes s as a string value of postgresql.conf (and
+// postgresql.auto.conf): in single quotes, a quote and a backslash
+// escaped. A value with a control character, which would end the line and
+// begin a setting of its own, is refused.
+func PostgresConfString(s string) (string, error) {
+	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		return "", fmt.Errorf("%q holds a control character: it goes into no configuration file", s)
+	}
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'", nil
+}
+
 // PostgresUser is the system account Debian's PostgreSQL runs as, which
 // owns its files.
 const PostgresUser = "postgres"

@@ -300,3 +300,35 @@ func TestCompareLiveQuoted(t *testing.T) {
 		t.Errorf("empty live value: %v", bad)
 	}
 }
+
+// PostgreSQL's quoting: no value ends its literal or identifier, whatever
+// standard_conforming_strings says; a configuration value with a line's
+// end is refused. The expected texts are written by hand.
+func TestPostgresQuoting(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                       `'plain'`,
+		"it's":                        `'it''s'`,
+		`a\';COPY x TO PROGRAM 'id';`: `E'a\\'';COPY x TO PROGRAM ''id'';'`,
+		"":                            `''`,
+	} {
+		if got := PostgresString(in); got != want {
+			t.Errorf("PostgresString(%q) = %s, want %s", in, got, want)
+		}
+	}
+	if got := PostgresIdent(`a"b`); got != `"a""b"` {
+		t.Errorf("PostgresIdent: %s", got)
+	}
+	for in, want := range map[string]string{
+		"host=10.0.0.1 sslmode='verify-ca'": `'host=10.0.0.1 sslmode=\'verify-ca\''`,
+		`a\b`:                               `'a\\b'`,
+	} {
+		if got, err := PostgresConfString(in); got != want || err != nil {
+			t.Errorf("PostgresConfString(%q) = %s %v, want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"x'\narchive_command = 'id'", "a\rb", "a\x00"} {
+		if got, err := PostgresConfString(bad); err == nil {
+			t.Errorf("PostgresConfString(%q) = %s", bad, got)
+		}
+	}
+}

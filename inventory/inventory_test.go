@@ -133,6 +133,11 @@ func TestErrors(t *testing.T) {
 			`1: host "a" has no address`},
 		{"missing name", "[[host]]\naddress = \"1.2.3.4\"\n",
 			`1: host has no name`},
+		// netip takes any text after the %: a newline, a quote, a comma
+		{"a zoned address", "[[host]]\nname = \"a\"\naddress = \"2001:db8::5%x';COPY (SELECT 1) TO PROGRAM 'id>/tmp/p';--\"\n",
+			`3: host.address: address "2001:db8::5%x';COPY (SELECT 1) TO PROGRAM 'id>/tmp/p';--" names an IPv6 zone`},
+		{"a zoned IPv4-mapped address", "[[host]]\nname = \"a\"\naddress = \"::ffff:10.0.0.1%eth0\"\n",
+			`3: host.address: address "::ffff:10.0.0.1%eth0" names an IPv6 zone (%eth0)`},
 		{"bad engine", "[[host]]\nname = \"a\"\naddress = \"x\"\nengine = \"oracle\"\n",
 			`4: host.engine: unknown engine "oracle"`},
 		{"bad engine in defaults", "[defaults]\nengine = \"sqlite\"\n[[host]]\nname = \"a\"\naddress = \"x\"\n",

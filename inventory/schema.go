@@ -226,7 +226,12 @@ var (
 // DNS name.
 func hostAddress(v any) error {
 	if s, ok := v.(string); ok {
-		if _, err := netip.ParseAddr(s); err == nil {
+		if a, err := netip.ParseAddr(s); err == nil {
+			if a.Zone() != "" {
+				// netip takes any text after the %, which then goes into
+				// known_hosts, conninfo and SQL
+				return fmt.Errorf("address %q names an IPv6 zone (%%%s): pidb takes an address without one", s, a.Zone())
+			}
 			return nil
 		}
 	}

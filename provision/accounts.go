@@ -520,7 +520,7 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 // a keyword ("order", "user") names the database or role, and for
 // pg_hba.conf, where a quoted "all" is a database and not the keyword. The inventory
 // allows lower case letters, digits and _ only, so nothing needs escaping.
-func pgIdent(name string) string { return `"` + name + `"` }
+func pgIdent(name string) string { return engine.PostgresIdent(name) }
 
 // mysqlGrantDB quotes a database name for GRANT ... ON db.*, where _ and %
 // are wildcards: escaped, my_app grants my_app and not myXapp.
@@ -548,14 +548,14 @@ func postgresAccountsSQL(t *Target, sec secrets.Host, st serverState, fresh map[
 		}
 		fmt.Fprintf(&b, "ALTER ROLE %s WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;\n", pgIdent(a.user))
 		if fresh[a.user] || !exists {
-			fmt.Fprintf(&b, "ALTER ROLE %s PASSWORD '%s';\n", pgIdent(a.user), newScramVerifier(password(sec, a)))
+			fmt.Fprintf(&b, "ALTER ROLE %s PASSWORD %s;\n", pgIdent(a.user), engine.PostgresString(newScramVerifier(password(sec, a))))
 		}
 		if m := own[a.user].mark(); m != "" {
-			fmt.Fprintf(&b, "COMMENT ON ROLE %s IS '%s';\n", pgIdent(a.user), m)
+			fmt.Fprintf(&b, "COMMENT ON ROLE %s IS %s;\n", pgIdent(a.user), engine.PostgresString(m))
 		}
 		if _, ok := st.databases[a.database]; !ok {
 			fmt.Fprintf(&b, "CREATE DATABASE %s OWNER %s;\n", pgIdent(a.database), pgIdent(a.user))
-			fmt.Fprintf(&b, "COMMENT ON DATABASE %s IS '%s for %s';\n", pgIdent(a.database), ownerMark, a.user)
+			fmt.Fprintf(&b, "COMMENT ON DATABASE %s IS %s;\n", pgIdent(a.database), engine.PostgresString(ownerMark+" for "+a.user))
 		}
 		fmt.Fprintf(&b, "REVOKE ALL ON DATABASE %s FROM PUBLIC;\n", pgIdent(a.database))
 	}
@@ -577,9 +577,9 @@ const mysqlQuietSession = engine.MySQLQuiet
 // cannot be made here).
 func identifiedBy(flavor dbms.Flavor, password string) string {
 	if flavor == dbms.MariaDB {
-		return "IDENTIFIED BY PASSWORD '" + nativeHash(password) + "'"
+		return "IDENTIFIED BY PASSWORD " + engine.MySQLString(nativeHash(password))
 	}
-	return "IDENTIFIED BY '" + password + "'"
+	return "IDENTIFIED BY " + engine.MySQLString(password)
 }
 
 // loopback is the host part of the MySQL account that pidb's SSH forward
@@ -613,10 +613,10 @@ func mysqlAccountsSQL(t *Target, sec secrets.Host, st serverState, hosts []strin
 	for _, a := range accountsOf(t) {
 		pw := identifiedBy(t.Facts.Engine.Flavor, password(sec, a))
 		if _, ok := st.databases[a.database]; !ok {
-			fmt.Fprintf(&b, "CREATE DATABASE `%s`;\n", a.database)
+			fmt.Fprintf(&b, "CREATE DATABASE %s;\n", mysqlIdent(a.database))
 			if a.database == engine.BenchDatabase {
-				fmt.Fprintf(&b, "CREATE TABLE `%s`.`%s` (note VARCHAR(100) NOT NULL);\n", a.database, ownerTable)
-				fmt.Fprintf(&b, "INSERT INTO `%s`.`%s` VALUES ('%s for pidb');\n", a.database, ownerTable, ownerMark)
+				fmt.Fprintf(&b, "CREATE TABLE %s.%s (note VARCHAR(100) NOT NULL);\n", mysqlIdent(a.database), mysqlIdent(ownerTable))
+				fmt.Fprintf(&b, "INSERT INTO %s.%s VALUES (%s);\n", mysqlIdent(a.database), mysqlIdent(ownerTable), engine.MySQLString(ownerMark+" for pidb"))
 			}
 		}
 		want := map[string]bool{}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -176,9 +177,9 @@ func primaryPlan(t *Target, st primaryState, password string) (todo []string, sq
 		if st.found {
 			todo = append(todo, "set "+ReplicationUser+"'s password")
 		}
-		fmt.Fprintf(&b, "ALTER ROLE %s PASSWORD '%s';\n", pgIdent(ReplicationUser), newScramVerifier(password))
+		fmt.Fprintf(&b, "ALTER ROLE %s PASSWORD %s;\n", pgIdent(ReplicationUser), engine.PostgresString(newScramVerifier(password)))
 	}
-	fmt.Fprintf(&b, "COMMENT ON ROLE %s IS '%s';\n", pgIdent(ReplicationUser), accountMark+" for the replication of cluster "+t.Cluster.Name)
+	fmt.Fprintf(&b, "COMMENT ON ROLE %s IS %s;\n", pgIdent(ReplicationUser), engine.PostgresString(accountMark+" for the replication of cluster "+t.Cluster.Name))
 	want := map[string]bool{}
 	for _, r := range t.Cluster.Replicas {
 		slot := cluster.SlotName(r.Name)
@@ -186,7 +187,7 @@ func primaryPlan(t *Target, st primaryState, password string) (todo []string, sq
 		if _, ok := st.slots[slot]; !ok {
 			todo = append(todo, "a replication slot for "+r.Name+" ("+slot+")")
 			// reserved now: the WAL from here on is kept for the replica
-			fmt.Fprintf(&b, "SELECT pg_create_physical_replication_slot('%s', true);\n", slot)
+			fmt.Fprintf(&b, "SELECT pg_create_physical_replication_slot(%s, true);\n", engine.PostgresString(slot))
 		}
 	}
 	var gone []string
@@ -198,7 +199,7 @@ func primaryPlan(t *Target, st primaryState, password string) (todo []string, sq
 	slices.Sort(gone)
 	for _, slot := range gone {
 		todo = append(todo, "drop the slot "+slot+", whose host is no replica of the cluster now (it kept WAL for nobody)")
-		fmt.Fprintf(&b, "SELECT pg_drop_replication_slot('%s');\n", slot)
+		fmt.Fprintf(&b, "SELECT pg_drop_replication_slot(%s);\n", engine.PostgresString(slot))
 	}
 	if len(todo) == 0 {
 		return nil, ""
@@ -380,7 +381,8 @@ func readReplica(ctx context.Context, t *Target, e engine.Engine) (replicaState,
 // address, through its slot (streaming or not: a stopped primary, or one
 // restarting, is waited for, not a reason to copy everything again).
 func (st replicaState) follows(address, slot string) bool {
-	return st.recovery && st.slot == slot && slices.Contains(strings.Fields(st.conninfo), "host="+address)
+	ci, err := cluster.ParseConnInfo(st.conninfo)
+	return err == nil && st.recovery && st.slot == slot && ci["host"] == address
 }
 
 func (seedStep) Check(ctx context.Context, t *Target) (Change, error) {
@@ -418,7 +420,8 @@ func (seedStep) Check(ctx context.Context, t *Target) (Change, error) {
 // they are, moves, copies and removes. The password comes on stdin.
 func seedScript(e engine.Engine, t *Target, dataDir string) string {
 	p := t.Cluster.Primary
-	conn := fmt.Sprintf("host=%s port=%d user=%s sslmode=verify-ca sslrootcert=%s application_name=%s", p.Address, e.Port(), ReplicationUser, cluster.PrimaryCert(e), t.Host.Name)
+	conn := cluster.ConnInfo("host", p.Address, "port", strconv.Itoa(e.Port()), "user", ReplicationUser,
+		"sslmode", "verify-ca", "sslrootcert", cluster.PrimaryCert(e), "application_name", t.Host.Name)
 	pg := "runuser -u " + engine.PostgresUser + " -- "
 	old := dataDir + ".pidb-seed"
 	stop, start := "systemctl stop "+remote.Quote(e.Service), e.StartCmd()
@@ -431,7 +434,9 @@ func seedScript(e engine.Engine, t *Target, dataDir string) string {
 		pg + `rm -rf -- "$old"`,
 		pg + `mv -- "$data" "$old"`,
 		pg + `mkdir -m 700 -- "$data"`,
-		"if ! " + pg + `env PGPASSWORD="$pw" ` + remote.Command("pg_basebackup", "-d", conn, "-D", dataDir, "-X", "stream", "-S", cluster.SlotName(t.Host.Name), "-R", "-c", "fast") + "; then " +
+		// the password goes in pg_basebackup's environment, never in a
+		// command line, which every user of the host may read in ps
+		`if ! PGPASSWORD="$pw" ` + pg + remote.Command("pg_basebackup", "-d", conn, "-D", dataDir, "-X", "stream", "-S", cluster.SlotName(t.Host.Name), "-R", "-c", "fast") + "; then " +
 			pg + `rm -rf -- "$data"; ` + pg + `mv -- "$old" "$data"; ` + start + "; exit 1; fi",
 		start,
 	}, "\n")

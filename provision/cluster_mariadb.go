@@ -206,8 +206,20 @@ func myCheckSeed(ctx context.Context, t *Target, e engine.Engine) (Change, error
 // transaction, with the GTID position it was taken at (SET GLOBAL
 // gtid_slave_pos, which the replica runs as it loads it).
 func dumpCmd(dbs []string) string {
-	args := append([]string{"mariadb-dump", "--single-transaction", "--master-data=1", "--gtid", "--routines", "--events", "--triggers", "--hex-blob", "--default-character-set=utf8mb4", "--databases"}, dbs...)
+	// "--": a database named like an option is a name
+	args := append([]string{"mariadb-dump", "--single-transaction", "--master-data=1", "--gtid", "--routines", "--events", "--triggers", "--hex-blob", "--default-character-set=utf8mb4", "--databases", "--"}, dbs...)
 	return remote.Command(args...)
+}
+
+// seedLoad loads the primary's dump into the replica as root's client,
+// which runs no client command the stream holds: a \! line would run as
+// root on the replica. --binary-mode parses no client command but
+// DELIMITER and \C; --sandbox, where the client has it (MariaDB 10.5.25,
+// 10.6.18, 10.11.8, 11.x), refuses the rest.
+func seedLoad(e engine.Engine) string {
+	client := strings.Fields(e.Script())
+	return "s=; if " + client[0] + " --help 2>/dev/null | grep -q -e '--sandbox'; then s=--sandbox; fi; exec " +
+		client[0] + " --binary-mode $s " + remote.Command(client[1:]...)
 }
 
 // clearSQL makes the replica ready for its copy: not replicating, its
@@ -281,8 +293,7 @@ func myApplySeed(ctx context.Context, t *Target, e engine.Engine, password strin
 	}
 	t.Step(fmt.Sprintf("seeding from %s (mariadb-dump of %s)", p.Name, strings.Join(names, ", ")))
 	if len(names) > 0 {
-		load := e.Script()
-		if err := remote.Pipe(ctx, from, dumpCmd(names), to, load, []byte(mysqlQuietSession)); err != nil {
+		if err := remote.Pipe(ctx, from, dumpCmd(names), to, seedLoad(e), []byte(mysqlQuietSession)); err != nil {
 			return fmt.Errorf("copy %s's data: %w %s", p.Name, err, cutShort)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/internal/fakerun"
+	"pidb/internal/shtest"
 )
 
 // myMember is member on MariaDB 10.11.
@@ -278,12 +280,31 @@ func TestFollowSQL(t *testing.T) {
 
 // TestDumpCmd: the primary's dump is one transaction with its GTID
 // position, routines, events and triggers, blobs in hex, in utf8mb4, of
-// the databases named (quoted for the shell).
+// the databases named, each reaching mariadb-dump as a name whatever it
+// holds (the names are the primary's: its administrator makes them); the
+// replica loads it with client commands off.
 func TestDumpCmd(t *testing.T) {
-	if got := dumpCmd([]string{"pidb", "shop"}); got != "mariadb-dump --single-transaction --master-data=1 --gtid --routines --events --triggers --hex-blob --default-character-set=utf8mb4 --databases pidb shop" {
-		t.Errorf("dumpCmd: %s", got)
+	sb := shtest.New(t)
+	names := append([]string{"pidb", "shop", shtest.Option, "--result-file=/etc/x"}, shtest.Hostile("db")...)
+	r := sb.Run(dumpCmd(names), "")
+	r.Check(t, "dumpCmd", "", names...)
+	if len(r.Calls) != 1 || !slices.Equal(r.Calls[0].Args, append([]string{"--single-transaction", "--master-data=1", "--gtid", "--routines", "--events", "--triggers", "--hex-blob", "--default-character-set=utf8mb4", "--databases", "--"}, names...)) {
+		t.Errorf("dumpCmd: %v", r.Calls)
 	}
-	if got := dumpCmd([]string{"it's mine"}); got != `mariadb-dump --single-transaction --master-data=1 --gtid --routines --events --triggers --hex-blob --default-character-set=utf8mb4 --databases 'it'\''s mine'` {
-		t.Errorf("dumpCmd of a name to quote: %s", got)
+	maria, _ := engine.New(dbms.MariaDB, "10.11.6")
+	for _, sandbox := range []bool{false, true} {
+		sb.Fail()
+		if !sandbox {
+			sb.Fail("grep") // mariadb --help names no --sandbox
+		}
+		r = sb.Run(seedLoad(maria), "")
+		load := r.Calls[len(r.Calls)-1]
+		want := []string{"--binary-mode", "--batch", "--skip-column-names", "--default-character-set=utf8mb4"}
+		if sandbox {
+			want = slices.Insert(want, 1, "--sandbox")
+		}
+		if load.Name != "mariadb" || !slices.Equal(load.Args, want) {
+			t.Errorf("the load, --sandbox known %v: %v", sandbox, r.Calls)
+		}
 	}
 }

@@ -2,14 +2,18 @@ package provision
 
 import (
 	"context"
+	"maps"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
+	"pidb/cluster"
 	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
 	"pidb/internal/fakerun"
+	"pidb/internal/shtest"
 	"pidb/inventory"
 )
 
@@ -175,14 +179,43 @@ func TestSeedCheck(t *testing.T) {
 	if err != nil || !ch.Needed || ch.Note != "seeded from pi4 (pg_basebackup over TLS, slot pidb_pi3): its data is replaced by a copy of pi4's" || len(ch.Commands) != 1 {
 		t.Fatalf("fresh: %+v %v", ch, err)
 	}
+	// the script, run under sh with its commands stubbed: the password
+	// from stdin reaches pg_basebackup in its environment and no command
+	// line; the copy fails, and the old data goes back
 	script := ch.Commands[0]
-	for _, want := range []string{"IFS= read -r pw", "systemctl stop postgresql@15-main",
-		`runuser -u postgres -- mv -- "$data" "$old"`,
-		`env PGPASSWORD="$pw" pg_basebackup -d 'host=10.0.0.40 port=5432 user=pidb_replication sslmode=verify-ca sslrootcert=/etc/postgresql/15/main/pidb-primary.crt application_name=pi3' -D /var/lib/postgresql/15/main -X stream -S pidb_pi3 -R -c fast; then`,
-		`runuser -u postgres -- rm -rf -- "$data"; runuser -u postgres -- mv -- "$old" "$data"; systemctl reset-failed postgresql@15-main 2>/dev/null; systemctl start postgresql@15-main; exit 1; fi`} {
-		if !strings.Contains(script, want) {
-			t.Errorf("the script lacks %q:\n%s", want, script)
+	sb := shtest.New(t)
+	sb.Env("PGPASSWORD")
+	const pw = "Secret'$(pidb_injected)"
+	res := sb.Run(script, pw+"\n")
+	var base *shtest.Call
+	for i, c := range res.Calls {
+		if strings.Contains(c.String(), "Secret") {
+			t.Errorf("the password is on a command line: %s", c)
 		}
+		if c.Name == "pg_basebackup" {
+			base = &res.Calls[i]
+		}
+	}
+	if res.Code != 0 || base == nil || base.As != "postgres" || base.Env["PGPASSWORD"] != pw {
+		t.Fatalf("the seed: %d %s %v\n%s", res.Code, res.Stderr, base, script)
+	}
+	d := slices.Index(base.Args, "-d")
+	if ci, err := cluster.ParseConnInfo(base.Args[d+1]); err != nil || !maps.Equal(ci, map[string]string{"host": "10.0.0.40", "port": "5432", "user": "pidb_replication",
+		"sslmode": "verify-ca", "sslrootcert": "/etc/postgresql/15/main/pidb-primary.crt", "application_name": "pi3"}) ||
+		!slices.Equal(base.Args[d+2:], []string{"-D", "/var/lib/postgresql/15/main", "-X", "stream", "-S", "pidb_pi3", "-R", "-c", "fast"}) {
+		t.Errorf("pg_basebackup %q: %v", base.Args, err)
+	}
+	sb.Fail("pg_basebackup")
+	res = sb.Run(script, pw+"\n")
+	var tail []string
+	for _, c := range res.Calls[slices.IndexFunc(res.Calls, func(c shtest.Call) bool { return c.Name == "pg_basebackup" })+1:] {
+		if c.Name != "runuser" {
+			tail = append(tail, c.As+": "+c.String())
+		}
+	}
+	if res.Code != 1 || !slices.Equal(tail, []string{"postgres: rm -rf -- /var/lib/postgresql/15/main", "postgres: mv -- /var/lib/postgresql/15/main.pidb-seed /var/lib/postgresql/15/main",
+		"root: systemctl reset-failed postgresql@15-main", "root: systemctl start postgresql@15-main"}) {
+		t.Errorf("a failed copy: %d, then %q", res.Code, tail)
 	}
 	// on its own with databases of its own: refused, naming them
 	_, err = (seedStep{}).Check(ctx, replica([][]string{fresh, {"db", "shop", "", "", "", "", ""}}))

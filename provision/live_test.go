@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"pidb/dbms"
+	"pidb/engine"
 	"pidb/facts"
 	"pidb/internal/labtest"
 	"pidb/inventory"
@@ -291,5 +293,15 @@ func TestMariaDBAccountsAtSeveralNetworks(t *testing.T) {
 	provisionOn(ctx, t, inv, pi3, "balanced", steps)
 	if got, want := accounts(), "10.213.41.0/255.255.255.0=ANY 127.0.0.1= localhost="; got != want {
 		t.Errorf("pidb's accounts back at the lab's network: %q, want %q", got, want)
+	}
+
+	// a replica's seed loads a primary's dump as root's client: a \! line
+	// in it runs nothing (the client with its commands on ran it as root)
+	maria, _ := engine.New(dbms.MariaDB, "10.11.6")
+	mark := "/tmp/pidb-seed-ran"
+	labtest.MustSSH(t, root, "rm -f "+mark)
+	_, _, err := labtest.SSH(root, "printf '%s\\n' "+remote.Command(`\! touch `+mark, "SELECT 1;")+" | sh -c "+remote.Quote(seedLoad(maria)))
+	if out, _, _ := labtest.SSH(root, "test -e "+mark+" && echo ran"); strings.TrimSpace(out) == "ran" {
+		t.Errorf("the seed's load ran a client command of the dump as root (load: %v)", err)
 	}
 }

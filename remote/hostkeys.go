@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -161,6 +162,9 @@ func appendKnownHost(file, address string, key ssh.PublicKey) error {
 	}
 	defer f.Close()
 	host := knownhosts.Normalize(address)
+	if !plainHost(host) {
+		return fmt.Errorf("record host key: %q is not a plain address or name, and goes into no known_hosts line", address)
+	}
 	if usesHashed(f) { // as ssh with HashKnownHosts: the file names no host in clear
 		host = knownhosts.HashHostname(host)
 	}
@@ -176,6 +180,26 @@ func appendKnownHost(file, address string, key ssh.PublicKey) error {
 		return fmt.Errorf("record host key: %w", err)
 	}
 	return nil
+}
+
+// plainHost says a known_hosts host field (Normalize's: "name",
+// "[name]:port") names one address or DNS name: no pattern (*, ?, !), no
+// list (,), no space or line end that would start another field or line,
+// no marker (@).
+func plainHost(h string) bool {
+	if strings.HasPrefix(h, "[") {
+		end := strings.LastIndex(h, "]:")
+		if end < 0 {
+			return false
+		}
+		if _, err := strconv.ParseUint(h[end+2:], 10, 16); err != nil {
+			return false
+		}
+		h = h[1:end]
+	}
+	return h != "" && strings.IndexFunc(h, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == ':' || r == '-' || r == '_')
+	}) < 0
 }
 
 // usesHashed reports whether a known_hosts file already has hashed entries

@@ -230,6 +230,20 @@ func TestHostKeys(t *testing.T) {
 		t.Errorf("accept-new into a plain file wrote no plain entry:\n%s", data)
 	}
 
+	// an address that is no plain one (an IPv6 zone holding a line end, a
+	// pattern, a list) writes nothing: a line "* KEY" would vouch for
+	// every host
+	for _, bad := range []string{"[fe80::1%x\n* " + knownhosts.Line([]string{"*"}, other) + "]:22", "[fe80::1%a,*]:22", "[*]:22", "[10.0.0.1 @cert-authority]:22"} {
+		file := filepath.Join(dir, "zoned")
+		cb, _, _ := hostKeyChecker("pi4", bad, file, true)
+		if err := cb(bad, remote, good); err == nil || !strings.Contains(err.Error(), "is not a plain address or name") {
+			t.Errorf("accept-new of %q: %v", bad, err)
+		}
+		if data, _ := os.ReadFile(file); len(data) != 0 {
+			t.Errorf("accept-new of %q wrote:\n%s", bad, data)
+		}
+	}
+
 	// a file without a final newline is not corrupted by the append
 	nonl := filepath.Join(dir, "nonl")
 	os.WriteFile(nonl, []byte(knownhosts.Line([]string{"10.213.41.30"}, other)), 0o600)

@@ -72,6 +72,7 @@ type Call struct {
 	Name string
 	Args []string
 	As   string
+	Env  map[string]string // the variables Sandbox.Env names, where set
 }
 
 func (c Call) String() string { return strings.Join(append([]string{c.Name}, c.Args...), " ") }
@@ -82,6 +83,7 @@ type Sandbox struct {
 	dir  string
 	log  string
 	fail []string
+	envs []string
 	out  map[string]string
 	// prelude defines the stubs as functions of the script's own shell
 	prelude string
@@ -109,12 +111,12 @@ func New(t testing.TB) *Sandbox {
 	prelude.WriteString("sleep() { :; }\n")
 	for _, name := range names {
 		// one write a call: the stubs of a pipeline record at once
-		body := `r="call $(($# + 1)) ${STUB_AS:-root}
-${#0}:` + name + `
+		body := `n=$(($# + 1)); r="${#0}:` + name + `
 "; for a in "$@"; do r="$r${#a}:$a
-"; done; printf '%s' "$r" >> "$STUB_LOG"` + "\n" +
+"; done; for v_ in $STUB_ENVS; do eval "if [ -n \"\${$v_+x}\" ]; then a=\"env:$v_=\$$v_\"; r=\"\$r\${#a}:\$a
+\"; n=\$((n + 1)); fi"; done; printf 'call %d %s\n%s' "$n" "${STUB_AS:-root}" "$r" >> "$STUB_LOG"` + "\n" +
 			`case " $STUB_FAIL " in *" ` + name + ` "*) exit 1 ;; esac` + "\n" +
-			`[ -f "$STUB_OUT/` + name + `" ] && while IFS= read -r l || [ -n "$l" ]; do printf '%s\n' "$l"; done < "$STUB_OUT/` + name + `"` + "\n"
+			`if [ -f "$STUB_OUT/` + name + `" ]; then while IFS= read -r l || [ -n "$l" ]; do printf '%s\n' "$l"; done < "$STUB_OUT/` + name + `"; fi` + "\n"
 		if w, ok := wrappers[name]; ok {
 			body += w + "\n"
 		}
@@ -137,6 +139,10 @@ ${#0}:` + name + `
 	}
 	return s
 }
+
+// Env makes the stubs record these variables of their environment,
+// where set (Call.Env).
+func (s *Sandbox) Env(names ...string) { s.envs = names }
 
 // Fail makes the named commands fail (exit 1) from now on; none, again
 // with no names.
@@ -172,7 +178,7 @@ func (s *Sandbox) Run(script string, stdin string, args ...string) Result {
 	cmd := exec.Command("/bin/sh", append([]string{"-c", s.prelude + script, "sh"}, args...)...)
 	cmd.Dir = work
 	cmd.Env = []string{"PATH=" + filepath.Join(s.dir, "bin"), "LC_ALL=C", "HOME=" + work, "STUB_LOG=" + s.log,
-		"STUB_OUT=" + filepath.Join(s.dir, "out"), "STUB_FAIL=" + strings.Join(s.fail, " ")}
+		"STUB_OUT=" + filepath.Join(s.dir, "out"), "STUB_FAIL=" + strings.Join(s.fail, " "), "STUB_ENVS=" + strings.Join(s.envs, " ")}
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -218,7 +224,16 @@ func parseCalls(raw []byte) ([]Call, error) {
 			words = append(words, string(raw[colon+1:colon+1+l]))
 			raw = raw[colon+1+l+1:]
 		}
-		calls = append(calls, Call{Name: words[0], Args: words[1:], As: as})
+		c := Call{Name: words[0], As: as, Env: map[string]string{}}
+		for _, w := range words[1:] {
+			if e, ok := strings.CutPrefix(w, "env:"); ok {
+				k, v, _ := strings.Cut(e, "=")
+				c.Env[k] = v
+			} else {
+				c.Args = append(c.Args, w)
+			}
+		}
+		calls = append(calls, c)
 	}
 	return calls, nil
 }
