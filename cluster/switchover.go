@@ -65,8 +65,11 @@ func serverOf(ctx context.Context, root remote.Runner) (engine.Engine, string, e
 		return engine.Engine{}, "", fmt.Errorf("read the server's version and data directory: %v rows, %v", len(rows), err)
 	}
 	n, err := strconv.Atoi(rows[0][0])
-	if err != nil || n < 100000 || !strings.HasPrefix(rows[0][1], "/") {
+	if err != nil || n < 100000 {
 		return engine.Engine{}, "", fmt.Errorf("read the server's version and data directory: %q", rows[0])
+	}
+	if err := facts.CheckPath(rows[0][1]); err != nil {
+		return engine.Engine{}, "", fmt.Errorf("the server's data directory: %w", err)
 	}
 	e, err := engine.Of(facts.Facts{Engine: facts.EngineState{Flavor: dbms.Postgres, Version: strconv.Itoa(n / 10000)}})
 	return e, rows[0][1], err

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
 	"pidb/dbms"
 	"pidb/facts"
+	"pidb/internal/shtest"
 	"pidb/inventory"
 	"pidb/tune"
 )
@@ -329,6 +331,31 @@ func TestPostgresQuoting(t *testing.T) {
 	for _, bad := range []string{"x'\narchive_command = 'id'", "a\rb", "a\x00"} {
 		if got, err := PostgresConfString(bad); err == nil {
 			t.Errorf("PostgresConfString(%q) = %s", bad, got)
+		}
+	}
+}
+
+// TestScriptsTakeValuesAsData: the administrator's client commands,
+// under sh with their commands stubbed, hand any SQL text to the client
+// as it is, and run none of it.
+func TestScriptsTakeValuesAsData(t *testing.T) {
+	sb := shtest.New(t)
+	for _, flavor := range []dbms.Flavor{dbms.Postgres, dbms.MariaDB, dbms.MySQL} {
+		e, err := New(flavor, "15.8")
+		if flavor != dbms.Postgres {
+			e, err = New(flavor, "10.11.6")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sql := range shtest.Hostile("SELECT 1; -- ") {
+			for _, cmd := range []string{e.Client(sql), e.Query(sql)} {
+				r := sb.Run(cmd, "")
+				r.Check(t, fmt.Sprintf("%s: %s", flavor, cmd), "", sql)
+				if last := r.Calls[len(r.Calls)-1]; last.Args[len(last.Args)-1] != sql {
+					t.Errorf("%s: the client's last word is %q, not the SQL", flavor, last.Args[len(last.Args)-1])
+				}
+			}
 		}
 	}
 }

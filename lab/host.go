@@ -370,13 +370,21 @@ func (l *Lab) setupCgroups(b Board) error {
 	return nil
 }
 
+// supervisorScript joins the host's cgroups (the files before "--"),
+// then boots the host with systemd-nspawn's arguments (the rest) and the
+// drives' binds the file in $1 lists, again after each reboot. The lab's
+// paths, which --dir chooses, are its parameters, never its text.
+const supervisorScript = `binds=$1; shift
+while [ $# -gt 0 ] && [ "$1" != -- ]; do echo $$ > "$1" || exit 1; shift; done; shift
+while :; do systemd-nspawn "$@" $(cat "$binds" 2>/dev/null); rc=$?; [ $rc -eq 133 ] || exit $rc; echo 'pidb lab: the host rebooted'; done`
+
 // startNspawn starts the container detached, inside the host's cgroups, and
 // records nspawn's pid.
 func (l *Lab) startNspawn(b Board) (int, error) {
 	group := machineName(b.Name)
-	var join strings.Builder
+	var procs []string
 	for _, h := range cgroupHierarchies {
-		fmt.Fprintf(&join, "echo $$ > %s/cgroup.procs && ", cgroupDir(h, group))
+		procs = append(procs, filepath.Join(cgroupDir(h, group), "cgroup.procs"))
 	}
 	args := []string{
 		"-D", l.rootfs(b.Name), "--boot",
@@ -400,14 +408,12 @@ func (l *Lab) startNspawn(b Board) (int, error) {
 	// systemd-nspawn@.service's RestartForceExitStatus knows); boot the
 	// same disk again, as a Pi does
 	// and at every boot, the drives plugged in since (attachDrive)
-	script := join.String() + "while :; do systemd-nspawn " + strings.Join(args, " ") + " $(cat " + l.bindsFile(b.Name) + " 2>/dev/null)" +
-		"; rc=$?; [ $rc -eq 133 ] || exit $rc; echo 'pidb lab: the host rebooted'; done"
 	logf, err := os.OpenFile(l.consoleLog(b.Name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return 0, err
 	}
 	defer logf.Close()
-	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", supervisorScript, "sh", l.bindsFile(b.Name)}, append(append(procs, "--"), args...)...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = detached()
 	if err := cmd.Start(); err != nil {

@@ -372,7 +372,7 @@ func (l *Lab) attachDrive(ctx context.Context, b Board, kind string) error {
 		return fmt.Errorf("%s: its init is not running", b.Name)
 	}
 	if _, err := run(ctx, "nsenter", "-t", strconv.Itoa(initPID), "-m", "--", "sh", "-c",
-		"rm -f "+s.Dev+" && mknod -m 0660 "+s.Dev+" b "+major+" "+minor+" && chgrp disk "+s.Dev+" 2>/dev/null; true"); err != nil {
+		`rm -f -- "$1" && mknod -m 0660 -- "$1" b "$2" "$3" && chgrp -- disk "$1" 2>/dev/null; true`, "sh", s.Dev, major, minor); err != nil {
 		return fmt.Errorf("%s: its %s: %w", b.Name, s.Dev, err)
 	}
 	l.logf("%s: a %s drive plugged in, %s (a blank %s image)", b.Name, kind, s.Dev, driveSize)

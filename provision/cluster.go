@@ -13,6 +13,7 @@ import (
 	"pidb/cluster"
 	"pidb/dbms"
 	"pidb/engine"
+	"pidb/facts"
 	"pidb/inventory"
 	"pidb/remote"
 	"pidb/secrets"
@@ -371,8 +372,8 @@ func readReplica(ctx context.Context, t *Target, e engine.Engine) (replicaState,
 			st.own = append(st.own, r[1])
 		}
 	}
-	if !strings.HasPrefix(st.dataDir, "/") {
-		return st, fmt.Errorf("read the replica's state: data directory %q", st.dataDir)
+	if err := facts.CheckPath(st.dataDir); err != nil {
+		return st, fmt.Errorf("read the replica's state: its data directory: %w", err)
 	}
 	return st, nil
 }

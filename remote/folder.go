@@ -28,14 +28,7 @@ func FolderUser(ctx context.Context, r Runner, dir string) (string, error) {
 	if parts == nil {
 		return "", fmt.Errorf("%s: %q is not an absolute path", r.Host(), dir)
 	}
-	var cmd strings.Builder
-	cmd.WriteString("for p in")
-	for _, p := range parts {
-		cmd.WriteString(" " + Quote(p))
-	}
-	// lstat: a link's own owner (who can point it elsewhere), not its target's
-	cmd.WriteString("; do stat -c '%U %f' -- \"$p\" 2>/dev/null || echo '- -'; done")
-	res, err := r.Run(ctx, cmd.String())
+	res, err := r.Run(ctx, folderUserCmd(parts))
 	if err != nil {
 		return "", err
 	}
@@ -107,6 +100,19 @@ func folderUser(host string, chain []string, out string) (string, error) {
 		return "root", nil
 	}
 	return user, nil
+}
+
+// folderUserCmd prints the owner and mode of each folder, "- -" for one
+// that is not there.
+func folderUserCmd(parts []string) string {
+	var cmd strings.Builder
+	cmd.WriteString("for p in")
+	for _, p := range parts {
+		cmd.WriteString(" " + Quote(p))
+	}
+	// lstat: a link's own owner (who can point it elsewhere), not its target's
+	cmd.WriteString("; do stat -c '%U %f' -- \"$p\" 2>/dev/null || echo '- -'; done")
+	return cmd.String()
 }
 
 // AsUser is cmd run as user by root (runuser, from util-linux, which every

@@ -13,6 +13,7 @@ import (
 	"pidb/cluster"
 	"pidb/internal/labtest"
 	"pidb/inventory"
+	"pidb/secrets"
 )
 
 // TestPostgresClusterOnTheLab: a synchronous PostgreSQL cluster of a Pi 4
@@ -35,9 +36,27 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 	}
 	psql := func(h inventory.Host, sql string) string { return psqlIn(h, "postgres", sql) }
 
+	// every command line on the replicas while they are seeded, read there
+	// every 100 ms: pg_basebackup's is seen, and the replication password
+	// is on none (any local user may read them in ps)
+	const cmdlines = "/root/pidb-cmdlines"
+	for _, h := range []inventory.Host{r1, r2} {
+		labtest.MustSSH(t, root(h), "rm -f "+cmdlines+"*; setsid sh -c "+shellQuote(`while [ ! -e `+cmdlines+`.stop ]; do cat /proc/[0-9]*/cmdline 2>/dev/null; echo; sleep 0.1; done >> `+cmdlines)+" </dev/null >/dev/null 2>&1 &")
+	}
 	code, res, errOut := provisionLab(t, "-i", inv.Path)
 	if code != 0 {
 		t.Fatalf("provision: exit %d %+v\n%s", code, res, errOut)
+	}
+	sec, err := secrets.LoadCluster(inv.Path, "quiz")
+	if err != nil || len(sec.Replication) < 16 {
+		t.Fatalf("the cluster's replication password: %v", err)
+	}
+	for _, h := range []inventory.Host{r1, r2} {
+		seen := labtest.MustSSH(t, root(h), "touch "+cmdlines+".stop; sleep 0.3; cat "+cmdlines)
+		if !strings.Contains(seen, "pg_basebackup") || strings.Contains(seen, sec.Replication) {
+			t.Errorf("%s's command lines during its seed (%d bytes): pg_basebackup seen %v, the replication password seen %v",
+				h.Name, len(seen), strings.Contains(seen, "pg_basebackup"), strings.Contains(seen, sec.Replication))
+		}
 	}
 	if !contains(res[primary.Name].Changed, "replication") || !contains(res[r1.Name].Changed, "replica") || !contains(res[r2.Name].Changed, "replica") {
 		t.Errorf("the primary's replication and the replicas' seeding: %+v", res)

@@ -62,7 +62,7 @@ var Commands = []string{
 	"find", "findmnt", "grep", "head", "id", "install", "ln", "mariadb", "mariadb-admin", "mariadb-dump", "mkdir", "mktemp",
 	"mount", "mountpoint", "mv", "my_print_defaults", "mysql", "mysqladmin", "mysqldump", "openssl", "pg_basebackup",
 	"pg_ctlcluster", "pg_isready", "pg_lsclusters", "psql", "readlink", "rm", "rmdir", "sed", "sha256sum", "sleep", "sort",
-	"stat", "sync", "systemctl", "systemd-run", "tail", "tee", "touch", "tr", "ufw", "umask", "wc", "xargs",
+	"stat", "sync", "systemctl", "systemd-nspawn", "systemd-run", "mknod", "chgrp", "tail", "tee", "touch", "tr", "ufw", "umask", "wc", "xargs",
 	Canary,
 }
 
@@ -98,8 +98,10 @@ func New(t testing.TB) *Sandbox {
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("/bin/sh", filepath.Join(bin, "sh")); err != nil {
-		t.Fatal(err)
+	for _, sh := range []string{"sh", "bash"} {
+		if err := os.Symlink("/bin/"+sh, filepath.Join(bin, sh)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	names := slices.Clone(Commands)
 	for w := range wrappers {
@@ -111,10 +113,11 @@ func New(t testing.TB) *Sandbox {
 	prelude.WriteString("sleep() { :; }\n")
 	for _, name := range names {
 		// one write a call: the stubs of a pipeline record at once
-		body := `n=$(($# + 1)); r="${#0}:` + name + `
+		body := `n=$(($# + 2)); as=${STUB_AS:-root}; r="${#as}:$as
+${#0}:` + name + `
 "; for a in "$@"; do r="$r${#a}:$a
 "; done; for v_ in $STUB_ENVS; do eval "if [ -n \"\${$v_+x}\" ]; then a=\"env:$v_=\$$v_\"; r=\"\$r\${#a}:\$a
-\"; n=\$((n + 1)); fi"; done; printf 'call %d %s\n%s' "$n" "${STUB_AS:-root}" "$r" >> "$STUB_LOG"` + "\n" +
+\"; n=\$((n + 1)); fi"; done; printf 'call %d\n%s' "$n" "$r" >> "$STUB_LOG"` + "\n" +
 			`case " $STUB_FAIL " in *" ` + name + ` "*) exit 1 ;; esac` + "\n" +
 			`if [ -f "$STUB_OUT/` + name + `" ]; then while IFS= read -r l || [ -n "$l" ]; do printf '%s\n' "$l"; done < "$STUB_OUT/` + name + `"; fi` + "\n"
 		if w, ok := wrappers[name]; ok {
@@ -209,8 +212,7 @@ func parseCalls(raw []byte) ([]Call, error) {
 	var calls []Call
 	for len(raw) > 0 {
 		var n int
-		var as string
-		if _, err := fmt.Sscanf(string(raw), "call %d %s\n", &n, &as); err != nil {
+		if _, err := fmt.Sscanf(string(raw), "call %d\n", &n); err != nil {
 			return nil, err
 		}
 		raw = raw[bytes.IndexByte(raw, '\n')+1:]
@@ -224,8 +226,11 @@ func parseCalls(raw []byte) ([]Call, error) {
 			words = append(words, string(raw[colon+1:colon+1+l]))
 			raw = raw[colon+1+l+1:]
 		}
-		c := Call{Name: words[0], As: as, Env: map[string]string{}}
-		for _, w := range words[1:] {
+		if len(words) < 2 {
+			return nil, fmt.Errorf("a call of %d words", len(words))
+		}
+		c := Call{As: words[0], Name: words[1], Env: map[string]string{}}
+		for _, w := range words[2:] {
 			if e, ok := strings.CutPrefix(w, "env:"); ok {
 				k, v, _ := strings.Cut(e, "=")
 				c.Env[k] = v
