@@ -171,6 +171,21 @@ func (st serverState) hasUser(u string) bool {
 	return false
 }
 
+// holds reports whether the server holds password pw for user u, at
+// some host: its stored hash says so. Only pidb, which made pw, can have
+// set it.
+func (st serverState) holds(u, pw string) bool {
+	if pw == "" {
+		return false
+	}
+	for l, s := range st.accounts {
+		if match, ok := matchesStored(s.hash, pw); l.user == u && ok && match {
+			return true
+		}
+	}
+	return false
+}
+
 // loginsOf are user u's accounts, by host.
 func (st serverState) loginsOf(u string) []login {
 	var out []login
@@ -314,11 +329,14 @@ func (o ownership) mark() string {
 // *ForeignAccountError, every one of them at once, before pidb changes
 // anything.
 //
-// The kept password is how pidb knows the accounts it made before it
-// marked them: it saves an owner's generated password (package secrets)
-// before the server gets it, and only for an owner it made or, before
-// adopt, took over; a controller without that file (another machine, a
-// lost state folder) needs adopt = true once for such an owner.
+// The server's mark says whose an account is. An account pidb made
+// before it marked its accounts is known by the server's own word too:
+// the password it holds is the one this controller keeps (package
+// secrets), which only pidb made. A password kept is no proof by itself:
+// a cluster's replicas share their primary's store, and a replica's own
+// account of that name is not pidb's. A controller without the file
+// (another machine, a lost state folder) needs adopt = true once for such
+// an owner.
 func owners(t *Target, st serverState, sec secrets.Host) (map[string]ownership, error) {
 	own := map[string]ownership{}
 	var errs []error
@@ -328,7 +346,7 @@ func owners(t *Target, st serverState, sec secrets.Host) (map[string]ownership, 
 			own[a.user] = made
 		case st.marked[a.user]:
 			own[a.user] = marked
-		case password(sec, a) != "":
+		case st.holds(a.user, password(sec, a)):
 			own[a.user] = kept
 		case mayAdopt(t, a):
 			own[a.user] = adopted

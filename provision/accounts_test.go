@@ -183,15 +183,16 @@ func TestForeignOwnerRefused(t *testing.T) {
 	const appPw = "App3cretPassw0rdYYYYYYYYYYYYYYYY"
 	for _, flavor := range []string{"postgres", "mariadb"} {
 		// the server: pidb's own account and database, marked; role or user app, someone else's
+		appHash := "" // the password the server holds for app
 		listing := func(appMarked bool) string {
 			if flavor == "postgres" {
 				mark := ""
 				if appMarked {
 					mark = accountMark
 				}
-				return psqlRows([][]string{{"role", "pidb", "", accountMark}, {"db", "pidb", "", "created by pidb for pidb"}, {"role", "app", "", mark}})
+				return psqlRows([][]string{{"role", "pidb", "", accountMark}, {"db", "pidb", "", "created by pidb for pidb"}, {"role", "app", appHash, mark}})
 			}
-			return batchRows([][]string{{"user", "pidb", "localhost", "", ""}, {"user", "app", "%", "", ""}, {"db", "pidb", ownerMark, "", ""}, {"marks", "1", "", "", ""}})
+			return batchRows([][]string{{"user", "pidb", "localhost", "", ""}, {"user", "app", "%", appHash, ""}, {"db", "pidb", ownerMark, "", ""}, {"marks", "1", "", "", ""}})
 		}
 		marks := func(appMarked bool) string {
 			rows := [][]string{{"pidb", accountMark}}
@@ -255,12 +256,29 @@ func TestForeignOwnerRefused(t *testing.T) {
 			}
 		}
 
-		// made by pidb before the marks: its password is kept here
-		tg, r = setup(false, false)
-		if err := secrets.Save(tg.Inventory, "pi4", secrets.Host{Pidb: "Pidb3cretPassw0rdXXXXXXXXXXXXXXX",
-			Databases: map[string]secrets.Database{"inventory": {Owner: "app", Password: appPw}}}); err != nil {
-			t.Fatal(err)
+		// a password kept here (a cluster's replicas share their primary's
+		// store), but the server holds another: someone else's, refused
+		keep := func(tg *Target) {
+			if err := secrets.Save(tg.Inventory, "pi4", secrets.Host{Pidb: "Pidb3cretPassw0rdXXXXXXXXXXXXXXX",
+				Databases: map[string]secrets.Database{"inventory": {Owner: "app", Password: appPw}}}); err != nil {
+				t.Fatal(err)
+			}
 		}
+		appHash = map[string]string{"postgres": newScramVerifier("their own password"), "mariadb": nativeHash("their own password")}[flavor]
+		tg, r = setup(false, false)
+		keep(tg)
+		if _, err := (accountsStep{}).Check(ctx, tg); !errors.As(err, &fe) {
+			t.Errorf("%s: a kept password the server does not hold: %v; want a *ForeignAccountError", flavor, err)
+		}
+		if err := (accountsStep{}).Apply(ctx, tg); !errors.As(err, &fe) || len(r.inputs) != 0 {
+			t.Errorf("%s: a kept password the server does not hold: apply %v, sent %q", flavor, err, r.inputs)
+		}
+
+		// made by pidb before the marks: the server holds the password
+		// kept here
+		appHash = map[string]string{"postgres": newScramVerifier(appPw), "mariadb": nativeHash(appPw)}[flavor]
+		tg, r = setup(false, false)
+		keep(tg)
 		if ch, err := (accountsStep{}).Check(ctx, tg); err != nil || !strings.Contains(ch.Note, "pidb's mark on app") {
 			t.Errorf("%s: kept: check %+v, %v", flavor, ch, err)
 		}
@@ -269,6 +287,7 @@ func TestForeignOwnerRefused(t *testing.T) {
 			t.Errorf("%s: kept: apply %v, sent %q", flavor, err, r.inputs)
 		}
 
+		appHash = ""
 		// pidb's, but this controller keeps no password for it (another
 		// controller's, another user's store): the plan says where it looked
 		tg, _ = setup(true, false)
