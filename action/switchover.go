@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -106,8 +107,8 @@ func Switchover(ctx context.Context, o SwitchoverOptions) (SwitchoverResult, err
 			return err
 		}
 		say.Step("rewriting " + inv.Path + ": " + o.To + " is the primary")
-		if err := writeLike(inv.Path, after); err != nil {
-			return err
+		if err := writeLike(inv.Path, string(src), after); err != nil {
+			return fmt.Errorf("the switchover is made (%s is the primary of cluster %q), but %w", o.To, c.Name, err)
 		}
 		// the two whose part changed: their drop-ins for it (read_only,
 		// synchronous_standby_names), taken live
@@ -133,14 +134,31 @@ func Switchover(ctx context.Context, o SwitchoverOptions) (SwitchoverResult, err
 	return res, err
 }
 
-// writeLike writes text over the file at path, whole or not at all, with
-// the file's mode.
-func writeLike(path, text string) error {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
+// writeLike writes text over the file at path, whole or not at all,
+// where it was read as was: through a link to its target (the link stays),
+// with the file's mode and owner (a run under sudo leaves it the user's).
+// A file that changed since it was read is left as it is, and the error
+// says so: someone's edits made meanwhile are not lost.
+func writeLike(path, was, text string) error {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
 	}
-	return atomicfile.Write(path, mode, func(f *os.File) error {
+	now, err := os.ReadFile(target)
+	if err != nil {
+		return err
+	}
+	if string(now) != was {
+		return fmt.Errorf("%s changed while the switchover ran: pidb leaves it as it is; write the new primary into it yourself", path)
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(target, fi.Mode().Perm(), func(f *os.File) error {
+		if err := atomicfile.KeepOwner(f, fi); err != nil {
+			return fmt.Errorf("keep %s's owner: %w", path, err)
+		}
 		_, err := f.WriteString(text)
 		return err
 	})

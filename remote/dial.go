@@ -35,6 +35,10 @@ type Config struct {
 	// given, without the sudo around it; what goes to its stdin, such as
 	// a file's contents or SQL with a password's verifier, is not shown)
 	Trace func(cmd string)
+	// MaxOutput is the most a command may print on stdout, or on stderr,
+	// for pidb to keep it (default DefaultMaxOutput): past it the command
+	// is stopped and its run fails.
+	MaxOutput int
 }
 
 // Client is one SSH connection to a host, reused for every command of a run.

@@ -105,3 +105,29 @@ func TestPipe(t *testing.T) {
 		t.Errorf("a failing writer: %v", err)
 	}
 }
+
+// A command that prints without end (a server's ssl_cert_file =
+// '/dev/zero', read back) is stopped past Config.MaxOutput (32 MiB, and
+// 1 MiB here), on stdout or stderr,
+// with an error that says so; what it printed is not kept. Output up to
+// the cap is kept whole.
+func TestRunOutputIsCapped(t *testing.T) {
+	addr, key := shellServer(t)
+	c := dialTest(t, "pi4", addr, key, 0)
+	c.cfg.MaxOutput = 1 << 20
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, cmd := range []string{"cat /dev/zero", "cat /dev/zero >&2", "head -c 1048577 /dev/zero"} {
+		res, err := c.Run(ctx, cmd)
+		if err == nil || !strings.Contains(err.Error(), "printed more than 1048576 bytes") || len(res.Stdout)+len(res.Stderr) != 0 {
+			t.Errorf("%s: %d bytes kept, %v", cmd, len(res.Stdout)+len(res.Stderr), err)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatal("a command past the cap was not stopped")
+	}
+	res, err := c.Run(ctx, "head -c 1048576 /dev/zero")
+	if err != nil || len(res.Stdout) != 1048576 {
+		t.Errorf("a megabyte: %d bytes, %v", len(res.Stdout), err)
+	}
+}

@@ -8,10 +8,42 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 )
+
+// DefaultMaxOutput is the most a command's standard output, or its
+// standard error, may print for pidb to keep it (Config.MaxOutput): what
+// it reads from a host is a setting, a file of the server's, a listing,
+// never more. Stream's out takes any amount.
+const DefaultMaxOutput = 32 << 20
+
+// capped keeps what is written up to max bytes; past it, it calls full
+// and takes the rest without keeping it.
+type capped struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	max  int
+	full func()
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.buf.Len()+len(p) > c.max {
+		c.full()
+		return len(p), nil
+	}
+	return c.buf.Write(p)
+}
+
+func (c *capped) Bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.Bytes()
+}
 
 // Run runs cmd (as root through sudo -n on an AsRoot view).
 func (c *Client) Run(ctx context.Context, cmd string) (Result, error) {
@@ -51,14 +83,31 @@ func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader, std
 		return Result{}, c.lost(err, "")
 	}
 	defer sess.Close()
-	var out, errb bytes.Buffer
-	sess.Stdout, sess.Stderr, sess.Stdin = &out, &errb, stdin
+	over := make(chan struct{})
+	var once sync.Once
+	full1 := func() { once.Do(func() { close(over) }) }
+	limit := c.cfg.MaxOutput
+	if limit <= 0 {
+		limit = DefaultMaxOutput
+	}
+	out, errb := &capped{max: limit, full: full1}, &capped{max: limit, full: full1}
+	sess.Stdout, sess.Stderr, sess.Stdin = out, errb, stdin
 	if stdout != nil {
 		sess.Stdout = stdout
 	}
 	done := make(chan error, 1)
 	go func() { done <- sess.Run(full) }()
 	select {
+	case <-over:
+		// a host that prints without end (cat of /dev/zero) is stopped,
+		// not held in the controller's memory
+		_ = sess.Signal(ssh.SIGKILL)
+		sess.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+		return Result{}, fmt.Errorf("%s: %s: printed more than %d bytes, which pidb does not read", c.cfg.Name, shorten(cmd, 120), limit)
 	case <-ctx.Done():
 		_ = sess.Signal(ssh.SIGKILL)
 		sess.Close()
