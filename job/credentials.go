@@ -125,8 +125,9 @@ func queryEscape(s string) string {
 // read from the host over SSH (whose host key pidb checks).
 type CA struct {
 	// PEM is the certificates to trust: the server's own when it signed
-	// it itself (pidb's, Debian's snakeoil), else those of the CA file the
-	// server names that issued it (MySQL's own ca.pem).
+	// it itself (pidb's, Debian's snakeoil), else the chain from the CA
+	// file the server names that issued it (MySQL's own ca.pem), and no
+	// other certificate of that file.
 	PEM []byte
 	// Full is whether the server's certificate names the address the
 	// inventory reaches the host at, so that a client can check the name
@@ -193,16 +194,30 @@ func serverCA(ctx context.Context, root remote.Runner, f facts.Facts, address st
 	if err != nil {
 		return CA{}, fmt.Errorf("the server's certificate is issued by %q: %w", issuer, err)
 	}
-	pool := x509.NewCertPool()
-	var out []byte
+	// the file's self-signed certificates are roots, the others
+	// intermediates; a file of no root trusts what it holds
+	roots, inter := x509.NewCertPool(), x509.NewCertPool()
+	hasRoot := false
 	for _, c := range cas {
-		pool.AddCert(c)
-		out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})...)
+		if bytes.Equal(c.RawIssuer, c.RawSubject) {
+			roots.AddCert(c)
+			hasRoot = true
+		} else {
+			inter.AddCert(c)
+		}
 	}
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
+	if !hasRoot {
+		roots, inter = inter, x509.NewCertPool()
+	}
+	chains, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+	if err != nil {
 		return CA{}, fmt.Errorf("the server's certificate, issued by %q, does not check against its CA file %s: %w", issuer, file, err)
 	}
-	ca.PEM = out
+	// only the chain that signs it: a public bundle in the CA file would
+	// make the URL trust every CA in it
+	for _, c := range chains[0][1:] {
+		ca.PEM = append(ca.PEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})...)
+	}
 	return ca, nil
 }
 

@@ -187,6 +187,16 @@ func TestServerCA(t *testing.T) {
 	if _, err = serverCA(ctx, mysql("NULL", files), my, addr); err == nil || !strings.Contains(err.Error(), "the server names no CA file") {
 		t.Errorf("no CA file: %v", err)
 	}
+	// a CA file that is a bundle (another CA beside, an intermediate
+	// between): only the chain that signs the server's certificate
+	inter, interKey, interPEM := certificate(t, x509.Certificate{Subject: pkix.Name{CommonName: "an intermediate"}, IsCA: true, KeyUsage: x509.KeyUsageCertSign}, myCA, myCAKey)
+	_, _, interLeaf := certificate(t, x509.Certificate{Subject: pkix.Name{CommonName: "pi4"}}, inter, interKey)
+	for _, leaf := range []struct{ pem, want string }{{myLeaf, myCAPEM}, {interLeaf, interPEM + myCAPEM}} {
+		bundle := map[string]string{"/var/lib/mysql/server-cert.pem": leaf.pem, "/var/lib/mysql/ca.pem": otherCA + interPEM + myCAPEM}
+		if ca, err = serverCA(ctx, mysql("ca.pem", bundle), my, addr); err != nil || string(ca.PEM) != leaf.want {
+			t.Errorf("a bundle: %v\n%s\nwant\n%s", err, ca.PEM, leaf.want)
+		}
+	}
 	files["/var/lib/mysql/ca.pem"] = otherCA
 	if _, err = serverCA(ctx, mysql("ca.pem", files), my, addr); err == nil || !strings.Contains(err.Error(), "does not check against its CA file /var/lib/mysql/ca.pem") {
 		t.Errorf("another CA: %v", err)
