@@ -60,6 +60,11 @@ func nesting(src string, limit int) (deepest, line int) {
 		opened = make([]int, 0, limit+1) // the base level outside each open bracket
 		base   int                       // levels of the open brackets (and the keys that lead into them)
 		dots   int                       // the dots of the current key (or float)
+		// the keys under a table header ([a.b], [[a.b]]) start as deep
+		// as its parts (a key "c" under [a.b] is a.b.c): parts counts the
+		// header's being read, -1 outside one
+		parts = -1
+		lineStart     = true // nothing but blanks yet on this line
 	)
 	line = 1
 	deeper := func(d int) bool {
@@ -67,10 +72,16 @@ func nesting(src string, limit int) (deepest, line int) {
 		return d > limit
 	}
 	for i := 0; i < len(src); i++ {
-		switch c := src[i]; c {
+		c := src[i]
+		first := lineStart
+		if c != ' ' && c != '\t' && c != '\r' {
+			lineStart = false
+		}
+		switch c {
 		case '\n':
 			line++
 			dots = 0
+			lineStart = true
 		case ',':
 			dots = 0
 		case '#':
@@ -84,6 +95,10 @@ func nesting(src string, limit int) (deepest, line int) {
 			i, lines = skipString(src, i)
 			line += lines
 		case '[', '{':
+			if c == '[' && first && len(opened) == 0 {
+				// a table header: from the top, whatever table was before
+				parts, base = 1, 0
+			}
 			opened = append(opened, base)
 			base += dots + 1
 			dots = 0
@@ -94,10 +109,17 @@ func nesting(src string, limit int) (deepest, line int) {
 			if n := len(opened); n > 0 {
 				base = opened[n-1]
 				opened = opened[:n-1]
+				if n == 1 && parts >= 0 {
+					// the header's end: its keys start below its parts
+					parts, base = -1, parts
+				}
 			}
 			dots = 0
 		case '.':
 			dots++
+			if parts >= 0 {
+				parts++
+			}
 			if deeper(base + dots) {
 				return deepest, line
 			}

@@ -29,6 +29,11 @@ var deepShapes = map[string]func(n int) string{
 	"dotted keys inside": func(n int) string {
 		return "x = " + strings.Repeat("{a.b.c = ", n/3) + "1" + strings.Repeat("}", n/3) + "\n"
 	},
+	// a header's parts and its keys' add up: the keys start where the
+	// header ended
+	"a key under a header": func(n int) string {
+		return "[" + strings.Repeat("a.", n/2-1) + "a]\n" + strings.Repeat("b.", n-n/2) + "b = 1\n"
+	},
 }
 
 // TestDeepNestingRefused: an inventory nested deeper than MaxDepth, in any
@@ -49,9 +54,10 @@ func TestDeepNestingRefused(t *testing.T) {
 		})
 	}
 	// the line where it is first exceeded, not where the value starts
+	// ([bench] is a level, x another, the 31st "[" the 33rd)
 	src := oneHost + "[bench]\nx = [\n" + strings.Repeat("[\n", 32) + strings.Repeat("]\n", 33)
-	if _, err := Parse("inv.toml", "/tmp", src); err == nil || !strings.Contains(err.Error(), "inv.toml:37: ") {
-		t.Errorf("33 levels over lines: %v; want the error at inv.toml:37, the 33rd", err)
+	if _, err := Parse("inv.toml", "/tmp", src); err == nil || !strings.Contains(err.Error(), "inv.toml:36: ") {
+		t.Errorf("33 levels over lines: %v; want the error at inv.toml:36, the 33rd", err)
 	}
 	// Load names the file
 	p := filepath.Join(t.TempDir(), "deep.toml")
@@ -76,13 +82,24 @@ func TestNestingUpToTheCap(t *testing.T) {
 			case "dotted keys inside": // three levels at a time
 				at, over = MaxDepth/3*3, (MaxDepth/3+1)*3
 			}
-			_, err := Parse("inv.toml", "/tmp", oneHost+shape(at))
+			// at the top, before any table (a key under [[host]] is a
+			// level deeper: host.x)
+			_, err := Parse("inv.toml", "/tmp", shape(at)+oneHost)
 			if err == nil || strings.Contains(err.Error(), "levels deep") || !strings.Contains(err.Error(), "unknown key") {
 				t.Errorf("%d levels: %v; want the unknown key, not the nesting", at, err)
 			}
-			_, err = Parse("inv.toml", "/tmp", oneHost+shape(over))
-			if err == nil || !strings.Contains(err.Error(), "inv.toml:4: ") || !strings.Contains(err.Error(), "levels deep") {
-				t.Errorf("%d levels: %v; want the nesting refused at inv.toml:4", over, err)
+			where := "inv.toml:1: "
+			if name == "a key under a header" {
+				where = "inv.toml:2: "
+			}
+			_, err = Parse("inv.toml", "/tmp", shape(over)+oneHost)
+			if err == nil || !strings.Contains(err.Error(), where) || !strings.Contains(err.Error(), "levels deep") {
+				t.Errorf("%d levels: %v; want the nesting refused at %s", over, err, where)
+			}
+			// a key under [[host]] is a level deeper (a header starts anew)
+			header := name == "dotted header" || name == "dotted array table" || name == "a key under a header"
+			if _, err = Parse("inv.toml", "/tmp", oneHost+shape(at)); !header && at == MaxDepth && (err == nil || !strings.Contains(err.Error(), "levels deep")) {
+				t.Errorf("%d levels under [[host]]: %v; want the nesting refused", at, err)
 			}
 		})
 	}
