@@ -10,6 +10,7 @@ import (
 
 	"pidb/cluster"
 	"pidb/internal/atomicfile"
+	"pidb/internal/filecap"
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/progress"
@@ -52,7 +53,7 @@ func Switchover(ctx context.Context, o SwitchoverOptions) (SwitchoverResult, err
 		return SwitchoverResult{}, err
 	}
 	res := SwitchoverResult{Cluster: c.Name, From: c.Primary, To: o.To, DryRun: o.DryRun}
-	src, err := os.ReadFile(inv.Path)
+	src, err := filecap.Read(inv.Path, inventory.MaxSize)
 	if err != nil {
 		return res, err
 	}
@@ -144,7 +145,7 @@ func writeLike(path, was, text string) error {
 	if err != nil {
 		return err
 	}
-	now, err := os.ReadFile(target)
+	now, err := filecap.Read(target, inventory.MaxSize)
 	if err != nil {
 		return err
 	}

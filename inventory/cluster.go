@@ -127,6 +127,11 @@ func (p *parser) clusters(doc map[string]any, hosts []Host) []Cluster {
 	for _, h := range hosts {
 		names = append(names, h.Name)
 	}
+	// the hosts, named in an error for a name that is none: a few of
+	// them, and a few such errors (a file of thousands of hosts and
+	// names would make errors that grow with the square of its size)
+	const maxUnknown = 20
+	hostList, unknown := someOf(names, 12), 0
 	var out []Cluster
 	seen := map[string]Cluster{} // clusters by name
 	in := map[string]Cluster{}   // a host's cluster
@@ -167,7 +172,9 @@ func (p *parser) clusters(doc map[string]any, hosts []Host) []Cluster {
 			h, ok := byName[name]
 			switch {
 			case !ok:
-				p.errorf(at, "cluster %q: no host named %q in the inventory (hosts: %s)%s", c.Name, name, strings.Join(names, ", "), suggest(name, names))
+				if unknown++; unknown <= maxUnknown {
+					p.errorf(at, "cluster %q: no host named %q in the inventory (hosts: %s)%s", c.Name, name, hostList, suggest(name, names))
+				}
 				bad = true
 				continue
 			case members[name]:
@@ -240,7 +247,18 @@ func (p *parser) clusters(doc map[string]any, hosts []Host) []Cluster {
 		}
 		out = append(out, c)
 	}
+	if unknown > maxUnknown {
+		p.errorf([]string{"cluster"}, "and %d more names in [[cluster]] tables that are no host in the inventory", unknown-maxUnknown)
+	}
 	return out
+}
+
+// someOf is the first n of names joined by commas, and how many more.
+func someOf(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 // replicationAddress says why a host's address cannot carry replication,

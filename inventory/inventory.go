@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -229,9 +230,22 @@ func Parse(name, dir, src string, opts ...Option) (*Inventory, error) {
 	inv := p.inventory(doc)
 	if len(p.errs) > 0 {
 		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
-		errs := make([]error, len(p.errs))
+		// a file of thousands of mistakes (or one of a megabyte's value)
+		// gets the first MaxErrors, each of a sentence's length
+		var errs []error
 		for i, e := range p.errs {
-			errs[i] = e
+			if i == MaxErrors {
+				errs = append(errs, &Error{File: name, Msg: fmt.Sprintf("and %d more errors: mend these first", len(p.errs)-MaxErrors)})
+				break
+			}
+			if len(e.Msg) > maxMsg {
+				cut := maxMsg
+				for cut > 0 && !utf8.RuneStart(e.Msg[cut]) {
+					cut--
+				}
+				e.Msg = e.Msg[:cut] + fmt.Sprintf("... (%d bytes more)", len(e.Msg)-cut)
+			}
+			errs = append(errs, e)
 		}
 		return nil, errors.Join(errs...)
 	}
@@ -239,6 +253,13 @@ func Parse(name, dir, src string, opts ...Option) (*Inventory, error) {
 	inv.Warnings = p.warnings
 	return inv, nil
 }
+
+// MaxErrors is how many of an inventory's errors pidb reports, in the
+// order of their lines; maxMsg how long each may be.
+const (
+	MaxErrors = 50
+	maxMsg    = 1000
+)
 
 type parser struct {
 	file          string

@@ -5,9 +5,11 @@ import (
 	"strings"
 )
 
-// MaxSize is the largest inventory pidb reads, in bytes (1 MiB). An
-// inventory of a thousand Pis is well under it.
-const MaxSize = 1 << 20
+// MaxSize is the largest inventory pidb reads, in bytes (256 KiB). An
+// inventory of a thousand Pis is well under it (a host takes 60 to 200
+// bytes); the TOML decoder's memory grows with the file, about 200 MB for
+// a MiB of hosts.
+const MaxSize = 256 << 10
 
 // MaxDepth is how deep an inventory may nest: tables, arrays, inline
 // tables and the parts of dotted keys inside one another, counted as
@@ -15,8 +17,9 @@ const MaxSize = 1 << 20
 // two). pidb's own format needs three ([[host.database]]). The TOML
 // decoder copies the whole key path at every level of a file, so what a
 // file of a few kilobytes costs it grows with the square of its depth:
-// 2,500 nested inline tables, 10 KB, took seconds and hundreds of MB.
-const MaxDepth = 32
+// 2,500 nested inline tables, 10 KB, took seconds and hundreds of MB, and
+// a MiB of keys 32 parts deep 950 MB.
+const MaxDepth = 8
 
 // checkLimits refuses, before it is decoded, an inventory larger than
 // MaxSize or nested deeper than MaxDepth.
@@ -37,7 +40,7 @@ func tooBig(name string, size int64) error {
 	if size >= 0 {
 		of = fmt.Sprintf(" (%d bytes)", size)
 	}
-	return &Error{File: name, Msg: fmt.Sprintf("the inventory is larger than 1 MiB%s: pidb reads no more (an inventory of a thousand hosts takes well under it)", of)}
+	return &Error{File: name, Msg: fmt.Sprintf("the inventory is larger than 256 KiB%s: pidb reads no more (an inventory of a thousand hosts takes well under it)", of)}
 }
 
 // tooDeep returns the line where src first nests deeper than limit, or 0
@@ -63,8 +66,8 @@ func nesting(src string, limit int) (deepest, line int) {
 		// the keys under a table header ([a.b], [[a.b]]) start as deep
 		// as its parts (a key "c" under [a.b] is a.b.c): parts counts the
 		// header's being read, -1 outside one
-		parts = -1
-		lineStart     = true // nothing but blanks yet on this line
+		parts     = -1
+		lineStart = true // nothing but blanks yet on this line
 	)
 	line = 1
 	deeper := func(d int) bool {

@@ -48,16 +48,16 @@ func TestDeepNestingRefused(t *testing.T) {
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("took %v: the file was decoded", d)
 			}
-			if err == nil || !usage.Is(err) || !strings.Contains(err.Error(), "inv.toml:6: ") || !strings.Contains(err.Error(), "nested more than 32 levels deep") {
-				t.Errorf("error %v; want an input error at inv.toml:6, nested more than 32 levels deep", err)
+			if err == nil || !usage.Is(err) || !strings.Contains(err.Error(), "inv.toml:6: ") || !strings.Contains(err.Error(), "nested more than 8 levels deep") {
+				t.Errorf("error %v; want an input error at inv.toml:6, nested more than 8 levels deep", err)
 			}
 		})
 	}
 	// the line where it is first exceeded, not where the value starts
-	// ([bench] is a level, x another, the 31st "[" the 33rd)
-	src := oneHost + "[bench]\nx = [\n" + strings.Repeat("[\n", 32) + strings.Repeat("]\n", 33)
-	if _, err := Parse("inv.toml", "/tmp", src); err == nil || !strings.Contains(err.Error(), "inv.toml:36: ") {
-		t.Errorf("33 levels over lines: %v; want the error at inv.toml:36, the 33rd", err)
+	// ([bench] is a level, x another, the 7th "[" the 9th)
+	src := oneHost + "[bench]\nx = [\n" + strings.Repeat("[\n", 8) + strings.Repeat("]\n", 9)
+	if _, err := Parse("inv.toml", "/tmp", src); err == nil || !strings.Contains(err.Error(), "inv.toml:12: ") {
+		t.Errorf("9 levels over lines: %v; want the error at inv.toml:12, the 9th", err)
 	}
 	// Load names the file
 	p := filepath.Join(t.TempDir(), "deep.toml")
@@ -147,8 +147,8 @@ func TestSizeCap(t *testing.T) {
 		t.Errorf("exactly %d bytes: %v", MaxSize, err)
 	}
 	_, err := Parse("inv.toml", "/tmp", exact+"\n")
-	if err == nil || !usage.Is(err) || !strings.HasPrefix(err.Error(), "inv.toml: ") || !strings.Contains(err.Error(), "larger than 1 MiB") {
-		t.Errorf("one byte over: %v; want an input error naming inv.toml, larger than 1 MiB", err)
+	if err == nil || !usage.Is(err) || !strings.HasPrefix(err.Error(), "inv.toml: ") || !strings.Contains(err.Error(), "larger than 256 KiB") {
+		t.Errorf("one byte over: %v; want an input error naming inv.toml, larger than 256 KiB", err)
 	}
 
 	dir := t.TempDir()
@@ -166,8 +166,8 @@ func TestSizeCap(t *testing.T) {
 	f.Close()
 	start := time.Now()
 	_, err = Load(p)
-	if err == nil || !usage.Is(err) || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), "larger than 1 MiB") {
-		t.Errorf("Load of a gigabyte: %v; want an input error naming %s, larger than 1 MiB", err, p)
+	if err == nil || !usage.Is(err) || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), "larger than 256 KiB") {
+		t.Errorf("Load of a gigabyte: %v; want an input error naming %s, larger than 256 KiB", err, p)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Load of a gigabyte took %v: it read the file", d)

@@ -37,12 +37,18 @@ func Watch(ctx context.Context, h inventory.Host, c Conn, interval, duration tim
 			}
 		}
 	}
-	if duration == 0 {
-		take(s.Sample(ctx))
-	} else {
-		runCtx, cancel := context.WithTimeout(ctx, duration)
+	start := time.Now()
+	// the first reading whatever the duration: on a busy link one may take
+	// longer than a short watch lasts
+	take(s.Sample(ctx))
+	if duration > 0 {
+		runCtx, cancel := context.WithDeadline(ctx, start.Add(duration))
 		defer cancel()
-		s.Run(runCtx, interval, take)
+		select {
+		case <-runCtx.Done():
+		case <-time.After(time.Until(start.Add(interval))):
+			s.Run(runCtx, interval, take)
+		}
 	}
 	if len(out) == 0 && sampleErr != nil {
 		return nil, sampleErr

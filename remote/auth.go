@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"os"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
+
+	"pidb/internal/filecap"
 )
 
 // Auth holds the credentials of one run: the private keys of the
@@ -62,10 +63,14 @@ func (e *KeyError) Error() string { return e.Err.Error() }
 
 func (e *KeyError) Unwrap() error { return e.Err }
 
+// MaxKeySize is the largest identity file pidb reads: an RSA key of 16,384
+// bits takes under 13 KiB.
+const MaxKeySize = 64 << 10
+
 // readKey parses a private key file. It returns nil, nil for an encrypted key
 // that the agent is expected to hold.
 func readKey(file string, ask PassphraseFunc, haveAgent bool) (ssh.Signer, error) {
-	pem, err := os.ReadFile(file)
+	pem, err := filecap.Read(file, MaxKeySize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("identity file %s does not exist: write the key's path (ssh-keygen -t ed25519 makes one), or leave identity_file out to use the ssh-agent", file)

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 
+	"pidb/internal/filecap"
 	"pidb/internal/sudoowner"
 	"pidb/thermal"
 )
@@ -128,9 +129,13 @@ func (r Run) ThermalReadings() []thermal.Reading {
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
+// MaxRunSize is the largest run.json pidb reads: an hour's run of a
+// hundred hosts, sampled every second, takes well under it.
+const MaxRunSize = 256 << 20
+
 // Load reads a run.json.
 func Load(path string) (Run, error) {
-	data, err := os.ReadFile(path)
+	data, err := filecap.Read(path, MaxRunSize)
 	if err != nil {
 		return Run{}, err
 	}

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"pidb/internal/atomicfile"
+	"pidb/internal/filecap"
 	"pidb/internal/sudoowner"
 )
 
@@ -182,7 +183,7 @@ func (s Store) SaveCluster(inventoryPath, cluster string, c Cluster) error {
 // read decodes the JSON file at p into v; a file that is not there leaves
 // v as it is.
 func read(p string, v any) error {
-	data, err := os.ReadFile(p)
+	data, err := filecap.Read(p, 1<<20) // a host's passwords take a few KiB
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

@@ -94,7 +94,9 @@ func TestThermalOnTheLab(t *testing.T) {
 				t.Errorf("not the write-up's format: %q", l)
 			}
 		}
-		if len(lines) < 2 || len(lines) > 4 {
+		// the first reading always (one may take longer than the watch on
+		// a busy machine), at most one each 0.5 s after it
+		if len(lines) < 1 || len(lines) > 4 {
 			t.Errorf("%d readings in 1.2 s at 0.5 s:\n%s", len(lines), data)
 		}
 	})

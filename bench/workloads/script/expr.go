@@ -86,7 +86,13 @@ type exprParser struct {
 	s     string
 	i     int
 	known map[string]bool
+	depth int // factors open inside one another: -x, (x), random(x, y)
 }
+
+// maxNesting is how deeply an expression's factors may nest (- - x,
+// ((x)), random(random(...))): far more than any script needs, and a
+// bound on the parser's stack whatever the line holds.
+const maxNesting = 64
 
 // parseExpr reads an expression whose variables are those known.
 func parseExpr(s string, known map[string]bool) (Expr, error) {
@@ -133,6 +139,10 @@ func (p *exprParser) level(ops string, next func() (Expr, error)) (Expr, error) 
 }
 
 func (p *exprParser) factor() (Expr, error) {
+	if p.depth++; p.depth > maxNesting {
+		return nil, fmt.Errorf("nested more than %d deep (-, parentheses, random): pidb reads no deeper", maxNesting)
+	}
+	defer func() { p.depth-- }()
 	switch c := p.peek(); {
 	case c == 0:
 		return nil, errors.New("the expression ends where a value is wanted")

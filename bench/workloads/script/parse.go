@@ -22,9 +22,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"regexp"
 	"strings"
+
+	"pidb/internal/filecap"
 )
 
 // Script is a parsed script: its steps in order.
@@ -148,10 +149,14 @@ func Parse(name, src string) (*Script, error) {
 	return s, nil
 }
 
+// MaxSize is the largest script pidb reads: the statements of one
+// transaction, and a schema to make, take a few KiB.
+const MaxSize = 1 << 20
+
 // Read reads and parses the script in the file at path (its errors name
 // path, as given).
 func Read(path string) (*Script, error) {
-	src, err := os.ReadFile(path)
+	src, err := filecap.Read(path, MaxSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s does not exist", path)
 	}

@@ -80,10 +80,18 @@ func TestRefused(t *testing.T) {
 		"\\set a (1 + 2\nSELECT 1;":             `my.sql:1: \set a: a ( without its )`,
 		"\\set a 1 2\nSELECT 1;":                `my.sql:1: \set a: "2" after the expression`,
 		"-- nothing\n\\set a 1\n":               "my.sql: no SQL statement",
+		// 8 MB of nesting crashed the parser's stack; each shape is
+		// refused at its 65th level
+		"\\set x " + strings.Repeat("-", 8<<20) + "1\nSELECT 1;":         `my.sql:1: \set x: nested more than 64 deep`,
+		"\\set x " + strings.Repeat("(", 100000) + "1\nSELECT 1;":        `my.sql:1: \set x: nested more than 64 deep`,
+		"\\set x " + strings.Repeat("random(1, ", 1000) + "1\nSELECT 1;": `my.sql:1: \set x: nested more than 64 deep`,
 	} {
 		if _, err := Parse("my.sql", src); err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("%q: %v\nwant it to begin %q", src, err, want)
+			t.Errorf("%.80q: %.200v\nwant it to begin %q", src, err, want)
 		}
+	}
+	if _, err := Parse("my.sql", "\\set x "+strings.Repeat("-", 63)+"1\nSELECT 1;"); err != nil {
+		t.Errorf("64 levels: %v", err)
 	}
 }
 
@@ -146,5 +154,13 @@ func TestEvalErrorAtItsLine(t *testing.T) {
 	}
 	if kind, reconnect := (&Workload{}).ErrorKind(err); kind != `\set at line 2` || reconnect {
 		t.Errorf("counted as %q, reconnect %v", kind, reconnect)
+	}
+}
+
+// A script file past MaxSize is refused without being read whole:
+// script = "/dev/zero" in an inventory took the controller's memory.
+func TestReadCapped(t *testing.T) {
+	if _, err := Read("/dev/zero"); err == nil || !strings.Contains(err.Error(), "/dev/zero is larger than 1 MiB") {
+		t.Errorf("/dev/zero: %v", err)
 	}
 }
