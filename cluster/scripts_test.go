@@ -8,8 +8,10 @@ import (
 
 	"pidb/dbms"
 	"pidb/engine"
+	"pidb/internal/fakerun"
 	"pidb/internal/shtest"
 	"pidb/internal/shtest/shrun"
+	"pidb/remote"
 )
 
 // TestScriptsTakeValuesAsData: the switchover's script that makes the old
@@ -46,5 +48,31 @@ func TestScriptsTakeValuesAsData(t *testing.T) {
 	}
 	if runs, _ := r.Runs(); len(runs) != 0 {
 		t.Errorf("ran %d commands", len(runs))
+	}
+}
+
+// inputs keeps what each command got on stdin.
+type inputs struct {
+	*fakerun.Runner
+	got []string
+}
+
+func (r *inputs) RunInput(ctx context.Context, cmd string, in []byte) (remote.Result, error) {
+	r.got = append(r.got, string(in))
+	return r.Runner.RunInput(ctx, cmd, in)
+}
+
+// The switchover points a running standby at the new primary with one
+// statement whatever the conninfo holds: a quote and a backslash in the
+// password (written by hand below, as PostgreSQL reads it) end no literal.
+func TestRepointSQL(t *testing.T) {
+	r := &inputs{Runner: (&fakerun.Runner{}).Contains("server_version_num", fakerun.Reply{Stdout: "150008\x00/var/lib/postgresql/15/main\x00"})}
+	s := Switchover{New: Node{Name: "pi3", Address: "10.0.0.30"}, Password: `pw' x\`}
+	if err := s.repoint(context.Background(), Node{Name: "pi5", Root: r}); err != nil {
+		t.Fatal(err)
+	}
+	want := engine.PostgresQuiet + `ALTER SYSTEM SET primary_conninfo = E'host=10.0.0.30 port=5432 user=pidb_replication password=''pw\\'' x\\\\'' sslmode=''verify-ca'' sslrootcert=''/etc/postgresql/15/main/pidb-primary.crt'' application_name=pi5';` + "\nSELECT pg_reload_conf();\n"
+	if len(r.got) != 1 || r.got[0] != want {
+		t.Errorf("the statements:\n%q\nwant\n%q", r.got, want)
 	}
 }

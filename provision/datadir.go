@@ -286,26 +286,20 @@ func whereCmd(e engine.Engine) string {
 // from a file the postgres user writes), so no path is ever part of a
 // script's text, in a message or a comment either.
 func moveScript(e engine.Engine) string {
-	user := serverUser(e)
-	// as runs cmd as the server's user, with the script's variables vars
-	// as cmd's positional parameters ($1, $2...)
-	as := func(cmd string, vars ...string) string {
-		args := ""
-		for _, v := range vars {
-			args += ` "$` + v + `"`
-		}
-		return "runuser -u " + user + " -- sh -c " + remote.Quote(cmd) + " sh" + args
-	}
-	// what must be the same in the copy: each file's contents, and each
-	// entry's name, mode, type, size (a file's) and target (a link's)
-	sums := `cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum; find . \( -type f -printf '%p %m f %s\n' \) -o \( ! -type f -printf '%p %m %y %l\n' \) | sort`
-	confOps := func(cmd string, vars ...string) string { // root's folder (MySQL's conf.d)
+	// sh runs cmd with the script's variables vars as its positional
+	// parameters ($1, $2...); as, the same as the server's user
+	sh := func(cmd string, vars ...string) string {
 		args := ""
 		for _, v := range vars {
 			args += ` "$` + v + `"`
 		}
 		return "sh -c " + remote.Quote(cmd) + " sh" + args
 	}
+	as := func(cmd string, vars ...string) string { return "runuser -u " + serverUser(e) + " -- " + sh(cmd, vars...) }
+	// what must be the same in the copy: each file's contents, and each
+	// entry's name, mode, type, size (a file's) and target (a link's)
+	sums := `cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum; find . \( -type f -printf '%p %m f %s\n' \) -o \( ! -type f -printf '%p %m %y %l\n' \) | sort`
+	confOps := sh // root's folder (MySQL's conf.d)
 	if e.Flavor == dbms.Postgres {
 		confOps = as // postgres's folder
 	}
