@@ -295,7 +295,9 @@ func moveScript(e engine.Engine) string {
 		}
 		return "sh -c " + remote.Quote(cmd) + " sh" + args
 	}
-	as := func(cmd string, vars ...string) string { return "runuser -u " + serverUser(e) + " -- " + sh(cmd, vars...) }
+	as := func(cmd string, vars ...string) string {
+		return "runuser -u " + serverUser(e) + " -- " + sh(cmd, vars...)
+	}
 	// what must be the same in the copy: each file's contents, and each
 	// entry's name, mode, type, size (a file's) and target (a link's)
 	sums := `cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum; find . \( -type f -printf '%p %m f %s\n' \) -o \( ! -type f -printf '%p %m %y %l\n' \) | sort`
