@@ -97,28 +97,40 @@ func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader, std
 	}
 	done := make(chan error, 1)
 	go func() { done <- sess.Run(full) }()
+	// kill stops the command and waits for Run to return (only then is
+	// the output ours), 5 s at most; false where it did not return
+	kill := func() bool {
+		_ = sess.Signal(ssh.SIGKILL)
+		sess.Close()
+		select {
+		case <-done:
+			return true
+		case <-time.After(5 * time.Second):
+			return false
+		}
+	}
+	tooMuch := func() error {
+		return fmt.Errorf("%s: %s: printed more than %d bytes, which pidb does not read", c.cfg.Name, shorten(cmd, 120), limit)
+	}
 	select {
 	case <-over:
 		// a host that prints without end (cat of /dev/zero) is stopped,
 		// not held in the controller's memory
-		_ = sess.Signal(ssh.SIGKILL)
-		sess.Close()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-		}
-		return Result{}, fmt.Errorf("%s: %s: printed more than %d bytes, which pidb does not read", c.cfg.Name, shorten(cmd, 120), limit)
+		kill()
+		return Result{}, tooMuch()
 	case <-ctx.Done():
-		_ = sess.Signal(ssh.SIGKILL)
-		sess.Close()
-		// the output is only ours once Run has returned
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			return Result{}, fmt.Errorf("%s: %s: %w", c.cfg.Name, shorten(cmd, 120), ctx.Err())
+		ctxErr := fmt.Errorf("%s: %s: %w", c.cfg.Name, shorten(cmd, 120), ctx.Err())
+		if !kill() {
+			return Result{}, ctxErr
 		}
-		return Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}, fmt.Errorf("%s: %s: %w", c.cfg.Name, shorten(cmd, 120), ctx.Err())
+		return Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}, ctxErr
 	case err = <-done:
+	}
+	select {
+	case <-over:
+		// it ended as it went past the cap: what was kept is not all of it
+		return Result{}, tooMuch()
+	default:
 	}
 	res := Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}
 	if err == nil {
