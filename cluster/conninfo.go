@@ -39,8 +39,9 @@ func connValue(v string) string {
 func ParseConnInfo(s string) (map[string]string, error) {
 	out := map[string]string{}
 	i := 0
+	isSpace := func() bool { return strings.IndexByte(" \t\n\r\f\v", s[i]) >= 0 }
 	space := func() {
-		for i < len(s) && strings.IndexByte(" \t\n\r\f\v", s[i]) >= 0 {
+		for i < len(s) && isSpace() {
 			i++
 		}
 	}
@@ -50,7 +51,7 @@ func ParseConnInfo(s string) (map[string]string, error) {
 			return out, nil
 		}
 		start := i
-		for i < len(s) && s[i] != '=' && strings.IndexByte(" \t\n\r\f\v", s[i]) < 0 {
+		for i < len(s) && s[i] != '=' && !isSpace() {
 			i++
 		}
 		key := s[start:i]
@@ -80,7 +81,7 @@ func ParseConnInfo(s string) (map[string]string, error) {
 				i++
 			}
 		} else {
-			for i < len(s) && strings.IndexByte(" \t\n\r\f\v", s[i]) < 0 {
+			for i < len(s) && !isSpace() {
 				if s[i] == '\\' && i+1 < len(s) {
 					i++
 				}

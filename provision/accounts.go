@@ -536,8 +536,9 @@ func (accountsStep) Apply(ctx context.Context, t *Target) error {
 
 // pgIdent quotes a name for PostgreSQL's SQL, so that a name that is also
 // a keyword ("order", "user") names the database or role, and for
-// pg_hba.conf, where a quoted "all" is a database and not the keyword. The inventory
-// allows lower case letters, digits and _ only, so nothing needs escaping.
+// pg_hba.conf, where a quoted "all" is a database and not the keyword
+// (engine.PostgresIdent, which doubles a double quote: the inventory
+// allows lower case letters, digits and _ only, so no name holds one).
 func pgIdent(name string) string { return engine.PostgresIdent(name) }
 
 // mysqlGrantDB quotes a database name for GRANT ... ON db.*, where _ and %

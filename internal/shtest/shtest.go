@@ -62,7 +62,7 @@ var Commands = []string{
 	"find", "findmnt", "grep", "head", "id", "install", "ln", "mariadb", "mariadb-admin", "mariadb-dump", "mkdir", "mktemp",
 	"mount", "mountpoint", "mv", "my_print_defaults", "mysql", "mysqladmin", "mysqldump", "openssl", "pg_basebackup",
 	"pg_ctlcluster", "pg_isready", "pg_lsclusters", "psql", "readlink", "rm", "rmdir", "sed", "sha256sum", "sleep", "sort",
-	"stat", "sync", "systemctl", "systemd-nspawn", "systemd-run", "mknod", "chgrp", "tail", "tee", "touch", "tr", "ufw", "umask", "wc", "xargs",
+	"stat", "sync", "systemctl", "systemd-nspawn", "systemd-run", "mknod", "chgrp", "tail", "tee", "touch", "tr", "ufw", "wc", "xargs",
 	Canary,
 }
 
@@ -84,7 +84,6 @@ type Sandbox struct {
 	log  string
 	fail []string
 	envs []string
-	out  map[string]string
 	// prelude defines the stubs as functions of the script's own shell
 	prelude string
 }
@@ -92,7 +91,7 @@ type Sandbox struct {
 // New makes a sandbox in a test's temporary folder.
 func New(t testing.TB) *Sandbox {
 	t.Helper()
-	s := &Sandbox{t: t, dir: t.TempDir(), out: map[string]string{}}
+	s := &Sandbox{t: t, dir: t.TempDir()}
 	s.log = filepath.Join(s.dir, "calls")
 	bin := filepath.Join(s.dir, "bin")
 	if err := os.Mkdir(bin, 0o755); err != nil {
@@ -114,7 +113,7 @@ func New(t testing.TB) *Sandbox {
 	for _, name := range names {
 		// one write a call: the stubs of a pipeline record at once
 		body := `n=$(($# + 2)); as=${STUB_AS:-root}; r="${#as}:$as
-${#0}:` + name + `
+` + strconv.Itoa(len(name)) + ":" + name + `
 "; for a in "$@"; do r="$r${#a}:$a
 "; done; for v_ in $STUB_ENVS; do eval "if [ -n \"\${$v_+x}\" ]; then a=\"env:$v_=\$$v_\"; r=\"\$r\${#a}:\$a
 \"; n=\$((n + 1)); fi"; done; printf 'call %d\n%s' "$n" "$r" >> "$STUB_LOG"` + "\n" +
@@ -124,8 +123,6 @@ ${#0}:` + name + `
 			body += w + "\n"
 		}
 		body += "exit 0\n"
-		// the name's own length, not the stub's path's, goes first
-		body = strings.Replace(body, "${#0}", strconv.Itoa(len(name)), 1)
 		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -5,19 +5,19 @@ package shrun
 
 import (
 	"context"
-	"io/fs"
 	"sync"
 
+	"pidb/internal/fakerun"
 	"pidb/internal/shtest"
 	"pidb/remote"
 )
 
 // Runner is a remote.Runner whose commands run in a sandbox: each
 // answers what the run printed, a non-zero exit as an *remote.ExitError.
-// Uploads are kept in Files, which ReadFile reads.
+// Its files are fakerun's: uploads kept in Files, which ReadFile reads.
 type Runner struct {
-	S     *shtest.Sandbox
-	Files map[string]string
+	S *shtest.Sandbox
+	fakerun.Runner
 
 	mu   sync.Mutex
 	runs []shtest.Result
@@ -42,30 +42,6 @@ func (r *Runner) RunInput(_ context.Context, cmd string, stdin []byte) (remote.R
 	}
 	return out, nil
 }
-
-// Upload keeps data in Files.
-func (r *Runner) Upload(_ context.Context, path string, data []byte, _ fs.FileMode) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.Files == nil {
-		r.Files = map[string]string{}
-	}
-	r.Files[path] = string(data)
-	return nil
-}
-
-// ReadFile reads Files.
-func (r *Runner) ReadFile(_ context.Context, path string) ([]byte, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if d, ok := r.Files[path]; ok {
-		return []byte(d), nil
-	}
-	return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
-}
-
-// Host is "pi".
-func (r *Runner) Host() string { return "pi" }
 
 // Runs are the runs so far, and the standard input of each.
 func (r *Runner) Runs() ([]shtest.Result, []string) {
