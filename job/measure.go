@@ -323,8 +323,10 @@ func idle(ctx context.Context, d time.Duration, what string, r progress.Reporter
 
 // sampleLag reads, on a cluster's primary, where each of the plan's
 // replicas is behind it, every thermal interval from now until the
-// returned function is called, which gives the readings timed from start
-// (the measured time's). Without replicas it reads nothing.
+// returned function is called, which takes one last reading, whole (a
+// run always has one, however slow the hosts answer), and gives the
+// readings timed from start (the measured time's). Without replicas it
+// reads nothing.
 func sampleLag(ctx context.Context, root remote.Runner, p Plan) func(start time.Time) []results.Lag {
 	if len(p.Replicas) == 0 {
 		return func(time.Time) []results.Lag { return nil }
@@ -333,35 +335,46 @@ func sampleLag(ctx context.Context, root remote.Runner, p Plan) func(start time.
 		at  time.Time
 		lag results.Lag
 	}
+	// read is one reading of every replica, nil where the primary could
+	// not be read or ctx ended during it (a reading cut off is none)
+	read := func(ctx context.Context) []reading {
+		pg := engine.Engine{Flavor: dbms.Postgres}
+		var these []reading
+		if p.ReplicaRoots != nil {
+			st, err := cluster.Read(ctx, root, maria)
+			if err != nil {
+				return nil
+			}
+			now := time.Now()
+			for _, name := range p.Replicas {
+				these = append(these, reading{now, mariadbLag(ctx, st, name, p.ReplicaRoots[name])})
+			}
+		} else {
+			st, err := cluster.Read(ctx, root, pg)
+			if err != nil {
+				return nil
+			}
+			now := time.Now()
+			for _, name := range p.Replicas {
+				these = append(these, reading{now, lagOf(st, name)})
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		return these
+	}
 	var got []reading
-	ctx, cancel := context.WithCancel(ctx)
+	loop, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pg := engine.Engine{Flavor: dbms.Postgres}
 		tick := time.NewTicker(p.Thermal.Interval)
 		defer tick.Stop()
 		for {
-			if p.ReplicaRoots != nil {
-				if st, err := cluster.Read(ctx, root, maria); err == nil {
-					now := time.Now()
-					var these []reading
-					for _, name := range p.Replicas {
-						these = append(these, reading{now, mariadbLag(ctx, st, name, p.ReplicaRoots[name])})
-					}
-					if ctx.Err() == nil {
-						// (a reading the run's end cut off is none)
-						got = append(got, these...)
-					}
-				}
-			} else if st, err := cluster.Read(ctx, root, pg); err == nil {
-				now := time.Now()
-				for _, name := range p.Replicas {
-					got = append(got, reading{now, lagOf(st, name)})
-				}
-			}
+			got = append(got, read(loop)...)
 			select {
-			case <-ctx.Done():
+			case <-loop.Done():
 				return
 			case <-tick.C:
 			}
@@ -370,6 +383,9 @@ func sampleLag(ctx context.Context, root remote.Runner, p Plan) func(start time.
 	return func(start time.Time) []results.Lag {
 		cancel()
 		<-done
+		last, stop := context.WithTimeout(ctx, lastLagWait)
+		got = append(got, read(last)...)
+		stop()
 		out := make([]results.Lag, 0, len(got))
 		for _, g := range got {
 			g.lag.AtS = g.at.Sub(start).Seconds()
@@ -378,6 +394,9 @@ func sampleLag(ctx context.Context, root remote.Runner, p Plan) func(start time.
 		return out
 	}
 }
+
+// lastLagWait bounds the last reading of a cluster's lag, after the run.
+const lastLagWait = 2 * time.Minute
 
 var maria = engine.Engine{Flavor: dbms.MariaDB}
 

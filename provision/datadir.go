@@ -43,6 +43,9 @@ const (
 	// the server stopped, for pidb to say go; without it, it puts the
 	// server back on its old directory
 	goWait = 30 * time.Second
+	// readyWait is how long the script waits, the server started on its
+	// new directory, for it to take connections
+	readyWait = 2 * time.Minute
 )
 
 // disk is a whole disk the host has (a USB or NVMe drive), as its probe
@@ -284,8 +287,9 @@ func whereCmd(e engine.Engine) string {
 // Its text depends on the engine alone. The paths are its positional
 // parameters (moveArgs): old comes from the host (pg_lsclusters reads it
 // from a file the postgres user writes), so no path is ever part of a
-// script's text, in a message or a comment either.
-func moveScript(e engine.Engine) string {
+// script's text, in a message or a comment either. With the copy verified,
+// it waits for go at most wait (goWait), by the clock.
+func moveScript(e engine.Engine, wait time.Duration) string {
 	// sh runs cmd with the script's variables vars as its positional
 	// parameters ($1, $2...); as, the same as the server's user
 	sh := func(cmd string, vars ...string) string {
@@ -314,6 +318,7 @@ func moveScript(e engine.Engine) string {
 	w(`old=$1 dir=$2 conf=$3 confnew=$4 S=$5`)
 	w(`tmp=$dir.pidb-copy before=$conf.pidb-before-move`)
 	w(`state() { printf '%%s\n' "$1" > "$S/state.new" && mv "$S/state.new" "$S/state"; }`)
+	w(`now() { read -r up _ < /proc/uptime; echo "${up%%.*}"; }`)
 	w(`switched=no`)
 	w(`fail() {`)
 	w(`	state "putting back: $1"`)
@@ -333,7 +338,10 @@ func moveScript(e engine.Engine) string {
 	w(`[ "$a" = "$b" ] || fail "the copy differs from $old"`)
 	w(`%s || fail "could not put the copy at $dir"`, as(`chmod --reference="$1" "$2" && rm -rf "$3" && mv "$2" "$3"`, "old", "tmp", "dir"))
 	w(`state verified`)
-	w(`i=0; while [ ! -e "$S/go" ]; do i=$((i + 1)); [ $i -le %d ] || fail "no go from pidb within %s (its link to the host was cut?)"; sleep 0.1; done`, int(goWait/(100*time.Millisecond)), goWait)
+	// the waits are measured by the clock (the seconds since boot), not
+	// by counting rounds: on a starved host, a round of sleep 0.1 takes
+	// far longer than that
+	w(`end=$(($(now) + %d)); while [ ! -e "$S/go" ]; do [ "$(now)" -lt "$end" ] || fail "no go from pidb within %s (its link to the host was cut?)"; sleep 0.1; done`, int(wait.Seconds()), wait)
 	w(`state switching`)
 	if e.Flavor == dbms.Postgres {
 		w(`%s || fail "could not keep $conf"`, confOps(`cp -p "$1" "$2"`, "conf", "before"))
@@ -341,7 +349,7 @@ func moveScript(e engine.Engine) string {
 	w(`switched=yes`)
 	w(`%s || fail "could not point the server at $dir"`, confOps(`mv -f "$1" "$2"`, "confnew", "conf"))
 	w(`%s || fail "%s did not start on $dir"`, e.StartCmd(), e.Service)
-	w(`i=0; until %s; do i=$((i + 1)); [ $i -le 600 ] || fail "%s started on $dir and takes no connections"; sleep 0.1; done`, e.ReadyCmd(), e.Service)
+	w(`end=$(($(now) + %d)); until %s; do [ "$(now)" -lt "$end" ] || fail "%s started on $dir and takes no connections"; sleep 0.1; done`, int(readyWait.Seconds()), e.ReadyCmd(), e.Service)
 	w(`at=$(%s) || fail "could not ask %s where its data is"`, whereCmd(e), e.Service)
 	w(`[ "${at%%/}" = "$dir" ] || fail "%s runs on $at, not $dir"`, e.Service)
 	w(`state removing`)
@@ -567,7 +575,7 @@ func move(ctx context.Context, t *Target, e engine.Engine, old, dir string) erro
 		return err
 	}
 	script := moveDir + "/move.sh"
-	if err := t.Root.Upload(ctx, script, []byte(moveScript(e)), 0o700); err != nil {
+	if err := t.Root.Upload(ctx, script, []byte(moveScript(e, goWait)), 0o700); err != nil {
 		return err
 	}
 	t.Step(fmt.Sprintf("datadir: moving %s to %s (%s is down meanwhile)", old, dir, e.Flavor))

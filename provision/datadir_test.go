@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"pidb/dbms"
 	"pidb/engine"
@@ -168,7 +169,7 @@ func TestMoveScript(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(state, "state.new")) // the stubbed mv leaves it there
 			return strings.TrimSpace(string(b))
 		}
-		r := sb.Run(moveScript(e), "", moveArgs(old, dir, conf, confNew, state)...)
+		r := sb.Run(moveScript(e, time.Second), "", moveArgs(old, dir, conf, confNew, state)...)
 		if r.Code != 0 || stateIs() != "done" {
 			t.Fatalf("%s: the move ended %d at %q: %s\n%v", e.Flavor, r.Code, stateIs(), r.Stderr, r.Calls)
 		}
@@ -191,7 +192,7 @@ func TestMoveScript(t *testing.T) {
 		if err := os.Remove(filepath.Join(state, "go")); err != nil {
 			t.Fatal(err)
 		}
-		r = sb.Run(moveScript(e), "", moveArgs(old, dir, conf, confNew, state)...)
+		r = sb.Run(moveScript(e, time.Second), "", moveArgs(old, dir, conf, confNew, state)...)
 		if r.Code == 0 || !strings.HasPrefix(stateIs(), "failed: no go from pidb") || r.Ran("mv") && slices.ContainsFunc(r.Calls, func(c shtest.Call) bool { return c.Name == "mv" && slices.Contains(c.Args, confNew) }) {
 			t.Errorf("%s: without a go: %d %q %v", e.Flavor, r.Code, stateIs(), r.Calls)
 		}
@@ -201,10 +202,10 @@ func TestMoveScript(t *testing.T) {
 		// hostile paths, in each place, and each command failing
 		v := shtest.AllInOne("/var/lib/postgresql/d")
 		args := moveArgs(v, dir+v, conf+v, confNew+v, state)
-		sb.Run(moveScript(e), "", args...).Check(t, string(e.Flavor)+", hostile paths", "", args[:4]...)
+		sb.Run(moveScript(e, time.Second), "", args...).Check(t, string(e.Flavor)+", hostile paths", "", args[:4]...)
 		for _, name := range names {
 			sb.Fail(name)
-			r := sb.Run(moveScript(e), "", args...)
+			r := sb.Run(moveScript(e, time.Second), "", args...)
 			if r.Code == 0 || !strings.HasPrefix(stateIs(), "failed: ") {
 				t.Errorf("%s: %s failing: the move ended %d at %q", e.Flavor, name, r.Code, stateIs())
 			}

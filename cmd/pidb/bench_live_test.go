@@ -610,8 +610,11 @@ func TestBenchSurvivesAKilledConnection(t *testing.T) {
 				t.Errorf("no transactions after the kill (the first error at %.1f s): %+v", killedAt, run.Series)
 			}
 			last := run.Series[len(run.Series)-1]
-			// --duration 10s, to within one interval (0.5 s)
-			if last.T < 9.5 || last.T > 10.5 || b.DurationS < 9.5 || b.DurationS > 10.5 {
+			// --duration 10s, to within one interval (0.5 s); the last
+			// point is when the clients had ended, which a starved
+			// machine delays (once 1 s past the end): only the wall time
+			// below bounds that
+			if last.T < 9.5 || b.DurationS < 9.5 || b.DurationS > 10.5 {
 				t.Errorf("measured %.2f s, last point at %.2f s; want 10 s to within 0.5 s", b.DurationS, last.T)
 			}
 			// not stuck on the dead connection: warm-up, duration, an

@@ -96,7 +96,9 @@ func TestDataDevice(t *testing.T) {
 		if code := exitOf(t, cmd.Wait()); code == 0 {
 			t.Fatalf("provision with its link cut while the host copied: exit 0\n%s", out.String())
 		}
-		for deadline = time.Now().Add(2 * time.Minute); !strings.HasPrefix(state(), "failed: no go from pidb"); time.Sleep(100 * time.Millisecond) {
+		// the script waits 30 s for go by the host's clock, then puts the
+		// server back: 5 minutes bound that on a starved machine
+		for deadline = time.Now().Add(5 * time.Minute); !strings.HasPrefix(state(), "failed: no go from pidb"); time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("the host did not put the server back: state %q", state())
 			}

@@ -80,11 +80,12 @@ func TestWrittenNotApplied(t *testing.T) {
 func TestBenchServerKilled(t *testing.T) {
 	t.Parallel()
 	// systemd waits 5 s (RestartSec), then the server replays its WAL:
-	// on a busy machine that took the rest of a 25 s run once
-	f := startFaultBench(t, "500ms", "45s")
+	// on a busy machine that took the rest of a 25 s run once, and of a
+	// 45 s one another time
+	f := startFaultBench(t, "500ms", "90s")
 	time.Sleep(3 * time.Second)
 	labtest.MustSSH(t, f.h, "systemctl kill -s KILL postgresql@15-main")
-	f.r.wait(t, 2*time.Minute)
+	f.r.wait(t, 4*time.Minute)
 	b, run := f.outcome(t)
 	if f.r.code != 1 || b.DownS <= 0 || !strings.Contains(b.Error, "the server went away") || !strings.Contains(f.r.stderr, "the server went away") {
 		t.Errorf("exit %d, down %.1f s, error %q; want 1, the time gone, and the sentence\n%s", f.r.code, b.DownS, b.Error, f.r.stderr)

@@ -113,7 +113,7 @@ func TestProvisionTheLab(t *testing.T) {
 		r.waitMark(t, waiting) // else pi4 installed without waiting for the held lock
 		time.Sleep(8 * time.Second)
 		labtest.MustSSH(t, root(pi4), "systemctl stop pidb-test-dpkg-lock")
-		r.wait(t, 10*time.Minute)
+		r.wait(t, 20*time.Minute) // three fresh installs: 11 minutes on a busy machine
 		code, errOut := r.code, r.stderr
 		res := provisionResults(t, code, r.stdout, errOut)
 		if code != 0 {

@@ -117,7 +117,8 @@ func TestThermalOnTheLab(t *testing.T) {
 // quota below its board's: the clock's share of it), and that a fan
 // brings it back below 80, at its board's quota, while the since-boot
 // flags stay. The load runs until
-// the simulator has said all of that (a minute of real time at most): a
+// the simulator has said all of that (three minutes of real time at
+// most: a starved host heats only as fast as the machine lets it run): a
 // fixed 10 s of it once began late on a busy machine (its ssh connection)
 // and ended before the Pi had warmed through.
 func TestLabHeatsUp(t *testing.T) {
@@ -150,7 +151,7 @@ func TestLabHeatsUp(t *testing.T) {
 	// it takes; its CPU quota read meanwhile (a throttled Pi hovers about
 	// 80 C, so the limit comes and goes): the limits seen
 	const load = `sh -c ': pidb-heat; while :; do :; done'`
-	labtest.MustSSH(t, root, "for i in 1 2; do nohup timeout 120 "+load+" >/dev/null 2>&1 </dev/null & done")
+	labtest.MustSSH(t, root, "for i in 1 2; do nohup timeout 300 "+load+" >/dev/null 2>&1 </dev/null & done")
 	unload := func() { labtest.MustSSH(t, root, "pkill -f ': pidb-hea[t]' || true") }
 	defer unload()
 	quotas := make(chan map[string]bool)
@@ -169,7 +170,7 @@ func TestLabHeatsUp(t *testing.T) {
 	}()
 	var hot thermal.Summary // the hottest reading, and the lowest clock and the flags seen
 	flags := map[string]bool{}
-	for deadline := time.Now().Add(time.Minute); ; {
+	for deadline := time.Now().Add(3 * time.Minute); ; {
 		r := thermalOf(t, "-i", inv.Path, "--duration", "3s", "--interval", "1s")[pi4.Name]
 		if r.MaxTempC != nil && (hot.MaxTempC == nil || *r.MaxTempC > *hot.MaxTempC) {
 			hot.MaxTempC = r.MaxTempC
@@ -198,7 +199,7 @@ func TestLabHeatsUp(t *testing.T) {
 		}
 	}
 	if hot.MaxTempC == nil || *hot.MaxTempC < 80 || hot.MinArmMHz == nil || *hot.MinArmMHz >= 1500 || !flags["throttled"] || !flags["throttled_since_boot"] {
-		t.Errorf("in a case under load for a minute: at most %s C, the clock down to %s MHz, flags %v", ptrString(hot.MaxTempC), ptrString(hot.MinArmMHz), flags)
+		t.Errorf("in a case under load for three minutes: at most %s C, the clock down to %s MHz, flags %v", ptrString(hot.MaxTempC), ptrString(hot.MinArmMHz), flags)
 	}
 	t.Logf("its quotas while throttled: %v, its board's %d", limits, board)
 	if len(limits) == 0 {

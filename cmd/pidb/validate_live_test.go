@@ -78,9 +78,9 @@ func TestValidateOnTheLab(t *testing.T) {
 		}
 	}
 	// a reading a second over SSH, as many as a busy machine lets land (20
-	// of 30 in one CI run): enough to place them on the timeline, never a
-	// count that load alone can take away
-	if run.Kind != "validate" || run.Verdict == nil || run.Verdict.Verdict != "FAIL" || before < 2 || during < 5 {
+	// of 30 in one CI run, 3 in another): one before and one during place
+	// them on the timeline; any count above that, load alone can take away
+	if run.Kind != "validate" || run.Verdict == nil || run.Verdict.Verdict != "FAIL" || before < 1 || during < 1 {
 		t.Errorf("saved run: kind %s, verdict %+v, %d readings before the run and %d during it", run.Kind, run.Verdict, before, during)
 	}
 	if run.PidbVersion == "" || run.Preset != "balanced" || run.Facts == nil || run.Facts.Host != pi4 {
