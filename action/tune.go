@@ -1,6 +1,9 @@
 package action
 
 import (
+	"maps"
+	"slices"
+
 	"pidb/dbms"
 	"pidb/tune"
 	"pidb/usage"
@@ -36,6 +39,9 @@ type TuneShowOptions struct {
 type Tuned struct {
 	Conf string
 	JSON []tune.JSONSetting
+	// Warnings are the overrides that trade durability, each with what a
+	// power cut then loses (tune.Durability): for stderr
+	Warnings []string
 }
 
 // TuneShow is the tuner's recommendation for the board described, offline.
@@ -48,5 +54,11 @@ func TuneShow(o TuneShowOptions) (Tuned, error) {
 		return Tuned{}, usage.Wrap(err)
 	}
 	in, _ = tune.Normalize(in)
-	return Tuned{Conf: tune.Render(in, tune.PresetName(o.Preset), s), JSON: tune.JSON(in.Flavor, s)}, nil
+	var warn []string
+	for _, k := range slices.Sorted(maps.Keys(o.Set)) {
+		if w := tune.Durability(in.Flavor.Family(), k, o.Set[k]); w != "" {
+			warn = append(warn, "--set "+w)
+		}
+	}
+	return Tuned{Conf: tune.Render(in, tune.PresetName(o.Preset), s), JSON: tune.JSON(in.Flavor, s), Warnings: warn}, nil
 }

@@ -3,6 +3,8 @@
 // family the inventory names (PostgreSQL, or MySQL for MySQL and MariaDB).
 package dbms
 
+import "strings"
+
 // Flavor is the server a host runs.
 type Flavor string
 
@@ -26,12 +28,39 @@ const (
 // Families are the families, in the order help lists them.
 func Families() []Family { return []Family{PostgresFamily, MySQLFamily} }
 
-// Family is the family of a flavour.
+// Family is the family of a flavour; "" for a name that is none of the
+// flavours (ParseFlavor reads what people write).
 func (f Flavor) Family() Family {
-	if f == Postgres {
+	switch f {
+	case Postgres:
 		return PostgresFamily
+	case MySQL, MariaDB:
+		return MySQLFamily
 	}
-	return MySQLFamily
+	return ""
+}
+
+// ParseFlavor reads an engine's name as people write it, in any case:
+// postgres or postgresql, mysql, mariadb. It is the one reading of an
+// engine's name: the inventory's engine (a family: ParseFamily), the
+// tuner's --engine, and every flag that names one go through it.
+func ParseFlavor(s string) (Flavor, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "postgres", "postgresql":
+		return Postgres, true
+	case "mysql":
+		return MySQL, true
+	case "mariadb":
+		return MariaDB, true
+	}
+	return "", false
+}
+
+// ParseFamily reads the family an engine's name belongs to, as
+// ParseFlavor reads the name: mariadb is of the MySQL family.
+func ParseFamily(s string) (Family, bool) {
+	f, ok := ParseFlavor(s)
+	return f.Family(), ok
 }
 
 // FlavorOn is the flavour of a family that a distribution ships (its

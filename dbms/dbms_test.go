@@ -26,3 +26,29 @@ func TestFamily(t *testing.T) {
 		}
 	}
 }
+
+// TestParseFlavor: an engine's name as people write it, in any case; a
+// name that is none (once "postgresql" was read as the MySQL family) is
+// refused, and its family is none.
+func TestParseFlavor(t *testing.T) {
+	for s, want := range map[string]Flavor{"postgres": Postgres, "postgresql": Postgres, "PostgreSQL": Postgres, " Postgres ": Postgres,
+		"mysql": MySQL, "MySQL": MySQL, "mariadb": MariaDB, "MariaDB": MariaDB} {
+		if got, ok := ParseFlavor(s); !ok || got != want {
+			t.Errorf("ParseFlavor(%q) = %q, %v; want %q", s, got, ok, want)
+		}
+	}
+	for _, s := range []string{"", "pg", "oracle", "postgres-15", "sqlite"} {
+		if got, ok := ParseFlavor(s); ok {
+			t.Errorf("ParseFlavor(%q) = %q, want refused", s, got)
+		}
+		if f, ok := ParseFamily(s); ok || f != "" {
+			t.Errorf("ParseFamily(%q) = %q, %v; want none", s, f, ok)
+		}
+	}
+	if got := Flavor("postgresql").Family(); got != "" {
+		t.Errorf("the family of a name that is no flavour: %q, want none", got)
+	}
+	if f, _ := ParseFamily("MariaDB"); f != MySQLFamily {
+		t.Errorf("MariaDB's family: %q", f)
+	}
+}

@@ -145,11 +145,14 @@ func Presets(def string, names ...string) Option {
 	return func(p *parser) { p.presets, p.defaultPreset = names, def }
 }
 
-// KeysExist has the inventory refuse an identity_file that is not there,
-// at its line, as every command would before it connects: the check
-// pidb inventory check makes of the controller's own files.
-func KeysExist() Option {
-	return func(p *parser) { p.keysExist = true }
+// Keys has the inventory refuse an identity_file that check refuses (one
+// that is not there: an error wrapping fs.ErrNotExist; a public key, or no
+// key at all: a sentence that names the file; remote.CheckKey, which this
+// package does not import), at its line, as every command would before it
+// connects: the check pidb inventory check makes of the controller's own
+// files. Without it the files are not looked at.
+func Keys(check func(file string) error) Option {
+	return func(p *parser) { p.checkKeyFile = check }
 }
 
 // Settings checks each [host.settings] value against the tuner's catalogue
@@ -159,6 +162,14 @@ func KeysExist() Option {
 // one when it runs for the host.
 func Settings(check func(engine dbms.Family, name, value string) error) Option {
 	return func(p *parser) { p.settings = check }
+}
+
+// Durability has the inventory warn, at its line, of each [host.settings]
+// value that warn says trades the database's durability (what a power cut
+// then loses; "" for none: tune.Durability, which this package does not
+// import), once a line.
+func Durability(warn func(engine dbms.Family, name, value string) string) Option {
+	return func(p *parser) { p.durability = warn }
 }
 
 // Load reads, checks and resolves the inventory at path. It reads no more
@@ -270,8 +281,10 @@ type parser struct {
 	sections      map[string]map[string]Rule // the settings sections' keys; nil: any
 	presets       []string                   // the presets [defaults] and hosts may name; nil: any
 	defaultPreset string                     // a host's preset when it names none
-	keysExist     bool                       // refuse an identity_file that is not there
-	keysMissing   map[int]bool               // the lines of those refused
+	checkKeyFile  func(string) error         // refuse an identity_file it refuses (Keys)
+	durability    func(engine dbms.Family, name, value string) string
+	durableWarned map[int]bool // the lines of settings warned of (Durability)
+	keysMissing   map[int]bool // the lines of those refused
 	settings      func(engine dbms.Family, name, value string) error
 }
 
@@ -415,13 +428,14 @@ func (p *parser) inventory(doc map[string]any) *Inventory {
 	return inv
 }
 
-// checkKey refuses a host's identity file that is not there (KeysExist),
-// at the line that names it: a host's own, or once at [defaults]'s.
+// checkKey refuses a host's identity file that Keys's check refuses, at
+// the line that names it: a host's own, or once at [defaults]'s.
 func (p *parser) checkKey(host, file string, own, defaults Section) {
-	if !p.keysExist {
+	if p.checkKeyFile == nil {
 		return
 	}
-	if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+	bad := p.checkKeyFile(file)
+	if bad == nil {
 		return
 	}
 	v, mine := own["identity_file"]
@@ -439,7 +453,11 @@ func (p *parser) checkKey(host, file string, own, defaults Section) {
 	if mine {
 		who = fmt.Sprintf("host %q: identity_file", host)
 	}
-	p.errs = append(p.errs, &Error{File: p.file, Line: v.Line, Msg: fmt.Sprintf("%s %s does not exist: name the private key pidb logs in with, or make one with ssh-keygen -t ed25519", who, file)})
+	msg := fmt.Sprintf("%s %s does not exist: name the private key pidb logs in with, or make one with ssh-keygen -t ed25519", who, file)
+	if !errors.Is(bad, fs.ErrNotExist) {
+		msg = fmt.Sprintf("%s: %v", who, bad)
+	}
+	p.errs = append(p.errs, &Error{File: p.file, Line: v.Line, Msg: msg})
 }
 
 // canonicalAddress is an address as two hosts compare it: an IP address
@@ -601,7 +619,17 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 				}
 			}
 			name := strings.ReplaceAll(k, "-", "_")
-			sec[name] = Value{Raw: sm[k], Line: p.lines.line(kp...)}
+			line := p.lines.line(kp...)
+			if p.durability != nil && !p.durableWarned[line] {
+				if w := p.durability(h.Engine, k, fmt.Sprint(sm[k])); w != "" {
+					if p.durableWarned == nil {
+						p.durableWarned = map[int]bool{}
+					}
+					p.durableWarned[line] = true
+					p.warnf(line, "%s: %s", dotted(kp), w)
+				}
+			}
+			sec[name] = Value{Raw: sm[k], Line: line}
 		}
 		return sec
 	})

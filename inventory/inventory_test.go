@@ -2,12 +2,15 @@ package inventory
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"pidb/dbms"
 	"pidb/usage"
 )
 
@@ -93,6 +96,28 @@ func TestLoadFull(t *testing.T) {
 	}
 }
 
+// TestEngineNames: the engine as people write it, in any case; postgresql
+// is postgres (once read as the MySQL family, and MariaDB installed), and
+// mariadb is the mysql family.
+func TestEngineNames(t *testing.T) {
+	for name, want := range map[string]dbms.Family{"postgres": "postgres", "postgresql": "postgres", "PostgreSQL": "postgres", "Postgres": "postgres",
+		"mysql": "mysql", "MySQL": "mysql", "mariadb": "mysql", "MariaDB": "mysql"} {
+		inv, err := Parse("inv.toml", "/tmp", "[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\nengine = \""+name+"\"\n"+
+			"[[host]]\nname = \"b\"\naddress = \"10.1.2.4\"\nengine = \""+name+"\"\n[[host]]\nname = \"c\"\naddress = \"10.1.2.5\"\nengine = \""+name+"\"\n"+
+			"[[cluster]]\nname = \"k\"\nprimary = \"a\"\nreplicas = [\"b\"]\nengine = \""+name+"\"\n")
+		if err != nil {
+			t.Errorf("engine %q: %v", name, err)
+			continue
+		}
+		if got := inv.Hosts[0].Engine; got != want {
+			t.Errorf("engine %q: the host's family %q, want %q", name, got, want)
+		}
+		if got := inv.Clusters[0].Engine; got != want {
+			t.Errorf("engine %q: the cluster's family %q, want %q", name, got, want)
+		}
+	}
+}
+
 func TestMinimalDefaults(t *testing.T) {
 	inv, err := Parse("inv.toml", "/srv/pidb", "[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n", Presets("steady", "steady", "quick"))
 	if err != nil {
@@ -138,6 +163,20 @@ func TestErrors(t *testing.T) {
 			`3: host.address: address "2001:db8::5%x';COPY (SELECT 1) TO PROGRAM 'id>/tmp/p';--" names an IPv6 zone`},
 		{"a zoned IPv4-mapped address", "[[host]]\nname = \"a\"\naddress = \"::ffff:10.0.0.1%eth0\"\n",
 			`3: host.address: address "::ffff:10.0.0.1%eth0" names an IPv6 zone (%eth0)`},
+		{"an address with its port", "[[host]]\nname = \"a\"\naddress = \"127.0.0.1:2222\"\n",
+			`3: host.address: address "127.0.0.1:2222" has a port: put "127.0.0.1" in address and the port in port = 2222`},
+		{"an IPv6 address with its port", "[[host]]\nname = \"a\"\naddress = \"[2001:db8::5]:22\"\n",
+			`3: host.address: address "[2001:db8::5]:22" has a port: put "2001:db8::5" in address and the port in port = 22`},
+		{"a name with a port", "[[host]]\nname = \"a\"\naddress = \"pi4.local:22\"\n",
+			`3: host.address: address "pi4.local:22" has a port: put "pi4.local" in address and the port in port = 22`},
+		{"a colon in a name", "[[host]]\nname = \"a\"\naddress = \"pi4:local\"\n",
+			`3: host.address: bad address "pi4:local": not an IP address, and a DNS name has no ':'`},
+		{"an IPv4 address out of range", "[[host]]\nname = \"a\"\naddress = \"192.168.1.400\"\n",
+			`3: host.address: bad address "192.168.1.400": not an IPv4 address (four numbers 0-255, with no leading zeros), and not a DNS name`},
+		{"an IPv4 address with leading zeros", "[[host]]\nname = \"a\"\naddress = \"192.168.001.040\"\n",
+			`3: host.address: bad address "192.168.001.040": not an IPv4 address`},
+		{"three numbers", "[[host]]\nname = \"a\"\naddress = \"10.0.1\"\n",
+			`3: host.address: bad address "10.0.1": not an IPv4 address`},
 		{"bad engine", "[[host]]\nname = \"a\"\naddress = \"x\"\nengine = \"oracle\"\n",
 			`4: host.engine: unknown engine "oracle"`},
 		{"bad engine in defaults", "[defaults]\nengine = \"sqlite\"\n[[host]]\nname = \"a\"\naddress = \"x\"\n",
@@ -350,24 +389,39 @@ func TestPreflight(t *testing.T) {
 	}
 }
 
-// TestKeysExist: with KeysExist, an identity_file that is not there is
-// refused at the line that names it: once at [defaults]'s for every host
-// that takes it, and at a host's own; a key that is there passes.
-func TestKeysExist(t *testing.T) {
+// TestKeys: with Keys, an identity_file that is not there, or that the
+// check refuses, is refused at the line that names it: once at
+// [defaults]'s for every host that takes it, and at a host's own; a key
+// the check takes passes. (remote's TestCheckKey: the check itself, on
+// real keys.)
+func TestKeys(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "id_pi"), []byte("key"), 0o600); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"id_pi", "id_pi.pub"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("key"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(file string) error {
+		if _, err := os.Stat(file); err != nil {
+			return err
+		}
+		if strings.HasSuffix(file, ".pub") {
+			return fmt.Errorf("%s is the public key", file)
+		}
+		return nil
 	}
 	src := "[defaults]\nidentity_file = \"gone\"\n[[host]]\nname = \"a\"\naddress = \"10.0.0.1\"\n[[host]]\nname = \"b\"\naddress = \"10.0.0.2\"\n" +
-		"[[host]]\nname = \"c\"\naddress = \"10.0.0.3\"\nidentity_file = \"id_pi\"\n[[host]]\nname = \"d\"\naddress = \"10.0.0.4\"\nidentity_file = \"/nonexistent/key\"\n"
-	_, err := Parse("inv.toml", dir, src, KeysExist())
+		"[[host]]\nname = \"c\"\naddress = \"10.0.0.3\"\nidentity_file = \"id_pi\"\n[[host]]\nname = \"d\"\naddress = \"10.0.0.4\"\nidentity_file = \"/nonexistent/key\"\n" +
+		"[[host]]\nname = \"e\"\naddress = \"10.0.0.5\"\nidentity_file = \"id_pi.pub\"\n"
+	_, err := Parse("inv.toml", dir, src, Keys(check))
 	want := "inv.toml:2: identity_file " + filepath.Join(dir, "gone") + " does not exist: name the private key pidb logs in with, or make one with ssh-keygen -t ed25519\n" +
-		"inv.toml:16: host \"d\": identity_file /nonexistent/key does not exist: name the private key pidb logs in with, or make one with ssh-keygen -t ed25519"
+		"inv.toml:16: host \"d\": identity_file /nonexistent/key does not exist: name the private key pidb logs in with, or make one with ssh-keygen -t ed25519\n" +
+		"inv.toml:20: host \"e\": identity_file: " + filepath.Join(dir, "id_pi.pub") + " is the public key"
 	if err == nil || err.Error() != want || !usage.Is(err) {
 		t.Errorf("got:\n%v\nwant:\n%s", err, want)
 	}
 	if _, err := Parse("inv.toml", dir, src); err != nil {
-		t.Errorf("without KeysExist the files are not looked at: %v", err)
+		t.Errorf("without Keys the files are not looked at: %v", err)
 	}
 }
 
@@ -382,5 +436,27 @@ func TestDataDevice(t *testing.T) {
 	a, b := inv.Hosts[0], inv.Hosts[1]
 	if a.DataDevice != "auto" || a.DataDeviceWipe || b.DataDevice != "/dev/nvme0n1" || !b.DataDeviceWipe || a.Lines["data_device"] != 2 || b.Lines["data_device"] != 9 {
 		t.Errorf("a %q %v, b %q %v, lines %v %v", a.DataDevice, a.DataDeviceWipe, b.DataDevice, b.DataDeviceWipe, a.Lines, b.Lines)
+	}
+}
+
+// TestDurabilityWarned: with Durability, a [host.settings] value the
+// check says trades durability is a warning at its line (not an error:
+// the inventory loads), with what it says.
+func TestDurabilityWarned(t *testing.T) {
+	warn := func(engine dbms.Family, name, value string) string {
+		if engine == dbms.PostgresFamily && name == "fsync" && value == "off" {
+			return "a power cut can corrupt it"
+		}
+		return ""
+	}
+	src := "[[host]]\nname = \"a\"\naddress = \"10.0.0.1\"\n[host.settings]\nfsync = \"off\"\nwork_mem = \"8MB\"\n" +
+		"[[host]]\nname = \"b\"\naddress = \"10.0.0.2\"\nengine = \"mysql\"\n[host.settings]\nfsync = \"off\"\n"
+	inv, err := Parse("inv.toml", "/tmp", src, Durability(warn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"inv.toml:5: host.settings.fsync: a power cut can corrupt it"}
+	if !slices.Equal(inv.Warnings, want) {
+		t.Errorf("warnings %q, want %q", inv.Warnings, want)
 	}
 }

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"regexp"
 	"strings"
@@ -28,6 +29,9 @@ var (
 	sqlUser    = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,31}$`)
 	settingKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 	address    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.:-]*$`)
+	// digitsOnly is a port; digitsAndDots an IPv4 address's shape
+	digitsOnly    = regexp.MustCompile(`^[0-9]+$`)
+	digitsAndDots = regexp.MustCompile(`^[0-9.]+$`)
 )
 
 func str(v any) (string, error) {
@@ -168,20 +172,18 @@ func engineName(v any) error {
 		return err
 	}
 	if normalizeEngine(s) == "" {
-		return fmt.Errorf("unknown engine %q: want \"postgres\" or \"mysql\" (\"mariadb\" means \"mysql\")", s)
+		return fmt.Errorf("unknown engine %q: want \"postgres\" (or \"postgresql\") or \"mysql\" (\"mariadb\" means \"mysql\")", s)
 	}
 	return nil
 }
 
-// normalizeEngine is the family an inventory's engine names: "mariadb"
-// is read as "mysql", the family, whose flavour comes from the host's
-// facts; "" for none.
+// normalizeEngine is the family an inventory's engine names
+// (dbms.ParseFamily): "postgresql" is "postgres", "mariadb" is read as
+// "mysql", the family, whose flavour comes from the host's facts; "" for
+// none.
 func normalizeEngine(s string) dbms.Family {
-	switch f := dbms.Flavor(strings.ToLower(s)); {
-	case f == "postgresql" || f == dbms.Postgres || f == dbms.MySQL || f == dbms.MariaDB:
-		return f.Family()
-	}
-	return ""
+	f, _ := dbms.ParseFamily(s)
+	return f
 }
 
 // anyTable accepts any keys; used for [host.settings], whose names the tuner checks.
@@ -225,15 +227,29 @@ var (
 // hostAddress is an IP address (IPv6 too, "::1" as well as "fe80::1") or a
 // DNS name.
 func hostAddress(v any) error {
-	if s, ok := v.(string); ok {
-		if a, err := netip.ParseAddr(s); err == nil {
-			if a.Zone() != "" {
-				// netip takes any text after the %, which then goes into
-				// known_hosts, conninfo and SQL
-				return fmt.Errorf("address %q names an IPv6 zone (%%%s): pidb takes an address without one", s, a.Zone())
-			}
-			return nil
+	s, ok := v.(string)
+	if !ok {
+		return matching(address, "address", "want an IP address or a DNS name")(v)
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		if a.Zone() != "" {
+			// netip takes any text after the %, which then goes into
+			// known_hosts, conninfo and SQL
+			return fmt.Errorf("address %q names an IPv6 zone (%%%s): pidb takes an address without one", s, a.Zone())
 		}
+		return nil
+	}
+	// an address with its port: the port has a key of its own
+	if h, p, err := net.SplitHostPort(s); err == nil && h != "" && digitsOnly.MatchString(p) {
+		return fmt.Errorf("address %q has a port: put %q in address and the port in port = %s", s, h, p)
+	}
+	if strings.Contains(s, ":") {
+		return fmt.Errorf("bad address %q: not an IP address, and a DNS name has no ':'", s)
+	}
+	// digits and dots are an IPv4 address or nothing: never a DNS name
+	// (a top-level domain is never all digits)
+	if digitsAndDots.MatchString(s) {
+		return fmt.Errorf("bad address %q: not an IPv4 address (four numbers 0-255, with no leading zeros), and not a DNS name", s)
 	}
 	return matching(address, "address", "want an IP address or a DNS name")(v)
 }

@@ -56,5 +56,5 @@ type Env struct {
 // identity files, the presets' names, and each
 // [host.settings] against the tuner's catalogue for its engine.
 func LoadInventory(path string) (*inventory.Inventory, error) {
-	return inventory.Load(path, config.Schema(), inventory.KeysExist(), inventory.Presets(string(tune.Balanced), tune.PresetNames()...), inventory.Settings(tune.Check))
+	return inventory.Load(path, config.Schema(), inventory.Keys(remote.CheckKey), inventory.Presets(string(tune.Balanced), tune.PresetNames()...), inventory.Settings(tune.Check), inventory.Durability(tune.Durability))
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"os"
+	"strings"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
@@ -66,6 +68,35 @@ func (e *KeyError) Unwrap() error { return e.Err }
 // MaxKeySize is the largest identity file pidb reads: an RSA key of 16,384
 // bits takes under 13 KiB.
 const MaxKeySize = 64 << 10
+
+// CheckKey reads an identity file as pidb logs in with it, without asking
+// for a passphrase: nil where it holds a private key (one a passphrase
+// protects too); an error wrapping fs.ErrNotExist where it is not there;
+// else why it is no key pidb can log in with, naming the file: a public
+// key (the .pub beside the private one) gets the private one's name.
+// The inventory's check makes it (inventory.Keys), so that a command
+// never meets it at connect.
+func CheckKey(file string) error {
+	pem, err := filecap.Read(file, MaxKeySize)
+	if err != nil {
+		return err
+	}
+	_, err = ssh.ParsePrivateKey(pem)
+	var missing *ssh.PassphraseMissingError
+	if err == nil || errors.As(err, &missing) {
+		return nil
+	}
+	if _, _, _, _, perr := ssh.ParseAuthorizedKey(pem); perr == nil {
+		hint := "name the private one"
+		if priv, ok := strings.CutSuffix(file, ".pub"); ok {
+			if _, err := os.Stat(priv); err == nil {
+				hint = "name the private one, " + priv
+			}
+		}
+		return fmt.Errorf("%s is the public key: %s", file, hint)
+	}
+	return fmt.Errorf("%s is not a private key (%v): name the private key pidb logs in with", file, err)
+}
 
 // readKey parses a private key file. It returns nil, nil for an encrypted key
 // that the agent is expected to hold.

@@ -2,6 +2,8 @@ package remote
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -71,5 +73,33 @@ func TestMissingIdentityFile(t *testing.T) {
 	var ke *KeyError
 	if !errors.As(err, &ke) || ke.File != "/nonexistent/id_ed25519" || !strings.Contains(err.Error(), "identity file /nonexistent/id_ed25519 does not exist") {
 		t.Errorf("missing identity file: %v", err)
+	}
+}
+
+// TestCheckKey: the inventory's check of an identity file, on keys
+// ssh-keygen made: a private key passes, one a passphrase protects too
+// (nothing is asked); its .pub is refused naming the private one; a file
+// that holds no key is refused with the parser's reason; one that is not
+// there wraps fs.ErrNotExist.
+func TestCheckKey(t *testing.T) {
+	priv := keygen(t, "ed25519", "")
+	locked := keygen(t, "ecdsa", "secret")
+	for _, f := range []string{priv, locked} {
+		if err := CheckKey(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if err := CheckKey(priv + ".pub"); err == nil || err.Error() != priv+".pub is the public key: name the private one, "+priv {
+		t.Errorf("the public key: %v", err)
+	}
+	notKey := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notKey, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckKey(notKey); err == nil || !strings.HasPrefix(err.Error(), notKey+" is not a private key (ssh: no key found)") {
+		t.Errorf("a file with no key: %v", err)
+	}
+	if err := CheckKey(filepath.Join(t.TempDir(), "gone")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("no file: %v, want fs.ErrNotExist", err)
 	}
 }

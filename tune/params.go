@@ -15,6 +15,10 @@ type Param struct {
 	Enum               []string
 	Flavors            []dbms.Flavor
 	Since, Until       string // versions: Since <= v < Until ("" = open)
+	// Successor, with Until, is the setting that took its place from
+	// Until, which pidb sets there: the server ignores this one where
+	// that is set (MySQL's innodb_log_file_size from 8.0.30)
+	Successor string
 }
 
 // has reports whether the flavour at version v has the parameter.
@@ -92,7 +96,7 @@ var params = []Param{
 	// MySQL and MariaDB
 	{Name: "innodb_buffer_pool_size", Kind: Bytes, MinBytes: 5 << 20, MaxBytes: 1 << 44, Flavors: mysqls},
 	{Name: "innodb_redo_log_capacity", Kind: Bytes, MinBytes: 8 << 20, MaxBytes: 128 << 30, Flavors: mysql, Since: "8.0.30"},
-	{Name: "innodb_log_file_size", Kind: Bytes, MinBytes: 4 << 20, MaxBytes: 512 << 30, Flavors: mysql, Until: "8.0.30"},
+	{Name: "innodb_log_file_size", Kind: Bytes, MinBytes: 4 << 20, MaxBytes: 512 << 30, Flavors: mysql, Until: "8.0.30", Successor: "innodb_redo_log_capacity"},
 	{Name: "innodb_log_file_size", Kind: Bytes, MinBytes: 4 << 20, MaxBytes: 512 << 30, Flavors: mariadb},
 	{Name: "innodb_io_capacity", Kind: Int, Min: 100, Max: 4294967295, Flavors: mysqls},
 	{Name: "innodb_io_capacity_max", Kind: Int, Min: 100, Max: 4294967295, Flavors: mysqls},

@@ -90,13 +90,11 @@ func Presets() []Preset {
 
 // Normalize checks the input and fills in defaults.
 func Normalize(in Input) (Input, error) {
-	switch in.Flavor {
-	case dbms.Postgres, dbms.MySQL, dbms.MariaDB:
-	case "postgresql":
-		in.Flavor = dbms.Postgres
-	default:
-		return in, fmt.Errorf("unknown engine %q: want postgres, mysql or mariadb", in.Flavor)
+	f, ok := dbms.ParseFlavor(string(in.Flavor))
+	if !ok {
+		return in, fmt.Errorf("unknown engine %q: want postgres (or postgresql), mysql or mariadb", in.Flavor)
 	}
+	in.Flavor = f
 	if in.Version == "" {
 		in.Version = DefaultVersion(in.Flavor)
 	}
@@ -189,7 +187,9 @@ func Recommend(in Input, preset PresetName, overrides map[string]string) (Settin
 		p, ok := lookup(in.Flavor, in.Version, name)
 		if !ok {
 			msg := fmt.Sprintf("unknown %s %s setting", flavorName(in.Flavor), in.Version)
-			if other := otherFlavors(in.Flavor, name); other != "" {
+			if why := otherVersions(in.Flavor, in.Version, name); why != "" {
+				msg = why
+			} else if other := otherFlavors(in.Flavor, name); other != "" {
 				msg = fmt.Sprintf("%s has no %s (it is a %s setting)", flavorName(in.Flavor)+" "+in.Version, name, other)
 			} else if sug := units.Closest(name, Names(in.Flavor, in.Version)); sug != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", sug)
@@ -351,6 +351,26 @@ func otherFlavors(flavor dbms.Flavor, name string) string {
 		}
 	}
 	return strings.Join(has, "/")
+}
+
+// otherVersions says why the flavour at version v has no name where an
+// earlier or a later version of it has: "" where none has.
+func otherVersions(flavor dbms.Flavor, v, name string) string {
+	server := flavorName(flavor) + " " + v
+	for _, p := range params {
+		if p.Name != name || !slices.Contains(p.Flavors, flavor) || p.has(flavor, v) {
+			continue
+		}
+		switch {
+		case p.Until != "" && p.Successor != "":
+			return fmt.Sprintf("on %s, %s is deprecated (since %s) and ignored where %s is set, as pidb sets it: set %s instead", server, name, p.Until, p.Successor, p.Successor)
+		case p.Until != "":
+			return fmt.Sprintf("%s has no %s: %s had it before %s", server, name, flavorName(flavor), p.Until)
+		case p.Since != "":
+			return fmt.Sprintf("%s has no %s: %s has it from %s on", server, name, flavorName(flavor), p.Since)
+		}
+	}
+	return ""
 }
 
 // versionFor picks a version of flavor inside p's range, for otherFlavors.

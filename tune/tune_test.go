@@ -309,6 +309,8 @@ func TestOverrides(t *testing.T) {
 		{"postgres", map[string]string{"innodb_buffer_pool_size": "1G"}, "it is a MySQL/MariaDB setting"},
 		{"mariadb", map[string]string{"innodb_redo_log_capacity": "1G"}, "it is a MySQL setting"},
 		{"mysql", map[string]string{"aria_pagecache_buffer_size": "8M"}, "it is a MariaDB setting"},
+		// MySQL 8.0 (8.0.39 by default) has it, deprecated: not "a MariaDB setting"
+		{"mysql", map[string]string{"innodb_log_file_size": "256M"}, "on MySQL 8.0.39, innodb_log_file_size is deprecated (since 8.0.30) and ignored where innodb_redo_log_capacity is set, as pidb sets it: set innodb_redo_log_capacity instead"},
 		{"postgres", map[string]string{"max_connections": "5000"}, "more than the 3481 MB the board's kernel has"},
 		{"postgres", map[string]string{"checkpoint_timeout": "5 minutes"}, "not a time"},
 		// the fuzzer's find: a bare number is 8kB blocks to PostgreSQL, not bytes
@@ -319,6 +321,17 @@ func TestOverrides(t *testing.T) {
 		_, err := Recommend(Input{Flavor: c.flavor, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}, "balanced", c.set)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: error %v, want %q", c.flavor, c.set, err, c.want)
+		}
+	}
+}
+
+// TestEngineNamesAsWritten: --engine as people write it is the engine it
+// names: PostgreSQL in any case is PostgreSQL.
+func TestEngineNamesAsWritten(t *testing.T) {
+	for name, want := range map[string]dbms.Flavor{"postgresql": dbms.Postgres, "PostgreSQL": dbms.Postgres, "MariaDB": dbms.MariaDB, "MySQL": dbms.MySQL} {
+		in, err := Normalize(Input{Flavor: dbms.Flavor(name), RAMBytes: 1 << 30, CPUs: 1})
+		if err != nil || in.Flavor != want {
+			t.Errorf("--engine %s: %s, %v; want %s", name, in.Flavor, err, want)
 		}
 	}
 }

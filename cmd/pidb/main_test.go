@@ -146,6 +146,22 @@ func TestInventoryCheckJSON(t *testing.T) {
 	}
 }
 
+// TestInventoryAsWritten: engine = "PostgreSQL" is PostgreSQL (it was
+// read as MySQL's family, and provision would have installed MariaDB);
+// a setting that trades durability is a warning on stderr at its line,
+// with what a power cut then loses, and the check passes.
+func TestInventoryAsWritten(t *testing.T) {
+	inv := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\nengine = \"PostgreSQL\"\n[host.settings]\nfsync = \"off\"\n")
+	code, out, errOut := runPidb(t, "inventory", "check", "-i", inv, "--json")
+	var hosts []map[string]any
+	if err := json.Unmarshal([]byte(out), &hosts); code != 0 || err != nil || len(hosts) != 1 || hosts[0]["engine"] != "postgres" {
+		t.Fatalf("exit %d, %v: %s\n%s", code, err, out, errOut)
+	}
+	if want := "warning: " + inv + ":6: host.settings.fsync: fsync = off: PostgreSQL no longer waits for its writes"; !strings.Contains(errOut, want) || strings.Count(errOut, "warning:") != 1 {
+		t.Errorf("stderr %q, want one warning, %q", errOut, want)
+	}
+}
+
 func TestExitCodes(t *testing.T) {
 	good := writeInventory(t, twoHosts)
 	bad := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"x\"\nengine = \"oracle\"\n")
@@ -154,6 +170,15 @@ func TestExitCodes(t *testing.T) {
 		"work_mem = \"lots\"\ninnodb_buffer_pool_size = \"1G\"\n\n[[host]]\nname = \"b\"\naddress = \"10.1.2.4\"\nengine = \"mysql\"\n[host.settings]\nskip-log-bin = true\ninnodb_buffer_pool_size = \"1G\"\n")
 	noKey := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"127.0.0.1\"\n[[host]]\nname = \"b\"\naddress = \"127.0.0.2\"\nidentity_file = \"/nonexistent/pidb-key\"\n")
 	conns := writeInventory(t, "[defaults]\nmax_connections = 200\n[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\n[host.settings]\nmax_connections = 50\n")
+	// the public key named where the private one belongs, and a file that holds no key
+	keys := t.TempDir()
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(keys, "id_ed25519")).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(keys, "notes.txt"), []byte("not a key\n"), 0o600)
+	pubKey := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"127.0.0.1\"\nidentity_file = \""+filepath.Join(keys, "id_ed25519.pub")+"\"\n"+
+		"[[host]]\nname = \"b\"\naddress = \"127.0.0.2\"\nidentity_file = \""+filepath.Join(keys, "notes.txt")+"\"\n")
+	withPort := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"127.0.0.1:2222\"\n")
 	// the sql workload's scripts, named relative to the inventory's folder
 	scripts := t.TempDir()
 	for name, src := range map[string]string{"good.sql": "\\set id random(1, 10)\nSELECT :id;\n", "bad.sql": "SELECT 1;\n\\set id random(1)\nSELECT :id;\n"} {
@@ -191,6 +216,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"inventory", "check", "-i", conns}, 2, conns + ":7: host \"a\": [host.settings] max_connections = 50, but max_connections = 200 plans the connections"},
 		{[]string{"inventory", "check", "-i", noKey}, 2, noKey + ":7: host \"b\": identity_file /nonexistent/pidb-key does not exist"},
 		{[]string{"facts", "-i", noKey}, 2, noKey + ":7: host \"b\": identity_file /nonexistent/pidb-key does not exist"},
+		{[]string{"inventory", "check", "-i", pubKey}, 2, pubKey + ":4: host \"a\": identity_file: " + filepath.Join(keys, "id_ed25519.pub") + " is the public key: name the private one, " + filepath.Join(keys, "id_ed25519")},
+		{[]string{"facts", "-i", pubKey}, 2, pubKey + ":8: host \"b\": identity_file: " + filepath.Join(keys, "notes.txt") + " is not a private key (ssh: no key found)"},
+		{[]string{"inventory", "check", "-i", withPort}, 2, withPort + ":3: host.address: address \"127.0.0.1:2222\" has a port: put \"127.0.0.1\" in address and the port in port = 2222"},
 		{[]string{"--version"}, 0, ""},
 		{[]string{"inventory", "check", "-i", good}, 0, ""},
 		{[]string{"inventory", "check", "-i", bad}, 2, bad + ":4: host.engine: unknown engine \"oracle\""},

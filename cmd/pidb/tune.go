@@ -123,6 +123,9 @@ func runTuneShow(c *cli.Context, o action.TuneShowOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range t.Warnings {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
+	}
 	if format == "json" {
 		return output.JSON(c.App.Writer, t.JSON)
 	}

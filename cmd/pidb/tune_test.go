@@ -59,6 +59,23 @@ func TestTuneShow(t *testing.T) {
 	if code, _, errOut := runPidb(t, "tune", "show", "--engine", "postgres", "--cpus", "4"); code != 2 || !strings.Contains(errOut, "--mem") {
 		t.Errorf("missing --mem: exit %d %q", code, errOut)
 	}
+	// --engine as people write it: postgresql is PostgreSQL
+	if code, out, errOut := runPidb(t, "tune", "show", "--engine", "PostgreSQL", "--mem", "4GiB", "--cpus", "4"); code != 0 || !strings.Contains(out, "for PostgreSQL 15") {
+		t.Errorf("--engine PostgreSQL: exit %d\n%s%s", code, out, errOut)
+	}
+	// an override that trades durability: shown, and said on stderr with
+	// what a power cut then loses; one that trades none, not
+	code, out, errOut := runPidb(t, "tune", "show", "--engine", "postgres", "--mem", "4GiB", "--cpus", "4", "--set", "synchronous_commit=off", "--set", "checkpoint_timeout=10min")
+	if code != 0 || !strings.Contains(out, "synchronous_commit = off") || strings.Count(errOut, "warning: ") != 1 ||
+		!strings.Contains(errOut, "warning: --set synchronous_commit = off: a power cut or a crash of the Pi loses the last commits") {
+		t.Errorf("--set synchronous_commit=off: exit %d\n%s\nstderr: %s", code, out, errOut)
+	}
+	// MySQL 8.0's innodb_log_file_size: refused for what it is, not as
+	// a MariaDB setting
+	if code, _, errOut := runPidb(t, "tune", "show", "--engine", "mysql", "--mem", "4GiB", "--cpus", "4", "--set", "innodb_log_file_size=256M"); code != 2 ||
+		!strings.Contains(errOut, "deprecated (since 8.0.30)") || strings.Contains(errOut, "MariaDB setting") {
+		t.Errorf("--set innodb_log_file_size on MySQL 8.0: exit %d %q", code, errOut)
+	}
 	if code, out, _ := runPidb(t, "tune", "presets"); code != 0 || !strings.Contains(out, "balanced") || !strings.Contains(out, "CAN BE LOST") {
 		t.Errorf("presets: %d\n%s", code, out)
 	}
