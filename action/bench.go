@@ -2,9 +2,11 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"pidb/bench/workloads"
@@ -47,7 +49,7 @@ func (w Workload) plans(inv *inventory.Inventory, hosts []inventory.Host, kind c
 		}
 		p, err := job.Resolve(h, b, therm)
 		if err != nil {
-			return nil, err
+			return nil, atItsLine(err, inv, h, w.Bench)
 		}
 		out[h.Name] = p
 		all = append(all, p)
@@ -107,6 +109,11 @@ func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 	plans, err := o.plans(inv, hosts, config.ForBench, "")
 	if err != nil {
 		return nil, err
+	}
+	if c == nil {
+		if err := replicasWrite(hosts, plans); err != nil {
+			return nil, err
+		}
 	}
 	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version, Alongside: o.alongside(hosts)}
 	if c != nil {
@@ -294,6 +301,25 @@ func clusterHosts(inv *inventory.Inventory, name, limit string) ([]inventory.Hos
 // readOnly are the workloads a replica can run: they only read.
 var readOnly = []string{"quiz", "oltp-read-only"}
 
+// writers are the workloads that always write (their load and every
+// transaction), which a replica refuses.
+var writers = []string{"tpcb", "tpcc"}
+
+// replicasWrite refuses, before any host, a bench of a workload that
+// writes on a cluster's replica selected on its own (--limit), which the
+// server would refuse at its first write: --cluster runs it on the
+// primary with the replicas' lag read beside it.
+func replicasWrite(hosts []inventory.Host, plans map[string]job.Plan) error {
+	for _, h := range hosts {
+		c, w := h.Cluster, plans[h.Name].Spec.Name
+		if c == nil || c.Primary == h.Name || !slices.Contains(writers, w) {
+			continue
+		}
+		return usage.Errorf("%s is a replica in cluster %q, and %s writes, which a replica refuses: bench the cluster with --cluster %s (%s runs on its primary, %s, each replica's lag read beside it), or --limit %s", h.Name, c.Name, w, c.Name, w, c.Primary, c.Primary)
+	}
+	return nil
+}
+
 // onTheCopy makes a read-only workload's data on the cluster's primary
 // (hosts[0]) and waits until every replica has replayed it, so that each
 // host reads the same rows.
@@ -340,4 +366,24 @@ func onTheCopy(ctx context.Context, f Fleet, env job.Env, hosts []inventory.Host
 		return err
 	}
 	return Err(caught)
+}
+
+// atItsLine is err where it is a workload's refusal of a setting
+// (workloads.KeyError) that came from the inventory, not from a flag
+// (flags): said at the setting's line, as the inventory writes it, with
+// the workload that takes it; else err as it is.
+func atItsLine(err error, inv *inventory.Inventory, h inventory.Host, flags config.Values) error {
+	var ke *workloads.KeyError
+	if !errors.As(err, &ke) {
+		return err
+	}
+	v, ok := h.Bench[ke.Key]
+	if _, flagged := flags[ke.Key]; flagged || !ok {
+		return err
+	}
+	msg := fmt.Sprintf("host %q: %s is for %s; %s", h.Name, ke.Key, ke.For, ke.Why)
+	if !strings.ContainsAny(ke.For, ", ") {
+		msg += fmt.Sprintf(": set workload = %q, or pass --workload %s", ke.For, ke.For)
+	}
+	return &usage.Error{File: inv.Path, Line: v.Line, Msg: msg}
 }

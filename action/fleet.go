@@ -157,6 +157,11 @@ func InventoryCheck(f Fleet) ([]CheckedHost, error) {
 	if err != nil {
 		return nil, err
 	}
+	// a selection provision refuses, which bench and validate take: said,
+	// not refused, so that the check still shows a replica on its own
+	if err := clustersWhole(hosts); err != nil && f.Warnings != nil {
+		fmt.Fprintf(f.Warnings, "warning: %v; pidb provision refuses it (bench and validate take it)\n", err)
+	}
 	out := make([]CheckedHost, 0, len(hosts))
 	for _, h := range hosts {
 		r, err := config.Resolve(inv, h, config.ForBench)
@@ -170,7 +175,7 @@ func InventoryCheck(f Fleet) ([]CheckedHost, error) {
 			return nil, usage.Wrap(fmt.Errorf("%s: %w", h.Name, err))
 		}
 		if _, err := job.Resolve(h, b, config.Thermal{}); err != nil {
-			return nil, err
+			return nil, atItsLine(err, inv, h, nil)
 		}
 		for _, k := range inventory.HostKeys() {
 			r.From[k] = "default"

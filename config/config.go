@@ -109,7 +109,11 @@ func ThermalFor(inv *inventory.Inventory, k Kind, flags Values) (Thermal, error)
 // ValidateFor is the inventory's [validate] over the defaults, then the flags.
 func ValidateFor(inv *inventory.Inventory, flags Values) (Validate, error) {
 	var v Validate
-	return v, (&targets{validate: &v}).apply(ValidateSection, inv.Validate, flags)
+	err := (&targets{validate: &v}).apply(ValidateSection, inv.Validate, flags)
+	if v.MaxLag == 0 {
+		v.MaxLag = DefaultMaxLag // what validate takes: inventory check shows it
+	}
+	return v, err
 }
 
 // apply sets a section's values, then the flags', in the order of their

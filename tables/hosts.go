@@ -15,24 +15,31 @@ import (
 
 // hostView is a resolved host as `inventory check --json` prints it.
 type hostView struct {
-	Host         string         `json:"host"`
-	Address      string         `json:"address"`
-	Port         int            `json:"port"`
-	User         string         `json:"user"`
-	IdentityFile string         `json:"identity_file"`
-	KnownHosts   string         `json:"known_hosts"`
-	Engine       dbms.Family    `json:"engine"`
-	Preset       string         `json:"preset"`
-	Storage      string         `json:"storage"`
-	Connections  *int           `json:"max_connections"` // null: scaled to RAM
-	AllowFrom    []string       `json:"allow_from"`
-	TLS          bool           `json:"tls"` // logins from allow_from must use TLS
-	Settings     map[string]any `json:"settings"`
-	Databases    []databaseView `json:"databases"`
-	Bench        map[string]any `json:"bench"`
-	Thermal      map[string]any `json:"thermal"`
-	Validate     map[string]any `json:"validate"`
-	Cluster      *clusterView   `json:"cluster"` // null: on its own
+	Host         string      `json:"host"`
+	Address      string      `json:"address"`
+	Port         int         `json:"port"`
+	User         string      `json:"user"`
+	IdentityFile string      `json:"identity_file"`
+	KnownHosts   string      `json:"known_hosts"`
+	Engine       dbms.Family `json:"engine"`
+	Preset       string      `json:"preset"`
+	Storage      string      `json:"storage"`
+	Connections  *int        `json:"max_connections"` // null: scaled to RAM
+	AllowFrom    []string    `json:"allow_from"`
+	AllowPublic  bool        `json:"allow_public"` // allow_from may reach beyond the private ranges
+	TLS          bool        `json:"tls"`          // logins from allow_from must use TLS
+	// DataDevice is the drive the data moves to ("auto" or a device);
+	// null: it stays where it is
+	DataDevice     *string        `json:"data_device"`
+	DataDeviceWipe bool           `json:"data_device_wipe"`
+	OSGovernor     string         `json:"os_governor"` // the CPU governor the os step sets
+	OSJournal      string         `json:"os_journal"`  // where the journal keeps its logs
+	Settings       map[string]any `json:"settings"`
+	Databases      []databaseView `json:"databases"`
+	Bench          map[string]any `json:"bench"`
+	Thermal        map[string]any `json:"thermal"`
+	Validate       map[string]any `json:"validate"`
+	Cluster        *clusterView   `json:"cluster"` // null: on its own
 	// From is where each value came from: "FILE:LINE", or a default
 	From map[string]string `json:"from"`
 	Line int               `json:"line"`
@@ -63,9 +70,14 @@ type databaseView struct {
 }
 
 // storageOf is the host's storage as the table and the JSON both say it:
-// the inventory's, or "detect" (facts find it on the host).
+// the drive its data moves to ("drive /dev/sda", "drive auto"), which
+// the tuner tunes for, else the inventory's, or "detect" (facts find it
+// on the host).
 func storageOf(h inventory.Host) string {
-	if h.Storage == "" {
+	switch {
+	case h.DataDevice != "":
+		return "drive " + h.DataDevice
+	case h.Storage == "":
 		return "detect"
 	}
 	return h.Storage
@@ -82,12 +94,16 @@ func HostsJSON(checked []action.CheckedHost) []hostView {
 			Host: h.Name, Address: h.Address, Port: h.Port, User: h.User,
 			IdentityFile: h.IdentityFile, KnownHosts: h.KnownHosts,
 			Engine: h.Engine, Preset: h.Preset, Storage: storageOf(h),
-			AllowFrom: allowStrings(h), TLS: h.TLS, Settings: raw(h.Settings),
+			AllowFrom: allowStrings(h), AllowPublic: h.AllowPublic, TLS: h.TLS, Settings: raw(h.Settings),
+			DataDeviceWipe: h.DataDevice != "" && h.DataDeviceWipe, OSGovernor: cmp.Or(h.OSGovernor, "performance"), OSJournal: cmp.Or(h.OSJournal, "persistent"),
 			Bench: c.Settings.Bench, Thermal: c.Settings.Thermal, Validate: c.Settings.Validate, From: c.Settings.From,
 			Databases: []databaseView{}, Line: h.Line, Cluster: clusterOf(h),
 		}
 		if h.Connections > 0 {
 			v.Connections = &h.Connections
+		}
+		if h.DataDevice != "" {
+			v.DataDevice = &h.DataDevice
 		}
 		for _, d := range h.Databases {
 			v.Databases = append(v.Databases, databaseView{Name: d.Name, Owner: d.Owner, Adopt: d.Adopt})

@@ -166,6 +166,23 @@ func (s Spec) FitsOn(family dbms.Family) error {
 	return fmt.Errorf("workload %s needs %s; the host's engine is %s", s.Name, strings.Join(need, " or "), family)
 }
 
+// KeyError is a setting the workload does not take: Key as the inventory
+// names it (mix, use_fk, script, setup_script), the workloads that take
+// it (For), and why this one does not. It reads as the flag ("--script is
+// for sql; tpcb runs its own transactions"); where the value came from the
+// inventory, pidb names its line instead.
+type KeyError struct {
+	Key, For, Why string
+}
+
+func (e *KeyError) Error() string {
+	flag := "--" + strings.ReplaceAll(e.Key, "_", "-")
+	if e.Key == "use_fk" {
+		flag = "--use-fk=false"
+	}
+	return fmt.Sprintf("%s is for %s; %s", flag, e.For, e.Why)
+}
+
 // Resolve fills p's zero parameters with the workload's defaults and checks
 // the protocol; parameters the workload does not have are cleared, so a
 // saved run records only what applied.
@@ -187,18 +204,18 @@ func (s Spec) Resolve(p Params) (Params, error) {
 	case s.HasMix && p.Mix == (tpcc.Mix{}):
 		p.Mix = tpcc.StandardMix
 	case !s.HasMix && p.Mix != (tpcc.Mix{}):
-		return p, fmt.Errorf("--mix is for %s; %s runs one kind of transaction", NamesWhere(func(s Spec) bool { return s.HasMix }), s.Name)
+		return p, &KeyError{Key: "mix", For: NamesWhere(func(s Spec) bool { return s.HasMix }), Why: s.Name + " runs one kind of transaction"}
 	}
 	if p.NoFK && !s.ForeignKeys {
-		return p, fmt.Errorf("--use-fk=false is for %s; %s has no foreign keys", NamesWhere(func(s Spec) bool { return s.ForeignKeys }), s.Name)
+		return p, &KeyError{Key: "use_fk", For: NamesWhere(func(s Spec) bool { return s.ForeignKeys }), Why: s.Name + " has no foreign keys"}
 	}
 	switch scripted := NamesWhere(func(s Spec) bool { return s.Scripted }); {
 	case s.Scripted && p.Script == nil:
 		return p, fmt.Errorf("workload %s runs your own script: name it with --script FILE.sql or [bench] script", s.Name)
 	case !s.Scripted && p.Script != nil:
-		return p, fmt.Errorf("--script is for %s; %s runs its own transactions", scripted, s.Name)
+		return p, &KeyError{Key: "script", For: scripted, Why: s.Name + " runs its own transactions"}
 	case !s.Scripted && p.Setup != nil:
-		return p, fmt.Errorf("--setup-script is for %s; %s loads its own data", scripted, s.Name)
+		return p, &KeyError{Key: "setup_script", For: scripted, Why: s.Name + " loads its own data"}
 	}
 	if !slices.Contains(s.Protocols, p.Protocol) {
 		if len(s.Protocols) == 1 {

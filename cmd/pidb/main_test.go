@@ -162,6 +162,54 @@ func TestInventoryAsWritten(t *testing.T) {
 	}
 }
 
+// TestInventoryCheckShowsAll: --json holds every key a command takes (the
+// drive the data moves to, the OS step's, allow_public) and the values it
+// takes where the inventory says nothing (max_lag's 30s, not 0s); the
+// table's STORAGE says the drive, not "detect".
+func TestInventoryCheckShowsAll(t *testing.T) {
+	inv := writeInventory(t, "[validate]\nstrict = true\n[[host]]\nname = \"a\"\naddress = \"10.1.2.3\"\ndata_device = \"/dev/sda\"\ndata_device_wipe = true\n"+
+		"os_governor = \"ondemand\"\nos_journal = \"volatile\"\nallow_from = [\"203.0.113.0/24\"]\nallow_public = true\n[[host]]\nname = \"b\"\naddress = \"10.1.2.4\"\n")
+	code, out, errOut := runPidb(t, "inventory", "check", "-i", inv, "--json")
+	var hosts []map[string]any
+	if err := json.Unmarshal([]byte(out), &hosts); code != 0 || err != nil || len(hosts) != 2 {
+		t.Fatalf("exit %d, %v: %s\n%s", code, err, out, errOut)
+	}
+	a, b := hosts[0], hosts[1]
+	if a["data_device"] != "/dev/sda" || a["data_device_wipe"] != true || a["os_governor"] != "ondemand" || a["os_journal"] != "volatile" || a["allow_public"] != true || a["storage"] != "drive /dev/sda" {
+		t.Errorf("host a: %v", a)
+	}
+	if b["data_device"] != nil || b["data_device_wipe"] != false || b["os_governor"] != "performance" || b["os_journal"] != "persistent" || b["allow_public"] != false || b["storage"] != "detect" {
+		t.Errorf("host b (the defaults): %v", b)
+	}
+	from, _ := a["from"].(map[string]any)
+	if from["data_device"] != inv+":6" || from["os_governor"] != inv+":8" {
+		t.Errorf("from %v", from)
+	}
+	if v, _ := a["validate"].(map[string]any); v["max_lag"] != "30s" {
+		t.Errorf("validate %v, want max_lag 30s, as validate takes it", v)
+	}
+	_, table, _ := runPidb(t, "inventory", "check", "-i", inv)
+	if !regexp.MustCompile(`(?m)^a\s.*\sdrive /dev/sda\s`).MatchString(table) {
+		t.Errorf("the table's STORAGE for a drive:\n%s", table)
+	}
+}
+
+// TestClusterSelections: a --limit that leaves a replica without its
+// primary is said at the check (provision refuses it); the check connects
+// to no host, so the documentation's addresses are never reached.
+// (action's TestReplicasWrite: a bench that writes on a replica alone.)
+func TestClusterSelections(t *testing.T) {
+	inv := writeInventory(t, "[[host]]\nname = \"pi4\"\naddress = \"192.0.2.40\"\n[[host]]\nname = \"pi3\"\naddress = \"192.0.2.30\"\n"+
+		"[[cluster]]\nname = \"shop\"\nprimary = \"pi4\"\nreplicas = [\"pi3\"]\n")
+	code, _, errOut := runPidb(t, "inventory", "check", "-i", inv, "--limit", "!pi4")
+	if want := `warning: --limit selects pi3, a replica in cluster "shop", without its primary pi4, which it is seeded from: select pi4 too; pidb provision refuses it`; code != 0 || !strings.Contains(errOut, want) {
+		t.Errorf("check --limit '!pi4': exit %d, stderr %q; want 0 and %q", code, errOut, want)
+	}
+	if code, _, errOut := runPidb(t, "inventory", "check", "-i", inv); code != 0 || strings.Contains(errOut, "warning") {
+		t.Errorf("check of the whole cluster: exit %d, stderr %q", code, errOut)
+	}
+}
+
 func TestExitCodes(t *testing.T) {
 	good := writeInventory(t, twoHosts)
 	bad := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"x\"\nengine = \"oracle\"\n")
@@ -205,7 +253,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"inventory", "check", "-i", goodScript}, 0, ""},
 		{[]string{"inventory", "check", "-i", badScript}, 2, badScript + ":3: bench.script: " + filepath.Join(scripts, "bad.sql") + ":2: \\set id: random wants two values"},
 		{[]string{"inventory", "check", "-i", noScript}, 2, "a: workload sql runs your own script: name it with --script FILE.sql or [bench] script"},
-		{[]string{"inventory", "check", "-i", strayScript}, 2, "a: --script is for sql; tpcb runs its own transactions"},
+		{[]string{"inventory", "check", "-i", strayScript}, 2, strayScript + `:3: host "a": script is for sql; tpcb runs its own transactions: set workload = "sql", or pass --workload sql`},
+		{[]string{"inventory", "check", "-i", scripted("script = \"good.sql\"")}, 2, `:2: host "a": script is for sql; tpcb runs its own transactions: set workload = "sql", or pass --workload sql`},
 		{[]string{"bench", "-i", good, "--limit", "pi4", "--workload", "sql"}, 2, "pi4: workload sql runs your own script"},
 		{[]string{"bench", "-i", good, "--limit", "pi4", "--workload", "sql", "--script", filepath.Join(scripts, "none.sql")}, 2, "--script: " + filepath.Join(scripts, "none.sql") + " does not exist"},
 		{[]string{"bench", "-i", good, "--limit", "pi4", "--workload", "sql", "--script", filepath.Join(scripts, "bad.sql")}, 2, filepath.Join(scripts, "bad.sql") + ":2: \\set id: random wants two values"},
