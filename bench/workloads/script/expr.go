@@ -132,6 +132,10 @@ func (p *exprParser) level(ops string, next func() (Expr, error)) (Expr, error) 
 		p.i++
 		var r Expr
 		if r, err = next(); err == nil {
+			// a constant divisor of zero fails at every run: refused here
+			if n, ok := constant(r); ok && n == 0 && (op == '/' || op == '%') {
+				return nil, errors.New("division by zero")
+			}
 			l = binary{op, l, r}
 		}
 	}
@@ -154,7 +158,7 @@ func (p *exprParser) factor() (Expr, error) {
 		p.i++
 		e, err := p.sum()
 		if err == nil && p.peek() != ')' {
-			err = errors.New("a ( without its )")
+			err = errors.New("a ( without its ): missing )")
 		}
 		p.i++
 		return e, err
@@ -199,14 +203,43 @@ func (p *exprParser) factor() (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.peek() != ')' {
+		switch p.peek() {
+		case ')':
+		case 0:
+			return nil, errors.New("random( without its ): random(lo, hi)")
+		default:
 			return nil, errors.New("random wants two values: random(lo, hi)")
 		}
 		p.i++
+		// constant ends the wrong way round fail at every run: refused here
+		if l, ok := constant(lo); ok {
+			if h, ok := constant(hi); ok && h < l {
+				return nil, fmt.Errorf("random(%d, %d): the upper end is below the lower", l, h)
+			}
+		}
 		return random{lo, hi}, nil
 	default:
 		return nil, fmt.Errorf("%q where a value is wanted", string(c))
 	}
+}
+
+// constant is e's value where it has neither a variable nor random(),
+// which the parser can work out once: false where it cannot.
+func constant(e Expr) (int64, bool) {
+	switch x := e.(type) {
+	case number:
+		return int64(x), true
+	case binary:
+		if _, ok := constant(x.l); !ok {
+			return 0, false
+		}
+		if _, ok := constant(x.r); !ok {
+			return 0, false
+		}
+		n, err := x.Eval(Env{})
+		return n, err == nil
+	}
+	return 0, false
 }
 
 // word reads a name: letters, digits and _.

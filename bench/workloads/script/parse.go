@@ -24,6 +24,7 @@ import (
 	"io/fs"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"pidb/internal/filecap"
 )
@@ -51,6 +52,9 @@ type Step struct {
 func Given() []string { return []string{"scale", "client_id"} }
 
 var setLine = regexp.MustCompile(`^\\set\s+([A-Za-z_][A-Za-z0-9_]*)\s+(.+)$`)
+
+// metaEnd is a line that ends with (or is) pgbench's \gset or \aset.
+var metaEnd = regexp.MustCompile(`(?:^|\s)(\\[ag]set)(?:\s+[A-Za-z_][A-Za-z0-9_]*)?\s*$`)
 
 // split cuts a statement at its variables: the text around them
 // (one more piece than there are variables) and each :name, in order,
@@ -91,6 +95,18 @@ func Parse(name, src string) (*Script, error) {
 	errf := func(line int, format string, args ...any) error {
 		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))
 	}
+	// text, in UTF-8: a byte-order mark at its start (an editor's on
+	// Windows) is dropped, a NUL is a binary file, and bytes that are no
+	// UTF-8 are refused at their line, before any statement is read
+	src = strings.TrimPrefix(src, "\ufeff")
+	for i, raw := range strings.Split(src, "\n") {
+		if strings.IndexByte(raw, 0) >= 0 {
+			return nil, errf(i+1, "a NUL byte: this is a binary file, not a script of SQL text")
+		}
+		if !utf8.ValidString(raw) {
+			return nil, errf(i+1, "bytes that are not UTF-8: save the script as UTF-8 text")
+		}
+	}
 	var stmt strings.Builder
 	stmtLine := 0
 	for i, raw := range strings.Split(src, "\n") {
@@ -98,6 +114,11 @@ func Parse(name, src string) (*Script, error) {
 		text := strings.TrimSpace(raw)
 		if stmt.Len() == 0 && (text == "" || strings.HasPrefix(text, "--")) {
 			continue
+		}
+		// pgbench's meta-commands that end a statement instead of its
+		// semicolon, or that follow one
+		if m := metaEnd.FindStringSubmatch(text); m != nil {
+			return nil, errf(line, `%s: pidb does not run \gset or \aset (a query's result into variables); end the statement with a semicolon, and give variables their values with \set`, m[1])
 		}
 		if stmt.Len() == 0 && strings.HasPrefix(text, `\`) {
 			m := setLine.FindStringSubmatch(text)

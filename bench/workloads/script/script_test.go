@@ -80,6 +80,20 @@ func TestRefused(t *testing.T) {
 		"\\set a (1 + 2\nSELECT 1;":             `my.sql:1: \set a: a ( without its )`,
 		"\\set a 1 2\nSELECT 1;":                `my.sql:1: \set a: "2" after the expression`,
 		"-- nothing\n\\set a 1\n":               "my.sql: no SQL statement",
+		// pgbench's \gset ends a statement instead of its semicolon (it
+		// read as "no semicolon"), alone on its line or after the query
+		"\\set a 1\nSELECT x FROM t\n\\gset\n":       `my.sql:3: \gset: pidb does not run \gset or \aset`,
+		"SELECT x FROM t \\gset p_\n":             `my.sql:1: \gset: pidb does not run \gset or \aset`,
+		"SELECT 1 \\aset\n":                        `my.sql:1: \aset: pidb does not run`,
+		"\\set a random(1, 10\nSELECT 1;":          `my.sql:1: \set a: random( without its ): random(lo, hi)`,
+		// what fails at every run, whatever the variables, fails here
+		"\\set x 10 / 0\nSELECT 1;":                `my.sql:1: \set x: division by zero`,
+		"\\set x :scale % (2 - 2)\nSELECT 1;":       `my.sql:1: \set x: division by zero`,
+		"\\set x random(10, 1)\nSELECT 1;":          `my.sql:1: \set x: random(10, 1): the upper end is below the lower`,
+		"\\set x random(2 * 5, 3 - 2)\nSELECT 1;":   `my.sql:1: \set x: random(10, 1): the upper end is below the lower`,
+		// text, in UTF-8
+		"SELECT 1;\nSELECT '\x00';\n":              "my.sql:2: a NUL byte: this is a binary file",
+		"SELECT 1;\n-- caf\xe9\nSELECT 2;\n":        "my.sql:2: bytes that are not UTF-8: save the script as UTF-8 text",
 		// 8 MB of nesting crashed the parser's stack; each shape is
 		// refused at its 65th level
 		"\\set x " + strings.Repeat("-", 8<<20) + "1\nSELECT 1;":         `my.sql:1: \set x: nested more than 64 deep`,
@@ -92,6 +106,19 @@ func TestRefused(t *testing.T) {
 	}
 	if _, err := Parse("my.sql", "\\set x "+strings.Repeat("-", 63)+"1\nSELECT 1;"); err != nil {
 		t.Errorf("64 levels: %v", err)
+	}
+	// a byte-order mark at the start (an editor's on Windows) is no
+	// statement's text; variables that may be zero, or may be the wrong
+	// way round, are the run's to find
+	for _, src := range []string{"\ufeffSELECT 1;\n", "\\set n random(0, 1)\n\\set x 10 / :n\n\\set y random(:n, 0)\nSELECT :x, :y;\n"} {
+		s, err := Parse("my.sql", src)
+		if err != nil {
+			t.Errorf("%q: %v", src, err)
+			continue
+		}
+		if last := s.Steps[len(s.Steps)-1]; strings.HasPrefix(last.SQL, "\ufeff") {
+			t.Errorf("%q: the mark is in the statement %q", src, last.SQL)
+		}
 	}
 }
 
