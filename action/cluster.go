@@ -69,7 +69,7 @@ func ClusterStatus(ctx context.Context, o ClusterOptions) ([]cluster.Status, err
 		for _, name := range c.Replicas {
 			replicas = append(replicas, said[name])
 		}
-		st := cluster.Judge(c.Name, said[c.Primary], replicas)
+		st := cluster.Judge(c.Name, c.Engine, said[c.Primary], replicas)
 		if !st.OK {
 			broken = append(broken, c.Name)
 		}

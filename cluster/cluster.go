@@ -224,11 +224,15 @@ type ReplicaStatus struct {
 	State    string  `json:"state"`
 	LagBytes *uint64 `json:"lag_bytes"` // the primary's WAL it has not replayed; null: unknown (and on MariaDB)
 	// LagTransactions is, on MariaDB, the primary's transactions it has
-	// not applied
-	LagTransactions *uint64  `json:"lag_transactions,omitempty"`
+	// not applied; null: unknown (and on PostgreSQL)
+	LagTransactions *uint64  `json:"lag_transactions"`
 	LagS            *float64 `json:"lag_s"` // seconds behind (replay_lag); null: unknown
-	Sync            string   `json:"sync"`  // async, sync, quorum, potential; "" when not connected
-	Slot            string   `json:"slot"`
+	// Sync is PostgreSQL's sync_state of it: async, sync, quorum,
+	// potential; null: unknown (not connected, and on MariaDB)
+	Sync *string `json:"sync"`
+	// Slot is its replication slot on the primary; null on MariaDB,
+	// which has none
+	Slot *string `json:"slot"`
 	// RetainedBytes is the WAL the primary keeps for its slot; null: no
 	// slot, or its WAL lost
 	RetainedBytes *uint64 `json:"retained_bytes"`
@@ -305,9 +309,9 @@ func Lag(p Report, name string) (sender *Sender, bytes *uint64, secs *float64) {
 	return nil, nil, nil
 }
 
-// Judge says of each replica whether it streams from the primary, from
-// what each host said.
-func Judge(name string, primary Member, replicas []Member) Status {
+// Judge says of each replica of the cluster of engine family whether it
+// streams from the primary, from what each host said.
+func Judge(name string, family dbms.Family, primary Member, replicas []Member) Status {
 	st := Status{Cluster: name, Primary: PrimaryStatus{Host: primary.Name, State: "primary"}, OK: true}
 	p := primary.Report
 	switch {
@@ -321,24 +325,31 @@ func Judge(name string, primary Member, replicas []Member) Status {
 		st.Primary.State, st.Primary.Error, st.OK = "read-only", primary.Name+" is read_only: it takes no writes", false
 	}
 	for _, m := range replicas {
-		rs := ReplicaStatus{Host: m.Name, Slot: SlotName(m.Name)}
+		rs := ReplicaStatus{Host: m.Name}
+		rs.State, rs.Error = Standby(m, primary)
+		if family != dbms.PostgresFamily {
+			if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
+				rs.LagTransactions, rs.LagS = Behind(p, m.Report)
+			}
+			st.Replicas = append(st.Replicas, rs)
+			if rs.State != Streaming {
+				st.OK = false
+			}
+			continue
+		}
+		slot := SlotName(m.Name)
+		rs.Slot = &slot
 		if primary.Err == nil {
 			for _, s := range p.Slots {
-				if s.Name == rs.Slot {
+				if s.Name == slot {
 					rs.RetainedBytes = s.Retained
 				}
 			}
 		}
-		rs.State, rs.Error = Standby(m, primary)
-		if p.Flavor == dbms.MariaDB || m.Report.Flavor == dbms.MariaDB {
-			// (the replica's word where the primary said nothing)
-			rs.Slot = ""
-			if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
-				rs.LagTransactions, rs.LagS = Behind(p, m.Report)
-			}
-		} else if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
+		if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
 			if sender, bytes, secs := Lag(p, m.Name); sender != nil {
-				rs.Sync, rs.LagBytes, rs.LagS = sender.Sync, bytes, secs
+				sync := sender.Sync
+				rs.Sync, rs.LagBytes, rs.LagS = &sync, bytes, secs
 				if sender.State == "catchup" {
 					rs.State = CatchingUp
 				}

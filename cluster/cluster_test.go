@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"testing"
+
+	"pidb/dbms"
 )
 
 func TestLSN(t *testing.T) {
@@ -68,12 +70,12 @@ func TestJudge(t *testing.T) {
 	streaming := Member{Name: "pi3", Address: "10.0.0.30", Report: Report{InRecovery: true, Receiver: "streaming", ReceiveFrom: "10.0.0.40"}}
 	stopped := Member{Name: "pi5", Address: "10.0.0.50", Report: Report{InRecovery: true}}
 	catching := Member{Name: "pi6", Address: "10.0.0.60", Report: Report{InRecovery: true, Receiver: "streaming", ReceiveFrom: "10.0.0.40"}}
-	st := Judge("quiz", primary, []Member{streaming, stopped, catching})
+	st := Judge("quiz", dbms.PostgresFamily, primary, []Member{streaming, stopped, catching})
 	if st.OK || st.Primary.State != "primary" || len(st.Replicas) != 3 {
 		t.Fatalf("status: %+v", st)
 	}
 	pi3, pi5, pi6 := st.Replicas[0], st.Replicas[1], st.Replicas[2]
-	if pi3.State != Streaming || *pi3.LagBytes != 1<<20 || *pi3.LagS != 0.25 || pi3.Sync != "async" || *pi3.RetainedBytes != 1<<20 || pi3.Error != "" {
+	if pi3.State != Streaming || *pi3.LagBytes != 1<<20 || *pi3.LagS != 0.25 || pi3.Sync == nil || *pi3.Sync != "async" || *pi3.RetainedBytes != 1<<20 || pi3.Error != "" {
 		t.Errorf("pi3: %+v", pi3)
 	}
 	// in recovery alone is not streaming; its slot keeps WAL for it
@@ -87,14 +89,14 @@ func TestJudge(t *testing.T) {
 	// all streaming, one caught up and idle (no replay_lag): 0 s behind
 	idle := primary
 	idle.Report.Senders = []Sender{{Name: "pi3", State: "streaming", Replayed: 0x5000000, Sync: "sync"}}
-	st = Judge("quiz", idle, []Member{streaming})
-	if !st.OK || *st.Replicas[0].LagBytes != 0 || *st.Replicas[0].LagS != 0 || st.Replicas[0].Sync != "sync" {
+	st = Judge("quiz", dbms.PostgresFamily, idle, []Member{streaming})
+	if !st.OK || *st.Replicas[0].LagBytes != 0 || *st.Replicas[0].LagS != 0 || st.Replicas[0].Sync == nil || *st.Replicas[0].Sync != "sync" {
 		t.Errorf("caught up: %+v", st.Replicas[0])
 	}
 	// read a moment after the primary's position: it has all of it
 	ahead := primary
 	ahead.Report.Senders = []Sender{{Name: "pi3", State: "streaming", Replayed: 0x5000100, Sync: "async"}}
-	if st := Judge("quiz", ahead, []Member{streaming}); *st.Replicas[0].LagBytes != 0 {
+	if st := Judge("quiz", dbms.PostgresFamily, ahead, []Member{streaming}); *st.Replicas[0].LagBytes != 0 {
 		t.Errorf("past the position read: %+v", st.Replicas[0])
 	}
 	// a replica on its own, one streaming from elsewhere, one unreachable;
@@ -102,22 +104,24 @@ func TestJudge(t *testing.T) {
 	alone := Member{Name: "pi3", Report: Report{}}
 	elsewhere := Member{Name: "pi5", Report: Report{InRecovery: true, Receiver: "streaming", ReceiveFrom: "10.0.0.99"}}
 	gone := Member{Name: "pi6", Err: errors.New("pi6: connect: no route to host")}
-	st = Judge("quiz", Member{Name: "pi4", Address: "10.0.0.40", Err: errors.New("pi4: connect: refused")}, []Member{alone, elsewhere, gone})
-	want := []ReplicaStatus{
-		{Host: "pi3", State: NotAStandby, Slot: "pidb_pi3", Error: "pi3 is a server of its own, not a standby of pi4"},
-		{Host: "pi5", State: NotStreaming, Slot: "pidb_pi5", Error: "it streams from 10.0.0.99, not from pi4 (10.0.0.40)"},
-		{Host: "pi6", State: Unreachable, Slot: "pidb_pi6", Error: "pi6: connect: no route to host"},
+	st = Judge("quiz", dbms.PostgresFamily, Member{Name: "pi4", Address: "10.0.0.40", Err: errors.New("pi4: connect: refused")}, []Member{alone, elsewhere, gone})
+	want := []struct{ host, state, slot, err string }{
+		{"pi3", NotAStandby, "pidb_pi3", "pi3 is a server of its own, not a standby of pi4"},
+		{"pi5", NotStreaming, "pidb_pi5", "it streams from 10.0.0.99, not from pi4 (10.0.0.40)"},
+		{"pi6", Unreachable, "pidb_pi6", "pi6: connect: no route to host"},
 	}
 	if st.OK || st.Primary.State != Unreachable || st.Primary.Error != "pi4: connect: refused" {
 		t.Errorf("primary unreachable: %+v", st)
 	}
 	for i, w := range want {
-		if st.Replicas[i] != w {
-			t.Errorf("replica %d: %+v, want %+v", i, st.Replicas[i], w)
+		r := st.Replicas[i]
+		if r.Host != w.host || r.State != w.state || r.Slot == nil || *r.Slot != w.slot || r.Error != w.err ||
+			r.Sync != nil || r.LagBytes != nil || r.LagS != nil || r.LagTransactions != nil || r.RetainedBytes != nil {
+			t.Errorf("replica %d: %+v, want %+v and nothing of lag", i, r, w)
 		}
 	}
 	// a primary that is a standby
-	if st := Judge("quiz", Member{Name: "pi4", Report: Report{InRecovery: true}}, nil); st.OK || st.Primary.State != "not a primary" {
+	if st := Judge("quiz", dbms.PostgresFamily, Member{Name: "pi4", Report: Report{InRecovery: true}}, nil); st.OK || st.Primary.State != "not a primary" {
 		t.Errorf("a standby as primary: %+v", st)
 	}
 }

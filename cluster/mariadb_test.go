@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -259,54 +260,66 @@ func TestJudgeMariaDB(t *testing.T) {
 		Receiver: Streaming, ReceiveFrom: "10.0.0.40", WAL: 108, Replayed: 108, ReplayDelay: f(2.5)}}
 	stopped := Member{Name: "pi5", Address: "10.0.0.50", Report: Report{Flavor: dbms.MariaDB, InRecovery: true, ReadOnly: true,
 		Receiver: "stopped", ReceiveFrom: "10.0.0.40", Replayed: 90, LastError: "Access denied"}}
-	st := Judge("quiz", primary, []Member{streaming, stopped})
+	st := Judge("quiz", dbms.MySQLFamily, primary, []Member{streaming, stopped})
 	if st.OK || st.Primary != (PrimaryStatus{Host: "pi4", State: "primary"}) || len(st.Replicas) != 2 {
 		t.Fatalf("status: %+v", st)
 	}
 	pi3, pi5 := st.Replicas[0], st.Replicas[1]
 	if pi3.State != Streaming || pi3.LagTransactions == nil || *pi3.LagTransactions != 12 || pi3.LagS == nil || *pi3.LagS != 2.5 ||
-		pi3.LagBytes != nil || pi3.Slot != "" || pi3.Sync != "" || pi3.RetainedBytes != nil || pi3.Error != "" {
+		pi3.LagBytes != nil || pi3.Slot != nil || pi3.Sync != nil || pi3.RetainedBytes != nil || pi3.Error != "" {
 		t.Errorf("pi3: %+v", pi3)
 	}
-	if pi5.State != NotStreaming || pi5.LagTransactions != nil || pi5.LagS != nil || pi5.Slot != "" || pi5.Error != "its replication is stopped: Access denied" {
+	if pi5.State != NotStreaming || pi5.LagTransactions != nil || pi5.LagS != nil || pi5.Slot != nil || pi5.Error != "its replication is stopped: Access denied" {
 		t.Errorf("pi5: %+v", pi5)
 	}
-	if st := Judge("quiz", primary, []Member{streaming}); !st.OK {
+	if st := Judge("quiz", dbms.MySQLFamily, primary, []Member{streaming}); !st.OK {
 		t.Errorf("one replica streaming: %+v", st)
 	}
 	// read a moment after the primary's position: it has all of it
 	ahead := streaming
 	ahead.Report.Replayed = 125
-	if st := Judge("quiz", primary, []Member{ahead}); *st.Replicas[0].LagTransactions != 0 {
+	if st := Judge("quiz", dbms.MySQLFamily, primary, []Member{ahead}); *st.Replicas[0].LagTransactions != 0 {
 		t.Errorf("past the position read: %+v", st.Replicas[0])
 	}
 
 	ro := primary
 	ro.Report.ReadOnly = true
-	st = Judge("quiz", ro, []Member{streaming})
+	st = Judge("quiz", dbms.MySQLFamily, ro, []Member{streaming})
 	if st.OK || st.Primary != (PrimaryStatus{Host: "pi4", State: "read-only", Error: "pi4 is read_only: it takes no writes"}) {
 		t.Errorf("a read_only primary: %+v", st)
 	}
 
 	replica := primary
 	replica.Report.InRecovery, replica.Report.ReceiveFrom = true, "10.0.0.30"
-	st = Judge("quiz", replica, []Member{streaming})
+	st = Judge("quiz", dbms.MySQLFamily, replica, []Member{streaming})
 	if st.OK || st.Primary != (PrimaryStatus{Host: "pi4", State: "not a primary", Error: "pi4 replicates from 10.0.0.30: it is a replica, not the primary"}) {
 		t.Errorf("a replica as the primary: %+v", st.Primary)
 	}
 	// nothing of lag measured against a primary that is not one
-	if r := st.Replicas[0]; r.LagTransactions != nil || r.LagS != nil || r.Slot != "" {
+	if r := st.Replicas[0]; r.LagTransactions != nil || r.LagS != nil || r.Slot != nil {
 		t.Errorf("lag against a replica: %+v", r)
 	}
 }
 
 // TestJudgeMariaDBPrimaryUnreachable: with the primary silent, a MariaDB
-// replica still has no slot (the replica's report says the flavour).
+// replica still has no slot, and one unreachable too (the cluster's
+// engine says so, not a report); what is unknown is null in the JSON,
+// never left out or "".
 func TestJudgeMariaDBPrimaryUnreachable(t *testing.T) {
 	replica := Member{Name: "pi3", Address: "10.0.0.30", Report: Report{Flavor: dbms.MariaDB, InRecovery: true, Receiver: Streaming, ReceiveFrom: "10.0.0.40"}}
-	st := Judge("quiz", Member{Name: "pi4", Address: "10.0.0.40", Err: errors.New("pi4: connect: refused")}, []Member{replica})
-	if st.Replicas[0].Slot != "" || st.OK || st.Primary.State != Unreachable {
+	gone := Member{Name: "pi5", Err: errors.New("pi5: connect: no route to host")}
+	st := Judge("quiz", dbms.MySQLFamily, Member{Name: "pi4", Address: "10.0.0.40", Err: errors.New("pi4: connect: refused")}, []Member{replica, gone})
+	if st.Replicas[0].Slot != nil || st.Replicas[1].Slot != nil || st.OK || st.Primary.State != Unreachable {
 		t.Errorf("judged: %+v", st)
+	}
+	out, err := json.Marshal(st.Replicas[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"lag_bytes":null`, `"lag_transactions":null`, `"lag_s":null`, `"sync":null`, `"slot":null`, `"retained_bytes":null`} {
+		if !strings.Contains(string(out), key) {
+			t.Errorf("an unreachable MariaDB replica as JSON: %s; want %s", out, key)
+		}
 	}
 }
 

@@ -311,6 +311,9 @@ func orDefault(n int64) string {
 // change; the file's comments and layout stay. The result is read again
 // and must give that cluster, or it is an error.
 func SwitchedOver(name, src string, c Cluster, newPrimary string) (string, error) {
+	if newPrimary == c.Primary {
+		return "", fmt.Errorf("cluster %q: %s is already the primary: name one of its replicas (%s)", c.Name, newPrimary, strings.Join(c.Replicas, ", "))
+	}
 	if !slices.Contains(c.Replicas, newPrimary) {
 		return "", fmt.Errorf("cluster %q: %s is not one of its replicas (%s)", c.Name, newPrimary, strings.Join(c.Replicas, ", "))
 	}

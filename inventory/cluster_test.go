@@ -290,6 +290,9 @@ clients = 8
 	if err != nil || !strings.Contains(back, "primary = \"pi4\"  # the Pi 4 in the case\nreplicas = [\"pi5\", \"pi3\"] # two\n") {
 		t.Errorf("back: %v\n%s", err, back)
 	}
+	if _, err := SwitchedOver("inv.toml", src, c, c.Primary); err == nil || !strings.Contains(err.Error(), c.Primary+" is already the primary: name one of its replicas (pi3, pi5)") {
+		t.Errorf("to its primary: %v", err)
+	}
 	if _, err := SwitchedOver("inv.toml", src, c, "mpi"); err == nil || !strings.Contains(err.Error(), "mpi is not one of its replicas (pi3, pi5)") {
 		t.Errorf("to a host not its replica: %v", err)
 	}

@@ -22,7 +22,7 @@ func ClusterStatus(sts []cluster.Status) Table {
 			if r.LagTransactions != nil {
 				lag = fmt.Sprintf("%d trx", *r.LagTransactions)
 			}
-			t.Rows = append(t.Rows, []string{st.Cluster, r.Host, "replica", r.State, lag, numOr(r.LagS, "%.1f"), dashIf(r.Sync), bytesOr(r.RetainedBytes), r.Error})
+			t.Rows = append(t.Rows, []string{st.Cluster, r.Host, "replica", r.State, lag, numOr(r.LagS, "%.1f"), dashIfNil(r.Sync), bytesOr(r.RetainedBytes), r.Error})
 		}
 	}
 	return t
@@ -44,6 +44,15 @@ func bytesOr(b *uint64) string {
 	return fmt.Sprintf("%.1f GB", float64(*b)/(1<<30))
 }
 
+// dashIfNil is *s, "-" for nil or "".
+func dashIfNil(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return dashIf(*s)
+}
+
+// dashIf is s, "-" for "".
 func dashIf(s string) string {
 	if s == "" {
 		return "-"

@@ -196,8 +196,9 @@ func TestBenchNeverMeasured(t *testing.T) {
 func TestClusterStatus(t *testing.T) {
 	u := func(x uint64) *uint64 { return &x }
 	f := func(x float64) *float64 { return &x }
+	async := "async"
 	st := []cluster.Status{{Cluster: "quiz", Primary: cluster.PrimaryStatus{Host: "pi4", State: "primary"}, Replicas: []cluster.ReplicaStatus{
-		{Host: "pi3", State: "streaming", LagBytes: u(1536), LagS: f(0.25), Sync: "async", RetainedBytes: u(3 << 20)},
+		{Host: "pi3", State: "streaming", LagBytes: u(1536), LagS: f(0.25), Sync: &async, RetainedBytes: u(3 << 20)},
 		{Host: "pi5", State: "not streaming", RetainedBytes: u(5 << 30), Error: "in recovery, but its WAL receiver is not running"},
 		{Host: "pi6", State: "unreachable", Error: "pi6: no route to host"},
 	}}}

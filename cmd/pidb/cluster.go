@@ -49,13 +49,14 @@ func clusterCommands(run func(*cli.Context, action.ClusterOptions) error, switch
 	}
 }
 
-// runSwitchover makes the switchover and says what it did.
+// runSwitchover makes the switchover and says what it did; a failed one
+// writes nothing to stdout (its error says what happened, on stderr).
 func runSwitchover(c *cli.Context, o action.SwitchoverOptions) error {
 	r, err := action.Switchover(c.Context, o)
-	if r.Cluster == "" {
+	if err != nil {
 		return err
 	}
-	return cmdutil.PrintResults(c, r, tables.Switchover(r), err)
+	return cmdutil.PrintResults(c, r, tables.Switchover(r), nil)
 }
 
 // runClusterStatus reads the clusters and prints them.

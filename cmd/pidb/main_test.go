@@ -208,6 +208,18 @@ func TestClusterSelections(t *testing.T) {
 	if code, _, errOut := runPidb(t, "inventory", "check", "-i", inv); code != 0 || strings.Contains(errOut, "warning") {
 		t.Errorf("check of the whole cluster: exit %d, stderr %q", code, errOut)
 	}
+	// a switchover to the primary: said so, before any host, and a
+	// failed switchover writes nothing to stdout, table or JSON
+	for _, json := range []bool{false, true} {
+		args := []string{"cluster", "switchover", "-i", inv, "shop", "pi4"}
+		if json {
+			args = append(args, "--json")
+		}
+		code, out, errOut := runPidb(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, `cluster "shop": pi4 is already the primary: name one of its replicas (pi3)`) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
 }
 
 func TestExitCodes(t *testing.T) {
