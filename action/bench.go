@@ -157,6 +157,9 @@ func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 		if b.Workload == "" {
 			b.Workload = plans[b.Host].Spec.Name
 		}
+		if b.Clients == 0 {
+			b.Clients = plans[b.Host].Bench.Clients // what was asked, where it never ran
+		}
 	}), Err(res)
 }
 

@@ -18,19 +18,20 @@ type RunsOptions struct {
 }
 
 // Runs lists the saved runs in Dir, a row each, newest first, as the
-// filter selects them; a run that cannot be read is a row with its error.
-// Dir may be a results folder (--out), one host's folder in it, or one
-// run's; a folder that is not there is a usage error.
-func Runs(o RunsOptions) ([]report.Row, error) {
+// filter selects them, and how many runs Dir holds before the filter; a
+// run that cannot be read is a row with its error. Dir may be a results
+// folder (--out), one host's folder in it, or one run's; a folder that is
+// not there is a usage error.
+func Runs(o RunsOptions) ([]report.Row, int, error) {
 	listed, err := listRuns(o.Dir)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	all := make([]report.Row, 0, len(listed))
 	for _, l := range listed {
 		all = append(all, report.Overview(l))
 	}
-	return report.Select(all, o.Filter), nil
+	return report.Select(all, o.Filter), len(all), nil
 }
 
 // listRuns reads the runs in dir: a run's folder (its run.json), a host's

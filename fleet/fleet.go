@@ -98,6 +98,12 @@ type Failed struct {
 }
 
 func (f *Failed) Error() string {
+	switch {
+	case f.Total == 1:
+		return fmt.Sprintf("the host failed:\n%v", f.Err)
+	case f.Count == f.Total:
+		return fmt.Sprintf("all %d hosts failed:\n%v", f.Total, f.Err)
+	}
 	return fmt.Sprintf("%d of %d hosts failed:\n%v", f.Count, f.Total, f.Err)
 }
 

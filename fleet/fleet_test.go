@@ -53,7 +53,7 @@ func TestRunKeepsEveryHostsResult(t *testing.T) {
 	}
 	err = Err(results)
 	var f *Failed
-	if !errors.As(err, &f) || f.Count != 5 || f.Total != 5 || !strings.Contains(err.Error(), "5 of 5 hosts failed") {
+	if !errors.As(err, &f) || f.Count != 5 || f.Total != 5 || !strings.HasPrefix(err.Error(), "all 5 hosts failed:\n") {
 		t.Errorf("Err = %v", err)
 	}
 	for _, h := range hosts {
@@ -63,5 +63,18 @@ func TestRunKeepsEveryHostsResult(t *testing.T) {
 	}
 	if Err([]Result[int]{{Host: hosts[0]}}) != nil {
 		t.Errorf("Err of a success is not nil")
+	}
+}
+
+// TestFailedWords: the count of failed hosts in words: the one host, all
+// of them, or some of them.
+func TestFailedWords(t *testing.T) {
+	for _, c := range []struct {
+		count, total int
+		want         string
+	}{{1, 1, "the host failed:\nx"}, {3, 3, "all 3 hosts failed:\nx"}, {1, 2, "1 of 2 hosts failed:\nx"}} {
+		if got := (&Failed{Count: c.count, Total: c.total, Err: errors.New("x")}).Error(); got != c.want {
+			t.Errorf("%d of %d: %q, want %q", c.count, c.total, got, c.want)
+		}
 	}
 }

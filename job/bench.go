@@ -100,8 +100,14 @@ func (b BenchResult) MarshalJSON() ([]byte, error) {
 	if b.Measured() {
 		return json.Marshal(plain(b))
 	}
+	var engine *dbms.Flavor // known where facts were read
+	if b.Engine != "" {
+		engine = &b.Engine
+	}
 	return json.Marshal(struct {
 		plain
+		Engine       *dbms.Flavor     `json:"engine"`
+		TLS          *bool            `json:"tls"`
 		DurationS    *float64         `json:"duration_s"`
 		Transactions *int64           `json:"transactions"`
 		TPS          *float64         `json:"tps"`
@@ -110,7 +116,7 @@ func (b BenchResult) MarshalJSON() ([]byte, error) {
 		P95Ms        *float64         `json:"p95_ms"`
 		Retries      *int64           `json:"retries"`
 		RolledBack   *int64           `json:"rolled_back"`
-	}{plain: plain(b)})
+	}{plain: plain(b), Engine: engine})
 }
 
 // Op is one operation's (a transaction type's) share of a run, as bench

@@ -6,6 +6,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -58,6 +59,29 @@ type Row struct {
 	PidbVersion   string           `json:"pidb_version,omitempty"`
 	Schema        int              `json:"schema,omitempty"`
 	Error         string           `json:"error,omitempty"` // why the folder cannot be read
+}
+
+// MarshalJSON writes a row as `pidb runs --json` prints it: a run that
+// cannot be read has its folder, host, id and error, and null for every
+// value it has none of (not a TPS of 0, nor a start in the year 1).
+func (r Row) MarshalJSON() ([]byte, error) {
+	type plain Row
+	data, err := json.Marshal(plain(r))
+	if err != nil || r.Error == "" {
+		return data, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	for k := range m {
+		switch k {
+		case "run_id", "dir", "host", "error":
+		default:
+			m[k] = nil
+		}
+	}
+	return json.Marshal(m)
 }
 
 // Overview is a listed run's row.
@@ -166,6 +190,22 @@ func measuredStart(r results.Run) (time.Time, bool) {
 type Filter struct {
 	Host, Workload string
 	Last           int
+}
+
+// Flags is the filter as the command line gives it ("--host pi9
+// --workload tpcb"); "" for none.
+func (f Filter) Flags() string {
+	var out []string
+	if f.Host != "" {
+		out = append(out, "--host "+f.Host)
+	}
+	if f.Workload != "" {
+		out = append(out, "--workload "+f.Workload)
+	}
+	if f.Last > 0 {
+		out = append(out, "--last "+strconv.Itoa(f.Last))
+	}
+	return strings.Join(out, " ")
 }
 
 // Select keeps the rows the filter asks for, in their order (newest first,

@@ -26,14 +26,15 @@ type Summary struct {
 	MinArmMHz         *float64      `json:"min_arm_mhz"`
 	Throttled         *string       `json:"throttled"` // every get_throttled value seen, or'ed
 	Flags             []string      `json:"flags"`
-	UnderVoltageKnown bool          `json:"under_voltage_known"`
+	UnderVoltageKnown *bool         `json:"under_voltage_known"` // null: no reading (the host was not reached)
 	Readings          []JSONReading `json:"readings"`
 	Error             string        `json:"error,omitempty"`
 }
 
 // Summarize makes a host's summary from its readings.
 func Summarize(host string, rs []Reading) Summary {
-	j := Summary{Host: host, Samples: len(rs), Flags: []string{}, Readings: []JSONReading{}, UnderVoltageKnown: true}
+	j := Summary{Host: host, Samples: len(rs), Flags: []string{}, Readings: []JSONReading{}}
+	uvKnown := len(rs) > 0
 	var seen Flags
 	known := false
 	for _, r := range rs {
@@ -61,12 +62,15 @@ func Summarize(host string, rs []Reading) Summary {
 			seen |= r.Throttled
 			known = true
 		}
-		j.UnderVoltageKnown = j.UnderVoltageKnown && r.UnderVoltageKnown
+		uvKnown = uvKnown && r.UnderVoltageKnown
 		j.Readings = append(j.Readings, rj)
 	}
 	if known {
 		s := seen.String()
 		j.Throttled, j.Flags = &s, seen.Names()
+	}
+	if len(rs) > 0 {
+		j.UnderVoltageKnown = &uvKnown
 	}
 	return j
 }

@@ -222,6 +222,31 @@ func TestClusterSelections(t *testing.T) {
 	}
 }
 
+// TestBenchNeverRan: a host that failed before its run (nothing listens
+// on loopback's port 1) is the clients asked for, its error, and null for
+// every number never measured, the engine and TLS unknown too; one host
+// failed is "the host failed", not "1 of 1 hosts".
+func TestBenchNeverRan(t *testing.T) {
+	inv := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"127.0.0.1\"\nport = 1\n")
+	code, out, errOut := runPidbEnv(t, []string{"SSH_AUTH_SOCK="}, "bench", "-i", inv, "--clients", "8", "--json", "--connect-timeout", "5s")
+	var res []map[string]any
+	if err := json.Unmarshal([]byte(out), &res); code != 1 || err != nil || len(res) != 1 {
+		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	r := res[0]
+	if r["clients"] != float64(8) || r["error"] == nil || r["workload"] != "tpcb" {
+		t.Errorf("the host that never ran: %v", r)
+	}
+	for _, k := range []string{"tps", "qps", "transactions", "p95_ms", "duration_s", "engine", "tls"} {
+		if v, ok := r[k]; !ok || v != nil {
+			t.Errorf("%s: %v (there: %v), want null", k, v, ok)
+		}
+	}
+	if !strings.Contains(errOut, "pidb: the host failed:\n") {
+		t.Errorf("stderr: %s", errOut)
+	}
+}
+
 func TestExitCodes(t *testing.T) {
 	good := writeInventory(t, twoHosts)
 	bad := writeInventory(t, "[[host]]\nname = \"a\"\naddress = \"x\"\nengine = \"oracle\"\n")

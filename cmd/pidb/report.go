@@ -44,7 +44,7 @@ func runsCommand(run func(*cli.Context, action.RunsOptions) error) *cli.Command 
 
 // runRuns lists the runs: a table, or JSON; what cannot be read, on stderr.
 func runRuns(c *cli.Context, o action.RunsOptions) error {
-	rows, err := action.Runs(o)
+	rows, listed, err := action.Runs(o)
 	if err != nil {
 		return err
 	}
@@ -54,15 +54,21 @@ func runRuns(c *cli.Context, o action.RunsOptions) error {
 		}
 		return output.JSON(c.App.Writer, rows)
 	}
-	if err := cmdutil.Table(c, tables.Runs(rows)); err != nil {
-		return err
+	if len(rows) > 0 {
+		if err := cmdutil.Table(c, tables.Runs(rows)); err != nil {
+			return err
+		}
 	}
 	for _, r := range rows {
 		if r.Error != "" {
 			fmt.Fprintf(c.App.ErrWriter, "%s: cannot be read: %s\n", r.Dir, r.Error)
 		}
 	}
-	if len(rows) == 0 {
+	switch {
+	case len(rows) > 0:
+	case listed > 0:
+		fmt.Fprintf(c.App.ErrWriter, "%s holds %d runs; none match %s\n", o.Dir, listed, o.Filter.Flags())
+	default:
 		fmt.Fprintf(c.App.ErrWriter, "no runs in %s\n", o.Dir)
 	}
 	return nil

@@ -22,6 +22,26 @@ func TestRunsCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 1 || rows[0]["workload"] != "oltp-read-only" || rows[0]["verdict"] != "PASS" {
 		t.Errorf("runs --host pi3 --json: exit %d, %v\n%s", code, err, out)
 	}
+	// the unreadable run: its folder and error, null for all it has not
+	// (no TPS of 0, no start in the year 1)
+	code, out, _ = runPidb(t, "runs", "--host", "pi4", "--json", dir)
+	rows = nil
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) < 2 {
+		t.Fatalf("runs --host pi4 --json: exit %d, %v\n%s", code, err, out)
+	}
+	broken := rows[0] // the newest
+	for _, k := range []string{"tps", "clients", "started", "workload", "p95_ms"} {
+		if v, ok := broken[k]; !ok || v != nil {
+			t.Errorf("the unreadable run's %s: %v (there: %v), want null", k, v, ok)
+		}
+	}
+	if broken["error"] == nil || broken["run_id"] != "20991231T000000Z-broken" || rows[1]["tps"] == nil {
+		t.Errorf("runs --json: %v, then %v", broken, rows[1])
+	}
+	// a filter that none match is not an empty folder
+	if code, out, errOut := runPidb(t, "runs", "--host", "pi9", dir); code != 0 || out != "" || !strings.Contains(errOut, "none match --host pi9") || strings.Contains(errOut, "no runs in") {
+		t.Errorf("runs --host pi9: exit %d\n%s\n%s", code, out, errOut)
+	}
 	if code, _, errOut := runPidb(t, "runs", "--last", "-1", dir); code != 2 {
 		t.Errorf("--last -1: exit %d\n%s", code, errOut)
 	}

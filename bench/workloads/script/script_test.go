@@ -82,18 +82,18 @@ func TestRefused(t *testing.T) {
 		"-- nothing\n\\set a 1\n":               "my.sql: no SQL statement",
 		// pgbench's \gset ends a statement instead of its semicolon (it
 		// read as "no semicolon"), alone on its line or after the query
-		"\\set a 1\nSELECT x FROM t\n\\gset\n":       `my.sql:3: \gset: pidb does not run \gset or \aset`,
-		"SELECT x FROM t \\gset p_\n":             `my.sql:1: \gset: pidb does not run \gset or \aset`,
-		"SELECT 1 \\aset\n":                        `my.sql:1: \aset: pidb does not run`,
-		"\\set a random(1, 10\nSELECT 1;":          `my.sql:1: \set a: random( without its ): random(lo, hi)`,
+		"\\set a 1\nSELECT x FROM t\n\\gset\n": `my.sql:3: \gset: pidb does not run \gset or \aset`,
+		"SELECT x FROM t \\gset p_\n":          `my.sql:1: \gset: pidb does not run \gset or \aset`,
+		"SELECT 1 \\aset\n":                    `my.sql:1: \aset: pidb does not run`,
+		"\\set a random(1, 10\nSELECT 1;":      `my.sql:1: \set a: random( without its ): random(lo, hi)`,
 		// what fails at every run, whatever the variables, fails here
-		"\\set x 10 / 0\nSELECT 1;":                `my.sql:1: \set x: division by zero`,
-		"\\set x :scale % (2 - 2)\nSELECT 1;":       `my.sql:1: \set x: division by zero`,
-		"\\set x random(10, 1)\nSELECT 1;":          `my.sql:1: \set x: random(10, 1): the upper end is below the lower`,
-		"\\set x random(2 * 5, 3 - 2)\nSELECT 1;":   `my.sql:1: \set x: random(10, 1): the upper end is below the lower`,
+		"\\set x 10 / 0\nSELECT 1;":               `my.sql:1: \set x: division by zero`,
+		"\\set x :scale % (2 - 2)\nSELECT 1;":     `my.sql:1: \set x: division by zero`,
+		"\\set x random(10, 1)\nSELECT 1;":        `my.sql:1: \set x: random(10, 1): the upper end is below the lower`,
+		"\\set x random(2 * 5, 3 - 2)\nSELECT 1;": `my.sql:1: \set x: random(10, 1): the upper end is below the lower`,
 		// text, in UTF-8
-		"SELECT 1;\nSELECT '\x00';\n":              "my.sql:2: a NUL byte: this is a binary file",
-		"SELECT 1;\n-- caf\xe9\nSELECT 2;\n":        "my.sql:2: bytes that are not UTF-8: save the script as UTF-8 text",
+		"SELECT 1;\nSELECT '\x00';\n":        "my.sql:2: a NUL byte: this is a binary file",
+		"SELECT 1;\n-- caf\xe9\nSELECT 2;\n": "my.sql:2: bytes that are not UTF-8: save the script as UTF-8 text",
 		// 8 MB of nesting crashed the parser's stack; each shape is
 		// refused at its 65th level
 		"\\set x " + strings.Repeat("-", 8<<20) + "1\nSELECT 1;":         `my.sql:1: \set x: nested more than 64 deep`,
