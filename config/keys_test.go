@@ -91,7 +91,7 @@ func TestFlagsChecked(t *testing.T) {
 	if _, err := ThermalFor(&inventory.Inventory{}, ForBench, Values{"interval": time.Duration(0)}); err == nil || err.Error() != "--thermal-interval: want more than zero, not 0s" {
 		t.Errorf("a thermal interval of nothing: %v", err)
 	}
-	if _, err := ValidateFor(&inventory.Inventory{Validate: inventory.Section{"min_tps": {Raw: int64(-1)}}}, nil); err == nil || err.Error() != "[validate] min_tps: -1 is out of range 0-1e+09" {
+	if _, err := ValidateFor(&inventory.Inventory{Validate: inventory.Section{"min_tps": {Raw: int64(-1)}}}, nil); err == nil || err.Error() != "[validate] min_tps: -1 is out of range 0-1000000000" {
 		t.Errorf("a floor below zero: %v", err)
 	}
 	b, err := BenchFor(h, Values{"threads": 0, "warmup": time.Duration(0), "via": "ssh", "tls": "on"})

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +27,6 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"pidb/dbms"
-	"pidb/units"
 	"pidb/usage"
 )
 
@@ -228,11 +228,20 @@ func Parse(name, dir, src string, opts ...Option) (*Inventory, error) {
 	}
 	var doc map[string]any
 	if _, err := toml.Decode(src, &doc); err != nil {
+		// a YAML or JSON inventory (Ansible's are YAML): say what the
+		// file must be, not only where TOML's parser stopped
+		hint := ""
+		switch strings.ToLower(filepath.Ext(name)) {
+		case ".yaml", ".yml":
+			hint = ": pidb's inventory is TOML ([[host]] tables of name = \"value\" lines; README, The inventory), not YAML"
+		case ".json":
+			hint = ": pidb's inventory is TOML ([[host]] tables of name = \"value\" lines; README, The inventory), not JSON"
+		}
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: name, Line: pe.Position.Line, Msg: pe.Message}
+			return nil, &Error{File: name, Line: pe.Position.Line, Msg: pe.Message + hint}
 		}
-		return nil, &Error{File: name, Msg: err.Error()}
+		return nil, &Error{File: name, Msg: err.Error() + hint}
 	}
 	p := &parser{file: name, dir: dir, lines: scanKeyLines(src)}
 	for _, o := range opts {
@@ -284,8 +293,11 @@ type parser struct {
 	checkKeyFile  func(string) error         // refuse an identity_file it refuses (Keys)
 	durability    func(engine dbms.Family, name, value string) string
 	durableWarned map[int]bool // the lines of settings warned of (Durability)
-	keysMissing   map[int]bool // the lines of those refused
-	settings      func(engine dbms.Family, name, value string) error
+	// defaultsAddress: [defaults] has an address, refused there (a
+	// host's own); no host is then also said to have none
+	defaultsAddress bool
+	keysMissing     map[int]bool // the lines of those refused
+	settings        func(engine dbms.Family, name, value string) error
 }
 
 // accessKeys is the schema of the keys [defaults] and a host share.
@@ -343,6 +355,10 @@ func (p *parser) checkTable(path []string, m map[string]any, t table, nested ...
 			continue
 		}
 		c, ok := t[k]
+		if !ok && len(path) == 1 && path[0] == "defaults" && (k == "address" || k == "name") {
+			p.errorf(kp, "%s in [defaults]: each host has its own, in its [[host]] table", k)
+			continue
+		}
 		if !ok {
 			p.errorf(kp, "unknown key %q in %s%s", k, describe(path), suggest(k, known))
 			continue
@@ -364,6 +380,7 @@ func (p *parser) inventory(doc map[string]any) *Inventory {
 		}
 	}
 	defaults := p.subtable(doc, nil, "defaults", func(path []string, m map[string]any) Section {
+		_, p.defaultsAddress = m["address"]
 		return p.checkTable(path, m, p.accessKeys())
 	})
 	for _, s := range []struct {
@@ -474,7 +491,7 @@ func canonicalAddress(a string) string {
 // ("did you mean") is the cause of want's absence.
 func misspelt(m map[string]any, want string, known []string) bool {
 	for k := range m {
-		if !contains(known, k) && units.Closest(k, known) == want {
+		if !contains(known, k) && closest(k, known) == want {
 			return true
 		}
 	}
@@ -502,7 +519,8 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 	if _, ok := m["name"]; !ok {
 		p.errorf(path, "host has no name")
 	}
-	if _, ok := m["address"]; !ok && !misspelt(m, "address", hostKeyNames(p.accessKeys())) {
+	// (an address in [defaults] is refused there, as the cause)
+	if _, ok := m["address"]; !ok && !misspelt(m, "address", hostKeyNames(p.accessKeys())) && !p.defaultsAddress {
 		name, _ := m["name"].(string)
 		if name != "" {
 			p.errorf(path, "host %q has no address", name)
@@ -796,7 +814,16 @@ func (inv *Inventory) unknown(prefix string, unknown []string) error {
 		msg = fmt.Sprintf("%sno host matches %s in the inventory (hosts: %s)", prefix, quoteList(unknown), strings.Join(names, ", "))
 	}
 	if len(unknown) == 1 {
-		msg += suggest(unknown[0], names)
+		u := unknown[0]
+		switch fields := strings.Fields(u); {
+		case len(fields) > 1:
+			// --limit 'pi4 pi3': a list, written as a shell's words
+			msg += fmt.Sprintf(" (a list of hosts takes commas: --limit %s)", strings.Join(fields, ","))
+		case slices.ContainsFunc(inv.Clusters, func(c Cluster) bool { return c.Name == u }):
+			msg += fmt.Sprintf(" (%q is a cluster: --cluster %s names it, --limit takes hosts)", u, u)
+		default:
+			msg += suggest(u, names)
+		}
 	}
 	return &Error{File: inv.Path, Msg: msg}
 }

@@ -140,6 +140,12 @@ func TestErrors(t *testing.T) {
 	}{
 		{"unknown top-level key", "[defualts]\nuser = \"pi\"\n[[host]]\nname=\"a\"\naddress=\"x\"\n",
 			`1: unknown key "defualts" at the top level (did you mean "defaults"?)`},
+		{"another word for a section", "[benchmark]\nclients = 2\n[[host]]\nname=\"a\"\naddress=\"x\"\n",
+			`1: unknown key "benchmark" at the top level (did you mean "bench"?)`},
+		{"an address in defaults", "[defaults]\naddress = \"10.0.0.1\"\n[[host]]\nname = \"a\"\n",
+			`2: address in [defaults]: each host has its own, in its [[host]] table`},
+		{"a user name with a space", "[[host]]\nname = \"a\"\naddress = \"x\"\nuser = \"Pi User\"\n",
+			`4: host.user: bad user name "Pi User": want a Linux login: lower-case letters`},
 		{"unknown host key", "[[host]]\nname = \"a\"\naddres = \"1.2.3.4\"\n",
 			`3: unknown key "addres" in [host] (did you mean "address"?)`},
 		{"unknown default key", "[defaults]\n\nidentity = \"k\"\n[[host]]\nname=\"a\"\naddress=\"x\"\n",
@@ -244,6 +250,36 @@ func TestErrors(t *testing.T) {
 
 // TestErrorLinesInLaterHosts makes sure lines are found in the right [[host]]
 // element, not the first one with the same key.
+// TestOnlyTheCause: an address in [defaults] is its one error; a host
+// without its own is not also said to have none.
+func TestOnlyTheCause(t *testing.T) {
+	_, err := Parse("inv.toml", "/tmp", "[defaults]\naddress = \"10.0.0.1\"\n[[host]]\nname = \"a\"\n")
+	if err == nil || strings.Contains(err.Error(), "has no address") || strings.Count(err.Error(), "inv.toml:") != 1 {
+		t.Errorf("got %v, want the one cause", err)
+	}
+}
+
+// TestNotTOML: a YAML or JSON inventory (Ansible's are YAML) is told what
+// pidb reads; a TOML file named .yaml is read as the TOML it is.
+func TestNotTOML(t *testing.T) {
+	yaml := "hosts:\n  - name: pi4\n    address: 10.0.0.1\n"
+	for name, want := range map[string]string{"pis.yaml": "not YAML", "pis.yml": "not YAML", "pis.json": "not JSON"} {
+		src := yaml
+		if strings.HasSuffix(name, ".json") {
+			src = `{"host": [{"name": "pi4", "address": "10.0.0.1"}]}`
+		}
+		if _, err := Parse(name, "/tmp", src); err == nil || !strings.Contains(err.Error(), "pidb's inventory is TOML") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := Parse("pis.toml", "/tmp", yaml); err == nil || strings.Contains(err.Error(), "not YAML") {
+		t.Errorf("a .toml file: %v, want TOML's own error only", err)
+	}
+	if _, err := Parse("pis.yaml", "/tmp", "[[host]]\nname = \"a\"\naddress = \"10.0.0.1\"\n"); err != nil {
+		t.Errorf("TOML in a .yaml: %v", err)
+	}
+}
+
 func TestErrorLinesInLaterHosts(t *testing.T) {
 	src := `[[host]]
 name = "a"
@@ -349,10 +385,24 @@ func TestSelect(t *testing.T) {
 		"!pi33":    `no host named "pi33"`, // a typo would select the host meant to be left out
 		"pi9*":     `no host matches "pi9*"`,
 		"pi[":      `bad pattern "pi["`,
+		// a shell's words for a list
+		"pi4 pi3": `no host named "pi4 pi3" in the inventory (hosts: pi4, pi3, zero) (a list of hosts takes commas: --limit pi4,pi3)`,
 	} {
 		if _, err := inv.Select(limit); err == nil || !usage.Is(err) || !strings.Contains(err.Error(), want) {
 			t.Errorf("Select(%q): %v, want a usage error with %q", limit, err, want)
 		}
+	}
+}
+
+// TestLimitACluster: --limit with a cluster's name says --cluster names it.
+func TestLimitACluster(t *testing.T) {
+	inv, err := Parse("inv.toml", "/tmp", "[[host]]\nname = \"pi4\"\naddress = \"10.0.0.40\"\n[[host]]\nname = \"pi3\"\naddress = \"10.0.0.30\"\n"+
+		"[[cluster]]\nname = \"shop\"\nprimary = \"pi4\"\nreplicas = [\"pi3\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inv.Select("shop"); err == nil || !strings.Contains(err.Error(), `("shop" is a cluster: --cluster shop names it, --limit takes hosts)`) {
+		t.Errorf("--limit shop: %v", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"pidb/dbms"
@@ -108,7 +109,8 @@ func numberIn(lo, hi float64) checker {
 			return fmt.Errorf("want a number, not %s", tomlType(v))
 		}
 		if f < lo || f > hi {
-			return fmt.Errorf("%v is out of range %v-%v", f, lo, hi)
+			num := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+			return fmt.Errorf("%s is out of range %s-%s", num(f), num(lo), num(hi))
 		}
 		return nil
 	}
@@ -191,7 +193,7 @@ const anyTable = "any"
 
 var (
 	accessKeys = table{
-		"user":          matching(regexp.MustCompile(`^[a-z_][a-z0-9_.-]{0,31}$`), "user name", ""),
+		"user":          matching(regexp.MustCompile(`^[a-z_][a-z0-9_.-]{0,31}$`), "user name", "want a Linux login: lower-case letters, digits, '_', '.' and '-', beginning with a letter or '_', 32 at most (like pi)"),
 		"port":          intIn(1, 65535),
 		"identity_file": nonEmptyString,
 		"known_hosts":   nonEmptyString,

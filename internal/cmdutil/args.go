@@ -113,6 +113,17 @@ func flagError(c *cli.Context, err error) error {
 		hint := ""
 		if best := units.Closest(m[1], names); best != "" {
 			hint = fmt.Sprintf(" (did you mean --%s?)", best)
+		} else if len(m[1]) == 1 {
+			// a letter (-v) too short to be a typo: the one flag it begins
+			var begin []string
+			for _, n := range names {
+				if strings.HasPrefix(n, m[1]) {
+					begin = append(begin, n)
+				}
+			}
+			if len(begin) == 1 {
+				hint = fmt.Sprintf(" (did you mean --%s?)", begin[0])
+			}
 		}
 		return usage.Errorf("unknown flag --%s%s: see %s --help", m[1], hint, help)
 	}

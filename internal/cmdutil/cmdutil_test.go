@@ -163,8 +163,12 @@ func TestFlagErrors(t *testing.T) {
 			Action: func(*cli.Context) error { return nil }}
 	}
 	for args, want := range map[string]string{
-		"--dryrun":             "unknown flag --dryrun (did you mean --dry-run?): see pidb provision --help",
-		"--zzzzzzzz":           "unknown flag --zzzzzzzz: see pidb provision --help",
+		"--dryrun":   "unknown flag --dryrun (did you mean --dry-run?): see pidb provision --help",
+		"--zzzzzzzz": "unknown flag --zzzzzzzz: see pidb provision --help",
+		// a letter: the one flag it begins, none where two do
+		"-s":                   "unknown flag --s (did you mean --speed?): see pidb provision --help",
+		"-c":                   "unknown flag --c (did you mean --concurrency?): see pidb provision --help",
+		"-x":                   "unknown flag --x: see pidb provision --help",
 		"--apt-lock-timeout 5": `--apt-lock-timeout "5": want a number and a unit, like "90s", "5m" or "1h"`,
 		"--concurrency ten":    `--concurrency "ten": want a whole number`,
 		"--speed fast":         `--speed "fast": want a number`,
