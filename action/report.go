@@ -1,7 +1,6 @@
 package action
 
 import (
-	"os"
 	"path/filepath"
 	"time"
 
@@ -37,12 +36,15 @@ func Report(o ReportOptions) (Reported, error) {
 	if o.Compare && len(o.Runs) < 2 {
 		return Reported{}, usage.Errorf("a comparison wants two runs or more (a run's folder, its run.json or its id), have %d", len(o.Runs))
 	}
-	// the page's folder first: nothing is built for a page that cannot be written
-	switch st, err := os.Stat(filepath.Dir(o.Output)); {
-	case err != nil:
-		return Reported{}, usage.Errorf("-o %s: no folder %s to write it in", o.Output, filepath.Dir(o.Output))
-	case !st.IsDir():
-		return Reported{}, usage.Errorf("-o %s: %s is not a folder", o.Output, filepath.Dir(o.Output))
+	// where it writes first: nothing is built for a page or charts that
+	// cannot be written
+	if err := outputFile("-o", o.Output); err != nil {
+		return Reported{}, err
+	}
+	if o.PNGDir != "" {
+		if err := outputDir("--png", o.PNGDir); err != nil {
+			return Reported{}, err
+		}
 	}
 	runs, unreadable, source, err := report.Gather(o.Runs, o.Dir)
 	if err != nil {

@@ -40,6 +40,9 @@ func Thermal(ctx context.Context, o ThermalOptions) ([]thermal.Summary, error) {
 	}
 	var record func(thermal.Reading) error
 	if o.CSVFile != "" {
+		if err := outputFile("--csv", o.CSVFile); err != nil {
+			return nil, err
+		}
 		f, err := os.Create(o.CSVFile)
 		if err != nil {
 			return nil, err

@@ -89,7 +89,7 @@ func (e Env) Provision(ctx context.Context, h inventory.Host, c Conn, o Provisio
 	var rep provision.Report
 	switch o.Steps {
 	case Rollback:
-		rep, err = provision.Rollback(ctx, t)
+		rep, err = provision.Rollback(ctx, t, o.DryRun)
 	case Configure:
 		rep, err = provision.Run(ctx, t, provision.TuneSteps(), o.DryRun)
 	case Role:

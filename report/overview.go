@@ -275,7 +275,8 @@ func broken(l []results.Listed) []results.Listed {
 
 // Gather finds the runs the command line names. With no names, the newest
 // run of each host in dir. Each name is a results folder (the newest run
-// of each host in it), a run's folder or its run.json, or a run id in dir
+// of each host in it), a host's folder in one (its newest run, as `pidb
+// runs` takes the folder), a run's folder or its run.json, or a run id in dir
 // (as `pidb runs` lists it). source says where they came from;
 // unreadable are the runs in the folders it read that cannot be read (a
 // run cut off before it was saved whole), left out of runs.
@@ -293,7 +294,11 @@ func Gather(names []string, dir string) (runs, unreadable []results.Listed, sour
 	for _, n := range names {
 		switch st, err := os.Stat(n); {
 		case err == nil && st.IsDir() && !exists(filepath.Join(n, "run.json")):
-			l, err := results.List(n)
+			list := results.List // a results folder: its hosts' folders
+			if runs, _ := filepath.Glob(filepath.Join(n, "*", "run.json")); len(runs) > 0 {
+				list = results.ListHost // a host's folder: its runs
+			}
+			l, err := list(n)
 			if err != nil {
 				return nil, nil, "", err
 			}

@@ -245,6 +245,13 @@ func TestBenchNeverRan(t *testing.T) {
 	if !strings.Contains(errOut, "pidb: the host failed:\n") {
 		t.Errorf("stderr: %s", errOut)
 	}
+	// a CSV file that cannot be written: exit 2, before the host
+	for file, want := range map[string]string{"/nonexistent/t.csv": "--csv /nonexistent/t.csv: no folder /nonexistent to write it in", t.TempDir(): "that is a folder: name the file to write"} {
+		code, _, errOut := runPidbEnv(t, []string{"SSH_AUTH_SOCK="}, "thermal", "-i", inv, "--csv", file)
+		if code != 2 || !strings.Contains(errOut, want) || strings.Contains(errOut, "connecting") {
+			t.Errorf("thermal --csv %s: exit %d\n%s", file, code, errOut)
+		}
+	}
 }
 
 func TestExitCodes(t *testing.T) {

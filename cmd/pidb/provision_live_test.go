@@ -297,6 +297,14 @@ func TestProvisionTheLab(t *testing.T) {
 		if code != 0 || !strings.Contains(out, `"configure"`) || workMem() != "4MB" {
 			t.Fatalf("tune apply seed: exit %d, work_mem %s\n%s%s", code, workMem(), out, errOut)
 		}
+		// the dry run: the drop-in's diff back to balanced's (seed sets no
+		// work_mem), nothing changed, the server not restarted
+		before := labtest.MustSSH(t, root(pi4), "systemctl show -p ExecMainStartTimestamp postgresql@15-main")
+		code, out, errOut = runPidb(t, "tune", "rollback", "-i", inv.Path, "--limit", pi4, "--dry-run", "--json")
+		if code != 0 || !strings.Contains(out, `"plan"`) || !strings.Contains(out, `+work_mem = 5MB`) || workMem() != "4MB" ||
+			labtest.MustSSH(t, root(pi4), "systemctl show -p ExecMainStartTimestamp postgresql@15-main") != before {
+			t.Fatalf("rollback --dry-run: exit %d, work_mem %s\n%s%s", code, workMem(), out, errOut)
+		}
 		if code, _, errOut := runPidb(t, "tune", "rollback", "-i", inv.Path, "--limit", pi4); code != 0 || workMem() != "5MB" {
 			t.Fatalf("rollback: exit %d, work_mem %s\n%s", code, workMem(), errOut)
 		}

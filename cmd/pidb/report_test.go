@@ -83,6 +83,33 @@ func TestReportCommand(t *testing.T) {
 	if code, _, errOut := runPidb(t, "report", "-o", "/nonexistent/dir/r.html", dir); code != 2 || !strings.Contains(errOut, "-o /nonexistent/dir/r.html: no folder /nonexistent/dir to write it in") {
 		t.Errorf("a page where no folder is: exit %d\n%s", code, errOut)
 	}
+	// where the page and the charts cannot go: said before any work, exit 2
+	notDir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notDir, []byte("x"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "-o", t.TempDir(), dir}, "that is a folder: name the file to write"},
+		{[]string{"report", "-o", page, "--png", notDir, dir}, "--png " + notDir + ": that is a file: name a folder"},
+		{[]string{"report", "-o", page, "--png", "/nonexistent/charts", dir}, "--png /nonexistent/charts: no folder /nonexistent to write it in"},
+	} {
+		before, _ := os.Stat(page)
+		if code, _, errOut := runPidb(t, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d\n%s", c.args, code, errOut)
+		}
+		if after, _ := os.Stat(page); after.ModTime() != before.ModTime() {
+			t.Errorf("%v: the page was written all the same", c.args)
+		}
+	}
+	// a host's folder, as pidb runs takes it: its newest run
+	hostPage := filepath.Join(t.TempDir(), "pi3.html")
+	if code, _, errOut := runPidb(t, "report", "-o", hostPage, filepath.Join(dir, "pi3")); code != 0 {
+		t.Errorf("report of a host's folder: exit %d\n%s", code, errOut)
+	}
+	if data, err := os.ReadFile(hostPage); err != nil || strings.Count(string(data), "<tr data-host=") != 1 || !strings.Contains(string(data), `<tr data-host="pi3">`) {
+		t.Errorf("the page of pi3's folder: %v, %d fleet rows", err, strings.Count(string(data), "<tr data-host="))
+	}
 	data, err := os.ReadFile(page)
 	if err != nil || strings.Count(string(data), "<tr data-host=") != 3 {
 		t.Errorf("report: %v, %d fleet rows", err, strings.Count(string(data), "<tr data-host="))

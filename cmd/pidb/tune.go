@@ -64,9 +64,11 @@ func tuneCommand(run tuneRun) *cli.Command {
 			{
 				Name:      "rollback",
 				Usage:     "put back the drop-in pidb replaced last, restart, verify (a second rollback undoes the first)",
-				UsageText: "pidb tune rollback -i FILE [--limit NAMES] [--json]",
-				Flags:     fleetFlags(),
-				Action:    steps(job.Rollback),
+				UsageText: "pidb tune rollback -i FILE [--limit NAMES] [--dry-run] [--json]",
+				Flags: append(fleetFlags(),
+					&cli.BoolFlag{Name: "dry-run", Usage: "show the diff and change nothing"},
+				),
+				Action: steps(job.Rollback),
 			},
 			{
 				Name:  "presets",
