@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"strings"
@@ -31,8 +32,10 @@ type Workload struct {
 // plans resolves every host's plan before anything runs: a workload that
 // does not fit a host is a usage error. A workload named here (tpcc's
 // check) replaces the one configured. It gives the Go runtime a processor
-// for each of the clients' threads, and one more.
-func (w Workload) plans(inv *inventory.Inventory, hosts []inventory.Host, kind config.Kind, workload string) (map[string]job.Plan, error) {
+// for each of the clients' threads, and one more. What is allowed but
+// likely a mistake (a run longer than a day, an interval longer than
+// the run) is said once to warn (nil: not said).
+func (w Workload) plans(inv *inventory.Inventory, hosts []inventory.Host, kind config.Kind, workload string, warn io.Writer) (map[string]job.Plan, error) {
 	therm, err := config.ThermalFor(inv, kind, w.Thermal)
 	if err != nil {
 		return nil, usage.Wrap(err)
@@ -54,12 +57,37 @@ func (w Workload) plans(inv *inventory.Inventory, hosts []inventory.Host, kind c
 		out[h.Name] = p
 		all = append(all, p)
 	}
+	if warn != nil {
+		said := map[string]bool{}
+		for _, h := range hosts {
+			for _, m := range timeWarnings(out[h.Name].Bench) {
+				if !said[m] {
+					said[m] = true
+					fmt.Fprintf(warn, "warning: %s\n", m)
+				}
+			}
+		}
+	}
 	// the hosts' multiplexing threads wait in epoll without giving up their
 	// P (see package bench): leave one P for everything else
 	if n := job.Threads(all) + 1; runtime.GOMAXPROCS(0) < n {
 		runtime.GOMAXPROCS(n)
 	}
 	return out, nil
+}
+
+// timeWarnings are what a run's times allow but likely do not mean: a
+// run longer than a day (1000h for 1000s?), an interval longer than the
+// run (a series of one point).
+func timeWarnings(b config.Bench) []string {
+	var out []string
+	if b.Duration > 24*time.Hour {
+		out = append(out, fmt.Sprintf("--duration %s is a run of %.1f days: the write-ups' longest was an hour (did you mean seconds or minutes?)", b.Duration, b.Duration.Hours()/24))
+	}
+	if b.Queries == 0 && b.Duration > 0 && b.Interval > b.Duration {
+		out = append(out, fmt.Sprintf("--interval %s is longer than the run (--duration %s): its series has one point", b.Interval, b.Duration))
+	}
+	return out
 }
 
 // Names are the names of what: "workloads" (those bench and validate
@@ -106,7 +134,7 @@ func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 			return nil, err
 		}
 	}
-	plans, err := o.plans(inv, hosts, config.ForBench, "")
+	plans, err := o.plans(inv, hosts, config.ForBench, "", o.Warnings)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +206,7 @@ func Check(ctx context.Context, o CheckOptions) ([]job.CheckResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	plans, err := o.plans(inv, hosts, config.ForBench, o.Name)
+	plans, err := o.plans(inv, hosts, config.ForBench, o.Name, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +264,7 @@ func Validate(ctx context.Context, o ValidateOptions) ([]job.ValidateResult, err
 	if err != nil {
 		return nil, err
 	}
-	plans, err := o.plans(inv, hosts, config.ForValidate, "")
+	plans, err := o.plans(inv, hosts, config.ForValidate, "", o.Warnings)
 	if err != nil {
 		return nil, err
 	}

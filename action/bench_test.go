@@ -3,8 +3,10 @@ package action
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"pidb/bench/workloads"
+	"pidb/config"
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/usage"
@@ -63,5 +65,35 @@ replicas = ["pi3"]
 		if err := replicasWrite([]inventory.Host{host("pi3")}, plan(host("pi3"), w)); err != nil {
 			t.Errorf("%s, read-only, on the replica: %v", w, err)
 		}
+	}
+}
+
+// TestTimeWarnings: a run longer than a day, and an interval longer than
+// the run, are said; the defaults, an interval as long as a short run,
+// and a fixed amount of work are not.
+func TestTimeWarnings(t *testing.T) {
+	b := config.DefaultBench()
+	if w := timeWarnings(b); len(w) != 0 {
+		t.Errorf("the defaults: %q", w)
+	}
+	long := b
+	long.Duration = 1000 * time.Hour
+	if w := timeWarnings(long); len(w) != 1 || !strings.Contains(w[0], "--duration 1000h0m0s is a run of 41.7 days") {
+		t.Errorf("1000h: %q", w)
+	}
+	coarse := b
+	coarse.Duration, coarse.Interval = time.Minute, 10*time.Minute
+	if w := timeWarnings(coarse); len(w) != 1 || !strings.Contains(w[0], "--interval 10m0s is longer than the run (--duration 1m0s)") {
+		t.Errorf("an interval past the run: %q", w)
+	}
+	short := b
+	short.Duration = time.Second // the interval's default
+	if w := timeWarnings(short); len(w) != 0 {
+		t.Errorf("a run of one interval: %q", w)
+	}
+	fixed := coarse
+	fixed.Queries = 1000 // --duration is then the most it may take
+	if w := timeWarnings(fixed); len(w) != 0 {
+		t.Errorf("a fixed amount of work: %q", w)
 	}
 }
