@@ -207,6 +207,10 @@ func TestErrors(t *testing.T) {
 			`4: host.storage: unknown value "ssd"`},
 		{"data device a partition", "[[host]]\nname = \"a\"\naddress = \"x\"\ndata_device = \"/dev/sda1\"\n",
 			`4: host.data_device: bad data device "/dev/sda1": want "auto" or a whole USB or NVMe disk`},
+		{"data device a partition by its stable name", "[[host]]\nname = \"a\"\naddress = \"x\"\ndata_device = \"/dev/disk/by-id/usb-Samsung_PSSD_T7-0:0-part1\"\n",
+			`4: host.data_device: bad data device "/dev/disk/by-id/usb-Samsung_PSSD_T7-0:0-part1": that names a partition: name the whole disk (/dev/disk/by-id/usb-Samsung_PSSD_T7-0:0)`},
+		{"data device by uuid", "[[host]]\nname = \"a\"\naddress = \"x\"\ndata_device = \"/dev/disk/by-uuid/0a1b-2c3d\"\n",
+			`4: host.data_device: bad data device "/dev/disk/by-uuid/0a1b-2c3d"`},
 		{"data device the SD card", "[[host]]\nname = \"a\"\naddress = \"x\"\ndata_device = \"/dev/mmcblk0\"\n",
 			`4: host.data_device: bad data device "/dev/mmcblk0"`},
 		{"wipe without a data device", "[defaults]\ndata_device_wipe = true\n[[host]]\nname = \"a\"\naddress = \"x\"\n",
@@ -486,6 +490,14 @@ func TestDataDevice(t *testing.T) {
 	a, b := inv.Hosts[0], inv.Hosts[1]
 	if a.DataDevice != "auto" || a.DataDeviceWipe || b.DataDevice != "/dev/nvme0n1" || !b.DataDeviceWipe || a.Lines["data_device"] != 2 || b.Lines["data_device"] != 9 {
 		t.Errorf("a %q %v, b %q %v, lines %v %v", a.DataDevice, a.DataDeviceWipe, b.DataDevice, b.DataDeviceWipe, a.Lines, b.Lines)
+	}
+	// the stable names people copy from ls /dev/disk/by-id
+	for _, dev := range []string{"/dev/disk/by-id/usb-Samsung_PSSD_T7_S6XBNS0W123456-0:0", "/dev/disk/by-id/nvme-WD_Blue_SN580_1TB_23456789",
+		"/dev/disk/by-path/platform-fd500000.pcie-pci-0000:01:00.0-usb-0:1:1.0-scsi-0:0:0:0"} {
+		inv, err := Parse("d.toml", t.TempDir(), "[[host]]\nname = \"a\"\naddress = \"x\"\ndata_device = \""+dev+"\"\n")
+		if err != nil || inv.Hosts[0].DataDevice != dev {
+			t.Errorf("%s: %v", dev, err)
+		}
 	}
 }
 

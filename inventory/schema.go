@@ -13,7 +13,11 @@ import (
 
 // dataDevice is data_device's value: auto, or a whole USB (sd*) or NVMe
 // disk.
-var dataDevice = regexp.MustCompile(`^(auto|/dev/sd[a-z]{1,2}|/dev/nvme[0-9]{1,2}n[0-9]{1,2})$`)
+var dataDevice = regexp.MustCompile(`^(auto|/dev/sd[a-z]{1,2}|/dev/nvme[0-9]{1,2}n[0-9]{1,2}|/dev/disk/by-(?:id|path)/[A-Za-z0-9][A-Za-z0-9._:+@-]{0,200})$`)
+
+// partitionName is a stable name of a partition, not a whole disk
+// (udev's "-part1")
+var partitionName = regexp.MustCompile(`-part[0-9]+$`)
 
 // StorageKinds are the storage kinds an inventory may set to override detection.
 var StorageKinds = []string{"sd", "usb", "nvme"}
@@ -205,7 +209,7 @@ var (
 		"storage":       oneOf(StorageKinds...),
 		// the drive the database's data moves to, and whether pidb may
 		// erase what is on it
-		"data_device":      matching(dataDevice, "data device", `want "auto" or a whole USB or NVMe disk, like "/dev/sda" or "/dev/nvme0n1" (not a partition, not the SD card)`),
+		"data_device":      isDataDevice,
 		"data_device_wipe": isBool,
 		// the CPU frequency governor the os step sets ("ondemand": the
 		// distribution's, left alone)
@@ -254,6 +258,16 @@ func hostAddress(v any) error {
 		return fmt.Errorf("bad address %q: not an IPv4 address (four numbers 0-255, with no leading zeros), and not a DNS name", s)
 	}
 	return matching(address, "address", "want an IP address or a DNS name")(v)
+}
+
+// isDataDevice accepts data_device: "auto", a whole USB or NVMe disk by
+// its kernel name, or by the stable name udev gives it (what ls
+// /dev/disk/by-id lists), never a partition's.
+func isDataDevice(v any) error {
+	if s, ok := v.(string); ok && strings.HasPrefix(s, "/dev/disk/") && partitionName.MatchString(s) {
+		return fmt.Errorf("bad data device %q: that names a partition: name the whole disk (%s), which pidb formats whole", s, partitionName.ReplaceAllString(s, ""))
+	}
+	return matching(dataDevice, "data device", `want "auto" or a whole USB or NVMe disk, like "/dev/sda", "/dev/nvme0n1" or its stable name in /dev/disk/by-id (not a partition, not the SD card)`)(v)
 }
 
 // isZeroOrDuration accepts "0" or "0s" (no wait) as well as a duration.

@@ -371,17 +371,30 @@ func (l *Lab) attachDrive(ctx context.Context, b Board, kind string) error {
 	if initPID <= 0 {
 		return fmt.Errorf("%s: its init is not running", b.Name)
 	}
+	// the node, and the stable name udev gives a drive (no udev runs in
+	// a host): what ls /dev/disk/by-id lists on a Pi
 	if _, err := run(ctx, "nsenter", "-t", strconv.Itoa(initPID), "-m", "--", "sh", "-c",
-		`rm -f -- "$1" && mknod -m 0660 -- "$1" b "$2" "$3" && chgrp -- disk "$1" 2>/dev/null; true`, "sh", s.Dev, major, minor); err != nil {
+		`rm -f -- "$1" && mknod -m 0660 -- "$1" b "$2" "$3" && chgrp -- disk "$1" 2>/dev/null; `+
+			`mkdir -p /dev/disk/by-id && ln -sfn -- "../../${1##*/}" "/dev/disk/by-id/$4"; true`, "sh", s.Dev, major, minor, DriveID(b.Name, kind)); err != nil {
 		return fmt.Errorf("%s: its %s: %w", b.Name, s.Dev, err)
 	}
-	l.logf("%s: a %s drive plugged in, %s (a blank %s image)", b.Name, kind, s.Dev, driveSize)
+	l.logf("%s: a %s drive plugged in, %s, /dev/disk/by-id/%s (a blank %s image)", b.Name, kind, s.Dev, DriveID(b.Name, kind), driveSize)
 	if bps, iops, err := l.MachineDisk(ctx); err != nil {
 		l.logf("%s: %v", b.Name, err)
 	} else if short := slowerDisk(s, bps, iops); short != "" {
 		l.logf("%s: %s: its drive is no faster than that where the machine's page cache does not hold what the host writes (what pidb measures there is this machine's disk, not the drive)", b.Name, short)
 	}
 	return nil
+}
+
+// DriveID is the name in /dev/disk/by-id of the drive of kind plugged
+// into host, as udev names a USB drive (usb-VENDOR_MODEL_SERIAL-0:0) or an
+// NVMe one (nvme-MODEL_SERIAL).
+func DriveID(host, kind string) string {
+	if strings.HasPrefix(kind, "nvme") {
+		return "nvme-PIDBLAB_" + kind + "_" + host
+	}
+	return "usb-PIDBLAB_" + kind + "_" + host + "-0:0"
 }
 
 // loopDrive puts a loop device over the host's drive image and records it

@@ -52,6 +52,7 @@ const (
 // saw it.
 type disk struct {
 	Path   string            // /dev/sda
+	Names  []string          // its stable names: /dev/disk/by-id/usb-..., /dev/disk/by-path/...
 	Probe  map[string]string // blkid -p's: TYPE, LABEL, UUID, PTTYPE
 	Mounts []string          // "DEVICE=MOUNTPOINT" of it and its partitions
 }
@@ -79,12 +80,17 @@ func (d disk) holds() string {
 }
 
 // probeScript lists, as root, the root filesystem's device, each whole USB
-// and NVMe disk with what blkid finds on it and where it and its
-// partitions are mounted, and what is mounted at dataMount.
+// and NVMe disk with its stable names (udev's links to it in
+// /dev/disk/by-id and by-path), what blkid finds on it and where it and
+// its partitions are mounted, and what is mounted at dataMount.
 const probeScript = `echo "root $(findmnt -n -o SOURCE / 2>/dev/null)"
 for d in /dev/sd[a-z] /dev/sd[a-z][a-z] /dev/nvme[0-9]n[0-9] /dev/nvme[0-9][0-9]n[0-9]; do
 	[ -b "$d" ] || continue
 	echo "disk $d"
+	for l in /dev/disk/by-id/* /dev/disk/by-path/*; do
+		[ -L "$l" ] && [ "$(readlink -f -- "$l")" = "$d" ] && printf 'name %s
+' "$l"
+	done
 	blkid -p -o export "$d" 2>/dev/null | sed -n 's/^\(TYPE\|LABEL\|UUID\|PTTYPE\)=/probe \1=/p'
 	awk -v d="$d" 'index($1, d) == 1 { print "mount " $1 "=" $2 }' /proc/mounts
 done
@@ -107,6 +113,11 @@ func parseProbe(out string) probe {
 			p.root = rest
 		case "disk":
 			p.disks = append(p.disks, disk{Path: rest, Probe: map[string]string{}})
+		case "name":
+			if len(p.disks) > 0 {
+				d := &p.disks[len(p.disks)-1]
+				d.Names = append(d.Names, rest)
+			}
 		case "probe":
 			if k, v, ok := strings.Cut(rest, "="); ok && len(p.disks) > 0 {
 				p.disks[len(p.disks)-1].Probe[k] = v
@@ -170,7 +181,7 @@ func (p probe) pick(want string, wipe bool) (disk, error) {
 			return d, fmt.Errorf("data_device = \"auto\": no USB or NVMe disk here without a mounted filesystem (the host has %s): plug the drive in, or name it", have)
 		}
 	} else {
-		i := slices.IndexFunc(p.disks, func(c disk) bool { return c.Path == want })
+		i := slices.IndexFunc(p.disks, func(c disk) bool { return c.Path == want || slices.Contains(c.Names, want) })
 		if i < 0 {
 			have := "no USB or NVMe disk"
 			if len(names) > 0 {

@@ -22,6 +22,8 @@ import (
 // NVMe drive that holds pidb's filesystem, mounted where pidb mounts it
 const probeOut = `root /dev/mmcblk0p2
 disk /dev/sda
+name /dev/disk/by-id/usb-Samsung_PSSD_T7_S6XBNS0W123456-0:0
+name /dev/disk/by-path/platform-fd500000.pcie-pci-0000:01:00.0-usb-0:1:1.0-scsi-0:0:0:0
 disk /dev/sdb
 probe PTTYPE=dos
 mount /dev/sdb1=/media/pi/SSD
@@ -44,7 +46,7 @@ func TestParseProbe(t *testing.T) {
 	if d := p.disks[1]; d.ours() || d.blank() || d.holds() != "a dos partition table" || d.Mounts[0] != "/dev/sdb1=/media/pi/SSD" {
 		t.Errorf("the used SSD: %+v, holds %q", d, d.holds())
 	}
-	if !p.disks[0].blank() {
+	if !p.disks[0].blank() || len(p.disks[0].Names) != 2 || p.disks[0].Names[0] != "/dev/disk/by-id/usb-Samsung_PSSD_T7_S6XBNS0W123456-0:0" || len(p.disks[1].Names) != 0 {
 		t.Errorf("the blank SSD: %+v", p.disks[0])
 	}
 }
@@ -60,6 +62,10 @@ func TestPickDrive(t *testing.T) {
 	}{
 		{"auto", false, "/dev/sda"},
 		{"/dev/sda", false, "/dev/sda"},
+		// its stable names, as ls /dev/disk/by-id lists them
+		{"/dev/disk/by-id/usb-Samsung_PSSD_T7_S6XBNS0W123456-0:0", false, "/dev/sda"},
+		{"/dev/disk/by-path/platform-fd500000.pcie-pci-0000:01:00.0-usb-0:1:1.0-scsi-0:0:0:0", false, "/dev/sda"},
+		{"/dev/disk/by-id/usb-Other_Drive-0:0", false, "data_device /dev/disk/by-id/usb-Other_Drive-0:0 is not there"},
 		{"/dev/nvme0n1", false, "/dev/nvme0n1"}, // pidb's own, mounted where pidb mounts it
 		{"/dev/sdb", true, "data_device /dev/sdb is in use: /dev/sdb1=/media/pi/SSD is mounted"},
 		{"/dev/sdc", false, "data_device /dev/sdc is not there (the host has /dev/sda, /dev/sdb, /dev/nvme0n1): is the drive plugged in?"},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pidb/internal/labtest"
+	"pidb/lab"
 	"pidb/inventory"
 )
 
@@ -52,7 +53,7 @@ func dataFacts(t *testing.T, inv string) (dir, device, storage string) {
 
 // TestDataDevice moves a running PostgreSQL and a running MariaDB, each
 // with canary rows, onto a USB SSD plugged into a Pi 4 (data_device =
-// "auto"; "/dev/sda" for MariaDB): the rows are there after, the server runs on the drive, facts
+// "auto"; for MariaDB its name in /dev/disk/by-id): the rows are there after, the server runs on the drive, facts
 // say so, and a second provision changes nothing. On PostgreSQL, whose
 // canary is large enough for its copy to take a while, the link is cut
 // while the host copies: the host puts the server back on its old
@@ -159,7 +160,8 @@ func TestDataDevice(t *testing.T) {
 		if want != "1000 500500" {
 			t.Fatalf("the canary: %q", want)
 		}
-		moved := withHostKeys(t, inv, "mysql", `data_device = "/dev/sda"`)
+		// by its stable name, as people copy it from ls /dev/disk/by-id
+		moved := withHostKeys(t, inv, "mysql", `data_device = "/dev/disk/by-id/`+lab.DriveID(labtest.LabName(t, h), "usb-ssd")+`"`)
 		code, res, errOut := provisionLab(t, "-i", moved)
 		name := inv.Hosts[0].Name
 		if code != 0 || !res[name].OK || !strings.Contains(strings.Join(res[name].Changed, ","), "datadir") {
