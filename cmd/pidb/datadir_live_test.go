@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"pidb/internal/labtest"
-	"pidb/lab"
 	"pidb/inventory"
+	"pidb/lab"
 )
 
 // withHostKeys writes inv's inventory again with lines added to its one
