@@ -1,6 +1,7 @@
 package action
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -55,6 +56,13 @@ func TuneShow(o TuneShowOptions) (Tuned, error) {
 	}
 	in, _ = tune.Normalize(in)
 	var warn []string
+	// beyond any Pi: the rules scale, but nothing here measured them there
+	if o.RAMBytes > 16<<30 {
+		warn = append(warn, fmt.Sprintf("--mem %d GiB is more than any Raspberry Pi has (16 GB, the Pi 5's largest): the rules scale to it, but were made and measured for Pis", o.RAMBytes>>30))
+	}
+	if o.CPUs > 4 {
+		warn = append(warn, fmt.Sprintf("--cpus %d is more than any Raspberry Pi has (4 cores): the rules scale to it, but were made and measured for Pis", o.CPUs))
+	}
 	for _, k := range slices.Sorted(maps.Keys(o.Set)) {
 		if w := tune.Durability(in.Flavor.Family(), k, o.Set[k]); w != "" {
 			warn = append(warn, "--set "+w)

@@ -26,13 +26,13 @@ func connections(in Input) (int, string) {
 	}
 	switch {
 	case in.RAMBytes <= 512*mb:
-		return 20, "scaled to RAM: 20 on 512 MB"
+		return 20, "scaled to RAM: 20 on 512 MB or less"
 	case in.RAMBytes <= gb:
-		return 40, "scaled to RAM: 40 on 1 GB"
+		return 40, "scaled to RAM: 40 on 1 GB or less"
 	case in.RAMBytes <= 2*gb:
-		return 60, "scaled to RAM: 60 on 2 GB"
+		return 60, "scaled to RAM: 60 on 2 GB or less"
 	}
-	return 100, "scaled to RAM: 100 (the server's default) from 4 GB"
+	return 100, "scaled to RAM: 100 (the server's default) above 2 GB"
 }
 
 // postgres: the seed's two rules, then PGTune's formulas for a mixed load on
@@ -260,7 +260,11 @@ func innodbPool(in Input, conns int) (uint64, Setting) {
 	}
 	whole := func(n uint64) uint64 { return n / (16 * mb) * (16 * mb) }
 	pool := whole(usable * 65 / 100)
-	why := fmt.Sprintf("65%% of the %d MB the kernel has: the MariaDB documentation's 60-70%% for a dedicated server; with O_DIRECT the buffer pool is InnoDB's only cache", usable>>20)
+	direct := "with O_DIRECT (set below) the buffer pool is InnoDB's only cache"
+	if _, ok := lookup(in.Flavor, in.Version, "innodb_flush_method"); !ok {
+		direct = "with O_DIRECT, the server's own default here, the buffer pool is InnoDB's only cache"
+	}
+	why := fmt.Sprintf("65%% of the %d MB the kernel has: the MariaDB documentation's 60-70%% for a dedicated server; %s", usable>>20, direct)
 	conn := uint64(conns) * ((256+256+128+256)*kib + mb + mb)
 	if taken := osReserve + others + conn; usable < taken+pool {
 		pool = 0

@@ -200,14 +200,15 @@ func Recommend(in Input, preset PresetName, overrides map[string]string) (Settin
 		if err != nil {
 			return nil, &OverrideError{Name: k, Value: raw, Msg: fmt.Sprintf("want %s: %v", p.Kind.Article(), err)}
 		}
-		set := Setting{Name: name, Value: v, Why: "override", Override: true}
+		const yours = "yours ([host.settings] or --set)"
+		set := Setting{Name: name, Value: v, Why: yours, Override: true}
 		replaced := false
 		for i := range s {
 			if s[i].Name == name {
-				set.Why = "override"
+				set.Why = yours
 				for _, x := range said {
 					if x.Name == name {
-						set.Why = "override (the preset says " + x.Value.Render(in.Flavor) + ")"
+						set.Why = yours + "; the preset says " + x.Value.Render(in.Flavor)
 					}
 				}
 				s[i] = set

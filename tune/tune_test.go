@@ -325,6 +325,47 @@ func TestOverrides(t *testing.T) {
 	}
 }
 
+// TestReasonsSayWhatIsWritten: a buffer pool's reason names O_DIRECT as
+// set below only where the drop-in sets it (MariaDB 11 has no
+// innodb_flush_method: O_DIRECT is its own default); connections scaled
+// to RAM say the range, not one size the board does not have; an
+// override's reason says whose it is.
+func TestReasonsSayWhatIsWritten(t *testing.T) {
+	why := func(s Settings, name string) string {
+		for _, x := range s {
+			if x.Name == name {
+				return x.Why
+			}
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		version, says string
+		flush         bool
+	}{{"10.11", "with O_DIRECT (set below)", true}, {"11.8", "with O_DIRECT, the server's own default here", false}} {
+		s, err := Recommend(Input{Flavor: dbms.MariaDB, Version: c.version, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}, Balanced, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := why(s, "innodb_buffer_pool_size"); !strings.Contains(got, c.says) {
+			t.Errorf("MariaDB %s's buffer pool: %q, want %q", c.version, got, c.says)
+		}
+		if has := why(s, "innodb_flush_method") != ""; has != c.flush {
+			t.Errorf("MariaDB %s: innodb_flush_method written %v, want %v", c.version, has, c.flush)
+		}
+	}
+	s, err := Recommend(Input{Flavor: dbms.Postgres, RAMBytes: 256 << 20, CPUs: 1, Storage: "sd"}, Balanced, map[string]string{"checkpoint_timeout": "10min"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := why(s, "max_connections"); !strings.HasPrefix(got, "scaled to RAM: 20 on 512 MB or less") {
+		t.Errorf("256 MB's connections: %q", got)
+	}
+	if got := why(s, "checkpoint_timeout"); got != "yours ([host.settings] or --set); the preset says 15min" {
+		t.Errorf("an override's reason: %q", got)
+	}
+}
+
 // TestEngineNamesAsWritten: --engine as people write it is the engine it
 // names: PostgreSQL in any case is PostgreSQL.
 func TestEngineNamesAsWritten(t *testing.T) {
@@ -533,7 +574,7 @@ func TestReasonsTrue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := why(s, "max_connections"); got != "override (the preset says 100)" {
+	if got := why(s, "max_connections"); got != "yours ([host.settings] or --set); the preset says 100" {
 		t.Errorf("max_connections: %q", got)
 	}
 	if got := why(s, "work_mem"); !strings.Contains(got, "50 connections'") {

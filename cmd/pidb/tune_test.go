@@ -70,6 +70,14 @@ func TestTuneShow(t *testing.T) {
 		!strings.Contains(errOut, "warning: --set synchronous_commit = off: a power cut or a crash of the Pi loses the last commits") {
 		t.Errorf("--set synchronous_commit=off: exit %d\n%s\nstderr: %s", code, out, errOut)
 	}
+	// a board beyond any Pi: shown, with a word
+	if code, out, errOut := runPidb(t, "tune", "show", "--engine", "postgres", "--mem", "64GiB", "--cpus", "128"); code != 0 || out == "" ||
+		!strings.Contains(errOut, "warning: --mem 64 GiB is more than any Raspberry Pi has") || !strings.Contains(errOut, "warning: --cpus 128 is more than any Raspberry Pi has") {
+		t.Errorf("--mem 64GiB --cpus 128: exit %d, stderr %q", code, errOut)
+	}
+	if _, _, errOut := runPidb(t, "tune", "show", "--engine", "postgres", "--mem", "16GiB", "--cpus", "4"); strings.Contains(errOut, "warning") {
+		t.Errorf("a Pi 5 of 16 GB: %q", errOut)
+	}
 	// MySQL 8.0's innodb_log_file_size: refused for what it is, not as
 	// a MariaDB setting
 	if code, _, errOut := runPidb(t, "tune", "show", "--engine", "mysql", "--mem", "4GiB", "--cpus", "4", "--set", "innodb_log_file_size=256M"); code != 2 ||
