@@ -117,7 +117,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	// the handshake gets the connect timeout too; a context cancel ends it
 	_ = tcp.SetDeadline(time.Now().Add(cfg.ConnectTimeout))
 	stop := context.AfterFunc(ctx, func() { _ = tcp.SetDeadline(time.Now()) })
-	c, chans, reqs, err := ssh.NewClientConn(tcp, addr, sshCfg)
+	said := &heard{Conn: tcp}
+	c, chans, reqs, err := ssh.NewClientConn(said, addr, sshCfg)
 	stop()
 	if err != nil {
 		tcp.Close()
@@ -136,7 +137,11 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return nil, &ConnError{Host: cfg.Name, Address: addr, Op: "connect to", Err: err, Hint: handshakeHint(err)}
+		hint := handshakeHint(err)
+		if said.ssh() && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)) {
+			hint = "the host's SSH server answered, then took longer than --connect-timeout (" + cfg.ConnectTimeout.String() + ") to finish the handshake (a busy Pi, or one on wifi): give it longer, --connect-timeout 30s or PIDB_CONNECT_TIMEOUT=30s"
+		}
+		return nil, &ConnError{Host: cfg.Name, Address: addr, Op: "connect to", Err: err, Hint: hint}
 	}
 	_ = tcp.SetDeadline(time.Time{})
 	if accepted && cfg.Log != nil {
@@ -227,3 +232,29 @@ func (c *Client) sudo() bool { return c.root && c.cfg.User != "root" }
 // asRoot reports whether the view's commands run as root: an AsRoot view,
 // or any view of a root login.
 func (c *Client) asRoot() bool { return c.root || c.cfg.User == "root" }
+
+// heard is a connection that notes whether the other end has said it is
+// an SSH server: its first bytes, "SSH-" (RFC 4253's version line), which
+// a handshake that then runs out of time has had.
+type heard struct {
+	net.Conn
+	mu    sync.Mutex
+	first []byte
+}
+
+func (h *heard) Read(p []byte) (int, error) {
+	n, err := h.Conn.Read(p)
+	h.mu.Lock()
+	if need := 4 - len(h.first); need > 0 && n > 0 {
+		h.first = append(h.first, p[:min(n, need)]...)
+	}
+	h.mu.Unlock()
+	return n, err
+}
+
+// ssh reports whether the other end began as an SSH server does.
+func (h *heard) ssh() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return string(h.first) == "SSH-"
+}

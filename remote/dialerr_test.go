@@ -88,3 +88,44 @@ type timeoutErr struct{}
 func (timeoutErr) Error() string   { return "i/o timeout" }
 func (timeoutErr) Timeout() bool   { return true }
 func (timeoutErr) Temporary() bool { return true }
+
+// TestSlowHandshakeSaysGiveItLonger: a server that says it is SSH (its
+// version line) and then stalls past --connect-timeout is an SSH server
+// too slow, not "is that port the Pi's SSH server?": the hint says to
+// give it longer; one that says nothing at all keeps the question.
+func TestSlowHandshakeSaysGiveItLonger(t *testing.T) {
+	serve := func(banner string) int {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte(banner))
+				t.Cleanup(func() { c.Close() }) // held open, silent
+			}
+		}()
+		return l.Addr().(*net.TCPAddr).Port
+	}
+	auth, err := NewAuth(nil, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := filepath.Join(t.TempDir(), "known_hosts")
+	for _, c := range []struct {
+		banner, want, not string
+	}{
+		{"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", "the host's SSH server answered, then took longer than --connect-timeout (500ms)", "is that port the Pi's SSH server"},
+		{"", "is that port the Pi's SSH server", "answered"},
+	} {
+		_, err := Dial(context.Background(), Config{Name: "pi4", Address: "127.0.0.1", Port: serve(c.banner), User: "pi", Auth: auth, KnownHosts: known, ConnectTimeout: 500 * time.Millisecond})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), c.not) {
+			t.Errorf("banner %q: %v; want %q", c.banner, err, c.want)
+		}
+	}
+}
