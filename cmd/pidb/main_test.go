@@ -446,8 +446,19 @@ func TestCompletion(t *testing.T) {
 	if got := complete("facts", "-i", inv, "--limit", "pi"); strings.Join(got, " ") != "pi4 pi3" {
 		t.Errorf("pidb facts -i INV --limit pi<TAB>: %v, want the inventory's hosts", got)
 	}
-	if got := complete("facts", "-i", inv, "--limit", "pi4,pi"); strings.Join(got, " ") != "pi4,pi4 pi4,pi3" {
-		t.Errorf("pidb facts -i INV --limit pi4,pi<TAB>: %v, want the list's last name completed", got)
+	if got := complete("facts", "-i", inv, "--limit", "pi4,pi"); strings.Join(got, " ") != "pi4,pi3" {
+		t.Errorf("pidb facts -i INV --limit pi4,pi<TAB>: %v, want the list's last name completed, with a host not in it yet", got)
+	}
+	// a group's subcommands, and nothing after a command that has none:
+	// never its "help h" (pidb help CMD is the top level's)
+	if got := complete("cluster", ""); strings.Join(got, " ") != "status switchover" {
+		t.Errorf("pidb cluster <TAB>: %v, want status switchover", got)
+	}
+	if got := complete("tune", "show", ""); slices.Contains(got, "help") || slices.Contains(got, "h") {
+		t.Errorf("pidb tune show <TAB>: %v, want no help h", got)
+	}
+	if got := complete("he"); strings.Join(got, " ") != "help" {
+		t.Errorf("pidb he<TAB>: %v, want help", got)
 	}
 	if got := complete("facts", "-i", strings.TrimSuffix(inv, "inv.toml")+"in"); len(got) != 1 || got[0] != inv {
 		t.Errorf("pidb facts -i DIR/in<TAB>: %v, want %s", got, inv)

@@ -16,16 +16,25 @@ _pidb_complete() {
 			case "${COMP_WORDS[i]}" in -i|--inventory) inv="${COMP_WORDS[i+1]}" ;; esac
 		done
 		words=$("${COMP_WORDS[0]}" completion --values hosts -i "$inv" 2>/dev/null)
-		# a list: complete its last name
+		# a list: complete its last name, with a name the list has not yet
 		if [[ "$cur" == *,* ]]; then
 			pre="${cur%,*},"
 			cur="${cur##*,}"
+			local n kept=""
+			for n in $words; do
+				[[ ",$pre" == *",$n,"* ]] || kept+="$n "
+			done
+			words=$kept
 		fi ;;
 	*)
 		if [[ "$cur" == -* ]]; then
 			words=$("${COMP_WORDS[@]:0:COMP_CWORD}" "$cur" --generate-bash-completion 2>/dev/null)
 		else
 			words=$("${COMP_WORDS[@]:0:COMP_CWORD}" --generate-bash-completion 2>/dev/null)
+			# a group's "help" and its "h": pidb help CMD is the top level's
+			if ((COMP_CWORD > 1)); then
+				words=$(printf '%s\n' $words | grep -vx -e help -e h)
+			fi
 		fi ;;
 	esac
 	COMPREPLY=($(compgen -P "$pre" -W "$words" -- "$cur"))
