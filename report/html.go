@@ -124,7 +124,7 @@ details summary { cursor: pointer; }
 <td class="n">{{.Clients}}</td><td data-col="board">{{.Model}}{{with .Simulated}} <span class="note">(simulated, {{.}} speed)</span>{{end}}</td><td class="n">{{mb .RAMBytes}}</td><td class="n">{{.CPUs}}</td><td>{{.Storage}}</td><td>{{.OS}}</td><td>{{.Preset}}</td>
 </tr>
 {{end}}</tbody></table></div>
-{{if .Simulated}}<p class="note" id="simulated">The boards marked simulated are pidb's lab: containers on one machine that show a Pi's /proc, RAM and heat. At board speed each gets its board's published CPU capacity (7-Zip's benchmark, sbc-bench) as a CPU quota, so its figures follow the board's; at full speed it has the lab machine's processor, shared, and its figures say nothing of a Pi's. Their storage is the lab machine's disk, not a card.</p>{{end}}
+{{if .Simulated}}<p class="note" id="simulated">The boards marked simulated are pidb's lab: containers on one machine that show a Pi's /proc, RAM and heat. At board speed each gets its board's published CPU capacity (7-Zip's benchmark, sbc-bench) as a CPU quota, so its figures follow the board's; at full speed it has the lab machine's processor, shared, and its figures say nothing of a Pi's. Each has a card of its own, a file on the lab machine's disk: at board speed limited to its kind's published reads and writes (an A1 or A2 card, a USB SSD), at full speed as fast as that disk.</p>{{end}}
 {{with .Unlike}}<p class="caution" id="unlike">{{.}}</p>{{end}}
 {{range .Fleet}}<figure id="chart-{{.ID}}" data-series="{{range $i, $s := .Series}}{{if $i}}|{{end}}{{$s}}{{end}}">{{svg .}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}

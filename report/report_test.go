@@ -608,6 +608,10 @@ func TestSimulatedBoards(t *testing.T) {
 	if !strings.Contains(page, `id="simulated"`) {
 		t.Errorf("the page does not say what a simulated board's figures are")
 	}
+	// each lab host has a card of its own, limited at board speed
+	if strings.Contains(page, "not a card") || !strings.Contains(page, "Each has a card of its own") {
+		t.Errorf("the note on the lab's storage says what it was before the lab's cards")
+	}
 }
 
 // TestOneHostsRuns: a page of one host's two runs says so, gives each run
