@@ -574,6 +574,11 @@ func (p *parser) host(path []string, m map[string]any, defaults, bench Section) 
 			p.errs = append(p.errs, &Error{File: p.file, Line: h.Lines["data_device_wipe"], Msg: fmt.Sprintf("host %q: data_device_wipe without data_device: name the drive it may erase", h.Name)})
 		}
 	}
+	// storage overrides what facts detect of the data too: "sd" beside a
+	// drive the data moves to tunes its I/O for a card
+	if h.Storage == "sd" && h.DataDevice != "" {
+		p.warnf(h.Lines["storage"], "host %q: storage = \"sd\" beside data_device: storage overrides the data's kind too, so the tuner tunes for an SD card while the data is on the drive; leave storage out (the drive's kind is detected), or name the drive's (usb, nvme)", h.Name)
+	}
 	if v, ok := get("max_connections"); ok {
 		h.Connections = int(v.(int64))
 	}

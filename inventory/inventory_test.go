@@ -501,6 +501,20 @@ func TestDataDevice(t *testing.T) {
 	}
 }
 
+// TestStorageBesideDataDevice: storage = "sd" beside data_device is a
+// warning at storage's line (the tuner would tune the drive's I/O for a
+// card); "usb", or no storage, is not.
+func TestStorageBesideDataDevice(t *testing.T) {
+	inv, err := Parse("inv.toml", "/tmp", "[defaults]\nstorage = \"sd\"\n[[host]]\nname = \"a\"\naddress = \"10.0.0.1\"\ndata_device = \"auto\"\n"+
+		"[[host]]\nname = \"b\"\naddress = \"10.0.0.2\"\ndata_device = \"auto\"\nstorage = \"usb\"\n[[host]]\nname = \"c\"\naddress = \"10.0.0.3\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Warnings) != 1 || !strings.HasPrefix(inv.Warnings[0], `inv.toml:2: host "a": storage = "sd" beside data_device`) {
+		t.Errorf("warnings: %q", inv.Warnings)
+	}
+}
+
 // TestDurabilityWarned: with Durability, a [host.settings] value the
 // check says trades durability is a warning at its line (not an error:
 // the inventory loads), with what it says.
