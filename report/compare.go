@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -112,7 +113,11 @@ func Compare(runs []results.Listed) (*Comparison, error) {
 				ch.Significant = math.Abs(ch.Pct) > ch.NoisePct
 				ch.Better = ch.Significant && (ch.Pct > 0) == m.higher
 			}
-			ch.Text = changeText(ch, m.unit)
+			base0 := 0.0
+			if mt.Values[0] != nil {
+				base0 = *mt.Values[0]
+			}
+			ch.Text = changeText(ch, m.unit, base0)
 			mt.Changes = append(mt.Changes, ch)
 		}
 		c.Metrics = append(c.Metrics, mt)
@@ -129,8 +134,9 @@ func Compare(runs []results.Listed) (*Comparison, error) {
 	return c, nil
 }
 
-// changeText says a change as people read it: "+76%", or that it is none.
-func changeText(ch Change, unit string) string {
+// changeText says a change from base as people read it: "+76%", or that
+// it is none; a temperature's noise in degrees, as its change is.
+func changeText(ch Change, unit string, base float64) string {
 	if !ch.Known {
 		return "not known"
 	}
@@ -145,6 +151,9 @@ func changeText(ch Change, unit string) string {
 		text = fmt.Sprintf("%s%.1f C (%s)", sign(ch.Delta), ch.Delta, text)
 	}
 	if !ch.Significant {
+		if unit == "C" {
+			return fmt.Sprintf("no change: %s is within the runs' own noise (±%.1f C)", text, ch.NoisePct*math.Abs(base)/100)
+		}
 		return fmt.Sprintf("no change: %s is within the runs' own noise (±%.1f%%)", text, ch.NoisePct)
 	}
 	return text
@@ -243,6 +252,10 @@ func cautions(rs []results.Run) []string {
 	var out []string
 	base := rs[0]
 	for i, r := range rs[1:] {
+		if r.Host == base.Host && r.ID == base.ID {
+			out = append(out, fmt.Sprintf("Run %d is the base itself (%s/%s): every change is none by construction, not a measurement.", i+2, r.Host, r.ID))
+			continue
+		}
 		var diffs []string
 		a, b := base.Workload, r.Workload
 		if a.Name != b.Name {
@@ -251,8 +264,8 @@ func cautions(rs []results.Run) []string {
 		if a.Engine != b.Engine {
 			diffs = append(diffs, fmt.Sprintf("engine %s against %s", a.Engine, b.Engine))
 		}
-		if a.Scale != b.Scale || a.Tables != b.Tables || a.TableSize != b.TableSize {
-			diffs = append(diffs, fmt.Sprintf("data size (scale %d, %d tables of %d rows) against (scale %d, %d tables of %d rows)", a.Scale, a.Tables, a.TableSize, b.Scale, b.Tables, b.TableSize))
+		if da, db := dataOf(a), dataOf(b); da != db {
+			diffs = append(diffs, fmt.Sprintf("the data (%s) against (%s)", da, db))
 		}
 		if a.Clients != b.Clients {
 			diffs = append(diffs, fmt.Sprintf("%d clients against %d", a.Clients, b.Clients))
@@ -286,6 +299,30 @@ func cautions(rs []results.Run) []string {
 		}
 	}
 	return out
+}
+
+// dataOf describes a run's data as its workload sizes it: pgbench's
+// scale, sysbench's tables of rows, TPC-C's warehouses, the quiz's users.
+func dataOf(w results.Workload) string {
+	plural := func(n int, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %ss", n, one)
+	}
+	switch w.Name {
+	case "tpcb":
+		return fmt.Sprintf("tpcb at scale %d", w.Scale)
+	case "tpcc":
+		return fmt.Sprintf("tpcc: %s, %s of its tables", plural(w.Scale, "warehouse"), plural(max(w.Tables, 1), "copy"))
+	case "oltp-read-only":
+		return fmt.Sprintf("oltp-read-only: %s of %d rows", plural(w.Tables, "table"), w.TableSize)
+	case "quiz":
+		return fmt.Sprintf("quiz: %d users", w.Scale)
+	case "sql":
+		return fmt.Sprintf("sql at :scale %d", w.Scale)
+	}
+	return fmt.Sprintf("%s: scale %d, %d tables of %d rows", w.Name, w.Scale, w.Tables, w.TableSize)
 }
 
 // sameFile says two runs ran the same text (or neither ran one).
@@ -348,6 +385,11 @@ func settingDiffs(rs []results.Run) []SettingDiff {
 	}
 	var out []SettingDiff
 	for name, v := range values {
+		// a setting only some runs have (another engine's, another
+		// version's) is no change of a setting: compared where all have it
+		if slices.Contains(v, "") && !everyEmpty(rs, name) {
+			continue
+		}
 		for _, x := range v[1:] {
 			if x != v[0] {
 				out = append(out, SettingDiff{Name: name, Values: v})
@@ -357,6 +399,17 @@ func settingDiffs(rs []results.Run) []SettingDiff {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// everyEmpty says every run has the setting name, each with "" as its
+// value (then it is no setting one of them lacks).
+func everyEmpty(rs []results.Run, name string) bool {
+	for _, r := range rs {
+		if !slices.ContainsFunc(r.Settings, func(s results.Setting) bool { return s.Name == name }) {
+			return false
+		}
+	}
+	return true
 }
 
 // Table is the comparison as rows for the terminal: each metric's value

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -299,6 +300,57 @@ func TestCompareSameState(t *testing.T) {
 		}
 		if ch := m.Changes[0]; ch.Significant || !strings.HasPrefix(ch.Text, "no change") {
 			t.Errorf("%s: %+v, want no change", m.Name, ch)
+		}
+	}
+}
+
+// TestCompareEngines: runs of two engines compare the settings both have
+// (none of the other engine's as "changed"), and describe each run's data
+// as its workload sizes it, not as "scale 0, 1 tables of 10000 rows".
+func TestCompareEngines(t *testing.T) {
+	d := demoRuns(t)
+	pg, my := d["pi4 fan"], d["pi3"] // tpcb on PostgreSQL, oltp-read-only on MariaDB
+	shared := map[string]bool{}
+	for _, a := range pg.Run.Settings {
+		for _, b := range my.Run.Settings {
+			if a.Name == b.Name {
+				shared[a.Name] = true
+			}
+		}
+	}
+	c, err := Compare([]results.Listed{pg, my})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Settings) > len(shared) {
+		t.Errorf("%d settings changed; the runs share %d", len(c.Settings), len(shared))
+	}
+	for _, s := range c.Settings {
+		if !shared[s.Name] {
+			t.Errorf("setting %s, which one engine has, compared as changed: %q", s.Name, s.Values)
+		}
+	}
+	if len(c.Cautions) != 1 || !strings.Contains(c.Cautions[0], "the data (tpcb at scale "+strconv.Itoa(pg.Run.Workload.Scale)+") against (oltp-read-only: ") ||
+		strings.Contains(c.Cautions[0], "scale 0") {
+		t.Errorf("cautions %q", c.Cautions)
+	}
+}
+
+// TestCompareWithItself: a run against itself is said to be one, not
+// measured as "no change"; the temperature's noise is in degrees.
+func TestCompareWithItself(t *testing.T) {
+	d := demoRuns(t)
+	c, err := Compare([]results.Listed{d["pi4 fan"], d["pi4 fan"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Cautions) != 1 || !strings.HasPrefix(c.Cautions[0], "Run 2 is the base itself (pi4/") {
+		t.Errorf("cautions %q", c.Cautions)
+	}
+	c, _ = Compare([]results.Listed{d["pi4 fan"], d["pi4 fan again"]})
+	for _, m := range c.Metrics {
+		if m.Name == "highest temperature" && !regexp.MustCompile(`noise \(±[\d.]+ C\)$`).MatchString(m.Changes[0].Text) {
+			t.Errorf("the temperature's noise: %q, want it in C", m.Changes[0].Text)
 		}
 	}
 }
