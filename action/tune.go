@@ -56,6 +56,9 @@ func TuneShow(o TuneShowOptions) (Tuned, error) {
 	}
 	in, _ = tune.Normalize(in)
 	var warn []string
+	if w := tune.NewerThanKnown(in); w != "" {
+		warn = append(warn, w)
+	}
 	// beyond any Pi: the rules scale, but nothing here measured them there
 	if o.RAMBytes > 16<<30 {
 		warn = append(warn, fmt.Sprintf("--mem %d GiB is more than any Raspberry Pi has (16 GB, the Pi 5's largest): the rules scale to it, but were made and measured for Pis", o.RAMBytes>>30))

@@ -87,8 +87,14 @@ func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 		return Change{Needed: true, Commands: []string{e.RestartCmd()},
 			Note: "the drop-in is written but the server does not run it (" + stale + "): a restart"}, nil
 	}
+	// a release newer than any the tuner knows: tuned as the newest it
+	// knows, and said
+	note := ""
+	if in, _, err := t.settings(e); err == nil {
+		note = tune.NewerThanKnown(in)
+	}
 	return Change{Needed: true, Diff: unified(e.ConfPath, string(have), want),
-		Commands: []string{e.CheckCmd(), e.RestartCmd()}}, nil
+		Commands: []string{e.CheckCmd(), e.RestartCmd()}, Note: note}, nil
 }
 
 func (configureStep) Apply(ctx context.Context, t *Target) error {

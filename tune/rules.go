@@ -365,8 +365,12 @@ func Render(in Input, preset PresetName, s Settings) string {
 	if r := in.Replication; r != nil {
 		cluster = fmt.Sprintf(", in cluster %q", r.Cluster)
 	}
+	server := in.Version
+	if in.Asked != "" {
+		server = in.Asked + " (tuned as " + in.Version + ", the newest pidb knows)"
+	}
 	fmt.Fprintf(&b, "# Managed by pidb: preset %q for %s %s, %d MiB RAM, %d CPUs, storage %s%s.\n",
-		preset, flavorName(in.Flavor), in.Version, in.RAMBytes>>20, in.CPUs, in.Storage, cluster)
+		preset, flavorName(in.Flavor), server, in.RAMBytes>>20, in.CPUs, in.Storage, cluster)
 	b.WriteString("# pidb rewrites this file: put per-host changes in the inventory's [host.settings].\n")
 	if isMySQLFamily(in.Flavor) {
 		b.WriteString("[mysqld]\n")

@@ -33,6 +33,38 @@ type Input struct {
 	ConnectionsAsk string
 	// Replication is the host's part in a cluster; nil on its own
 	Replication *Replication
+	// Asked is, after Normalize, the version asked for where it is newer
+	// than any the tuner knows, and Version then the newest it knows,
+	// which it tunes as (NewerThanKnown says so); else ""
+	Asked string
+}
+
+// newest is the newest version of each flavour the tuner knows: a newer
+// one is tuned as it, with a warning, and the read-back decides.
+var newest = map[dbms.Flavor]string{dbms.Postgres: "17", dbms.MySQL: "8.4", dbms.MariaDB: "11.8"}
+
+// NewerThanKnown is the warning for a version newer than any the tuner
+// knows (Normalize's Asked), tuned as the newest it knows; "" where the
+// tuner knows the version.
+func NewerThanKnown(in Input) string {
+	if in.Asked == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %s is newer than any pidb knows: tuned as %s %s; each value is read back from the server after the restart, and one it does not take rolls the change back", flavorName(in.Flavor), in.Asked, flavorName(in.Flavor), in.Version)
+}
+
+// newerThan says v is a newer release of flavor than known: for
+// PostgreSQL a later major, for MySQL and MariaDB a later major.minor
+// (8.4.6 is 8.4's, not newer).
+func newerThan(flavor dbms.Flavor, v, known string) bool {
+	parts := strings.Split(v, ".")
+	if flavor != dbms.Postgres && len(parts) > 2 {
+		parts = parts[:2]
+	}
+	if flavor == dbms.Postgres {
+		parts = parts[:1]
+	}
+	return version.Less(known, strings.Join(parts, "."))
 }
 
 // DefaultVersion is the version of a flavour that Debian 12 and Raspberry
@@ -103,12 +135,17 @@ func Normalize(in Input) (Input, error) {
 	}
 	major := strings.SplitN(in.Version, ".", 2)[0]
 	switch {
-	case in.Flavor == dbms.Postgres && (version.Less(major, "11") || version.Less("17", major)):
-		return in, fmt.Errorf("PostgreSQL %s is not supported: pidb tunes 11 to 17", in.Version)
-	case in.Flavor == dbms.MySQL && (version.Less(in.Version, "8.0") || !version.Less(in.Version, "9")):
-		return in, fmt.Errorf("MySQL %s is not supported: pidb tunes 8.0 and 8.4", in.Version)
-	case in.Flavor == dbms.MariaDB && (version.Less(in.Version, "10.3") || !version.Less(in.Version, "12")):
-		return in, fmt.Errorf("MariaDB %s is not supported: pidb tunes 10.3 to 11.x", in.Version)
+	case in.Flavor == dbms.Postgres && version.Less(major, "11"):
+		return in, fmt.Errorf("PostgreSQL %s is not supported: pidb tunes 11 and later", in.Version)
+	case in.Flavor == dbms.MySQL && version.Less(in.Version, "8.0"):
+		return in, fmt.Errorf("MySQL %s is not supported: pidb tunes 8.0 and later", in.Version)
+	case in.Flavor == dbms.MariaDB && version.Less(in.Version, "10.3"):
+		return in, fmt.Errorf("MariaDB %s is not supported: pidb tunes 10.3 and later", in.Version)
+	}
+	// newer than any the tuner knows: tuned as the newest it knows
+	// (PostgreSQL by its major; MySQL and MariaDB by major.minor)
+	if n := newest[in.Flavor]; in.Asked == "" && newerThan(in.Flavor, in.Version, n) {
+		in.Asked, in.Version = in.Version, n
 	}
 	if in.RAMBytes < 256<<20 {
 		return in, fmt.Errorf("RAM %d bytes is too little: a Pi has at least 256 MB", in.RAMBytes)

@@ -366,6 +366,51 @@ func TestReasonsSayWhatIsWritten(t *testing.T) {
 	}
 }
 
+// TestNewerThanKnown: a release newer than any the tuner knows is tuned
+// as the newest it knows, said in a warning and in the drop-in's first
+// line (PostgreSQL 18 as 17, MySQL 9.7 as 8.4, MariaDB 12.1 as 11.8); a
+// minor release of a known one is that one (MySQL 8.4.6); one older than
+// supported is refused.
+func TestNewerThanKnown(t *testing.T) {
+	for _, c := range []struct {
+		flavor      dbms.Flavor
+		asked, want string
+	}{{dbms.Postgres, "18", "17"}, {dbms.Postgres, "18.1", "17"}, {dbms.MySQL, "9.7.4", "8.4"}, {dbms.MariaDB, "12.1", "11.8"}} {
+		in, err := Normalize(Input{Flavor: c.flavor, Version: c.asked, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"})
+		if err != nil || in.Version != c.want || in.Asked != c.asked {
+			t.Errorf("%s %s: tuned as %q (asked %q), %v; want %s", c.flavor, c.asked, in.Version, in.Asked, err, c.want)
+			continue
+		}
+		if w := NewerThanKnown(in); !strings.Contains(w, c.asked+" is newer than any pidb knows: tuned as ") || !strings.HasSuffix(strings.SplitN(w, ";", 2)[0], " "+c.want) {
+			t.Errorf("%s %s: warning %q", c.flavor, c.asked, w)
+		}
+		s, err := Recommend(in, Balanced, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if head := strings.SplitN(Render(in, Balanced, s), "\n", 2)[0]; !strings.Contains(head, c.asked+" (tuned as "+c.want+", the newest pidb knows)") {
+			t.Errorf("%s %s: the drop-in's first line %q", c.flavor, c.asked, head)
+		}
+	}
+	for _, c := range []struct {
+		flavor dbms.Flavor
+		v      string
+	}{{dbms.Postgres, "17"}, {dbms.Postgres, "15.8"}, {dbms.MySQL, "8.4.6"}, {dbms.MySQL, "8.0.39"}, {dbms.MariaDB, "11.8.3"}, {dbms.MariaDB, "10.11"}} {
+		in, err := Normalize(Input{Flavor: c.flavor, Version: c.v, RAMBytes: 4 << 30, CPUs: 4})
+		if err != nil || in.Version != c.v || in.Asked != "" || NewerThanKnown(in) != "" {
+			t.Errorf("%s %s, a known release: tuned as %q (asked %q), %v", c.flavor, c.v, in.Version, in.Asked, err)
+		}
+	}
+	for _, c := range []struct {
+		flavor dbms.Flavor
+		v      string
+	}{{dbms.Postgres, "10"}, {dbms.MySQL, "5.7"}, {dbms.MariaDB, "10.2"}} {
+		if _, err := Normalize(Input{Flavor: c.flavor, Version: c.v, RAMBytes: 4 << 30, CPUs: 4}); err == nil || !strings.Contains(err.Error(), "is not supported") {
+			t.Errorf("%s %s: %v, want refused", c.flavor, c.v, err)
+		}
+	}
+}
+
 // TestEngineNamesAsWritten: --engine as people write it is the engine it
 // names: PostgreSQL in any case is PostgreSQL.
 func TestEngineNamesAsWritten(t *testing.T) {
