@@ -35,13 +35,11 @@ replicas = ["pi3"]
 		t.Fatal(err)
 	}
 	host := func(name string) inventory.Host {
-		for _, h := range inv.Hosts {
-			if h.Name == name {
-				return h
-			}
+		h, err := inv.Named(name)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Fatalf("no host %s", name)
-		return inventory.Host{}
+		return h
 	}
 	plan := func(h inventory.Host, w string) map[string]job.Plan {
 		spec, err := workloads.Get(w)

@@ -40,8 +40,10 @@ type TuneShowOptions struct {
 type Tuned struct {
 	Conf string
 	JSON []tune.JSONSetting
-	// Warnings are the overrides that trade durability, each with what a
-	// power cut then loses (tune.Durability): for stderr
+	// Warnings are what the board and settings allow but should be said,
+	// for stderr: a release newer than the tuner knows, a board beyond any
+	// Pi, and each override that trades durability, with what a power cut
+	// then loses (tune.Durability)
 	Warnings []string
 }
 

@@ -327,31 +327,29 @@ func Judge(name string, family dbms.Family, primary Member, replicas []Member) S
 	for _, m := range replicas {
 		rs := ReplicaStatus{Host: m.Name}
 		rs.State, rs.Error = Standby(m, primary)
+		measured := rs.State == Streaming && primary.Err == nil && !p.InRecovery
 		if family != dbms.PostgresFamily {
-			if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
+			// MariaDB: no slot, no sync state; the lag in transactions
+			if measured {
 				rs.LagTransactions, rs.LagS = Behind(p, m.Report)
 			}
-			st.Replicas = append(st.Replicas, rs)
-			if rs.State != Streaming {
-				st.OK = false
-			}
-			continue
-		}
-		slot := SlotName(m.Name)
-		rs.Slot = &slot
-		if primary.Err == nil {
-			for _, s := range p.Slots {
-				if s.Name == slot {
-					rs.RetainedBytes = s.Retained
+		} else {
+			slot := SlotName(m.Name)
+			rs.Slot = &slot
+			if primary.Err == nil {
+				for _, s := range p.Slots {
+					if s.Name == slot {
+						rs.RetainedBytes = s.Retained
+					}
 				}
 			}
-		}
-		if rs.State == Streaming && primary.Err == nil && !p.InRecovery {
-			if sender, bytes, secs := Lag(p, m.Name); sender != nil {
-				sync := sender.Sync
-				rs.Sync, rs.LagBytes, rs.LagS = &sync, bytes, secs
-				if sender.State == "catchup" {
-					rs.State = CatchingUp
+			if measured {
+				if sender, bytes, secs := Lag(p, m.Name); sender != nil {
+					sync := sender.Sync
+					rs.Sync, rs.LagBytes, rs.LagS = &sync, bytes, secs
+					if sender.State == "catchup" {
+						rs.State = CatchingUp
+					}
 				}
 			}
 		}

@@ -331,14 +331,6 @@ func TestOverrides(t *testing.T) {
 // to RAM say the range, not one size the board does not have; an
 // override's reason says whose it is.
 func TestReasonsSayWhatIsWritten(t *testing.T) {
-	why := func(s Settings, name string) string {
-		for _, x := range s {
-			if x.Name == name {
-				return x.Why
-			}
-		}
-		return ""
-	}
 	for _, c := range []struct {
 		version, says string
 		flush         bool
@@ -347,10 +339,10 @@ func TestReasonsSayWhatIsWritten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := why(s, "innodb_buffer_pool_size"); !strings.Contains(got, c.says) {
+		if got := reasonOf(s, "innodb_buffer_pool_size"); !strings.Contains(got, c.says) {
 			t.Errorf("MariaDB %s's buffer pool: %q, want %q", c.version, got, c.says)
 		}
-		if has := why(s, "innodb_flush_method") != ""; has != c.flush {
+		if has := reasonOf(s, "innodb_flush_method") != ""; has != c.flush {
 			t.Errorf("MariaDB %s: innodb_flush_method written %v, want %v", c.version, has, c.flush)
 		}
 	}
@@ -358,10 +350,10 @@ func TestReasonsSayWhatIsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := why(s, "max_connections"); !strings.HasPrefix(got, "scaled to RAM: 20 on 512 MB or less") {
+	if got := reasonOf(s, "max_connections"); !strings.HasPrefix(got, "scaled to RAM: 20 on 512 MB or less") {
 		t.Errorf("256 MB's connections: %q", got)
 	}
-	if got := why(s, "checkpoint_timeout"); got != "yours ([host.settings] or --set); the preset says 15min" {
+	if got := reasonOf(s, "checkpoint_timeout"); got != "yours ([host.settings] or --set); the preset says 15min" {
 		t.Errorf("an override's reason: %q", got)
 	}
 }
@@ -606,40 +598,39 @@ func TestMaxConnectionsIsAPlan(t *testing.T) {
 // changes the preset's own value too), the connections as the one who
 // asked for them, and min_wal_size its own default.
 func TestReasonsTrue(t *testing.T) {
-	why := func(s Settings, name string) string {
-		for _, x := range s {
-			if x.Name == name {
-				return x.Why
-			}
-		}
-		return ""
-	}
 	in := Input{Flavor: "postgres", RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"}
 	s, err := Recommend(in, Balanced, map[string]string{"max_connections": "50"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := why(s, "max_connections"); got != "yours ([host.settings] or --set); the preset says 100" {
+	if got := reasonOf(s, "max_connections"); got != "yours ([host.settings] or --set); the preset says 100" {
 		t.Errorf("max_connections: %q", got)
 	}
-	if got := why(s, "work_mem"); !strings.Contains(got, "50 connections'") {
+	if got := reasonOf(s, "work_mem"); !strings.Contains(got, "50 connections'") {
 		t.Errorf("work_mem scales to the override's connections: %q", got)
 	}
 	in.MaxConnections, in.ConnectionsAsk = 50, "--max-connections"
 	s, _ = Recommend(in, Balanced, nil)
-	if got := why(s, "max_connections"); !strings.HasPrefix(got, "as --max-connections asks:") {
+	if got := reasonOf(s, "max_connections"); !strings.HasPrefix(got, "as --max-connections asks:") {
 		t.Errorf("max_connections from the flag: %q", got)
 	}
 	in.ConnectionsAsk = ""
 	s, _ = Recommend(in, Balanced, nil)
-	if got := why(s, "max_connections"); !strings.HasPrefix(got, "as asked:") || strings.Contains(got, "inventory") {
+	if got := reasonOf(s, "max_connections"); !strings.HasPrefix(got, "as asked:") || strings.Contains(got, "inventory") {
 		t.Errorf("max_connections asked by nobody named: %q", got)
 	}
 	for _, storage := range []string{"sd", "usb"} {
 		in.Storage = storage
 		s, _ = Recommend(in, Balanced, nil)
-		if got := why(s, "min_wal_size"); !strings.Contains(got, "the default 80MB") || strings.Contains(got, "1GB") {
+		if got := reasonOf(s, "min_wal_size"); !strings.Contains(got, "the default 80MB") || strings.Contains(got, "1GB") {
 			t.Errorf("min_wal_size on %s: %q", storage, got)
 		}
 	}
+}
+
+// reasonOf is the reason of the setting called name in s; "" where s has
+// none.
+func reasonOf(s Settings, name string) string {
+	x, _ := s.Get(name)
+	return x.Why
 }
