@@ -29,12 +29,15 @@ type BenchResult struct {
 	LatencyMs    results.Latency  `json:"latency_ms"`
 	P95Ms        float64          `json:"p95_ms"`
 	Errors       map[string]int64 `json:"errors"`
-	DownS        float64          `json:"down_s,omitempty"` // the server gone or not answering: left out of TPS
-	Retries      int64            `json:"retries"`          // deadlocks and serialization failures tried again
-	RolledBack   int64            `json:"rolled_back"`      // of the transactions, those rolled back by design (tpcc: New-Orders of an unused item, 1%)
-	TpmC         float64          `json:"tpmc,omitempty"`   // tpcc: New-Orders per minute
-	Ops          []Op             `json:"ops,omitempty"`    // per operation (tpcc: per transaction type)
-	Checks       []results.Check  `json:"checks,omitempty"` // --check: the data's consistency after the run
+	// ErrorShare is the share of the transactions tried that ended in an
+	// error; over results.ErrorShareLimit, the TPS is not the server's
+	ErrorShare float64         `json:"error_share"`
+	DownS      float64         `json:"down_s,omitempty"` // the server gone or not answering: left out of TPS
+	Retries    int64           `json:"retries"`          // deadlocks and serialization failures tried again
+	RolledBack int64           `json:"rolled_back"`      // of the transactions, those rolled back by design (tpcc: New-Orders of an unused item, 1%)
+	TpmC       float64         `json:"tpmc,omitempty"`   // tpcc: New-Orders per minute
+	Ops        []Op            `json:"ops,omitempty"`    // per operation (tpcc: per transaction type)
+	Checks     []results.Check `json:"checks,omitempty"` // --check: the data's consistency after the run
 	// Replicas are, for a cluster's primary under a workload that writes,
 	// how far behind it each replica was through the run
 	Replicas []ReplicaLag `json:"replicas,omitempty"`
@@ -167,6 +170,13 @@ func ops(sum results.Summary, names []string) []Op {
 	return out
 }
 
+// lossNote says that more than results.ErrorShareLimit of a run's tries
+// ended in errors, and what that makes of its figures.
+func lossNote(sum results.Summary) string {
+	return fmt.Sprintf("%d of the %d transactions tried (%.1f%%) ended in an error, more than %.0f%%: the TPS counts only those that committed, so it is not the server's throughput",
+		sum.Failures(), sum.Failures()+sum.Transactions, 100*sum.ErrorShare(), 100*results.ErrorShareLimit)
+}
+
 // failedChecks says which checks failed, or "" when none did.
 func failedChecks(cs []results.Check) string {
 	var bad []string
@@ -225,7 +235,10 @@ func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, r prog
 	}
 	res := BenchResult{Host: h.Name, Workload: p.Spec.Name, Engine: f.Engine.Flavor, Clients: p.Bench.Clients, TLS: m.Run.Workload.TLS, DurationS: sum.MeasuredS,
 		Queries: p.Bench.Queries, Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir,
-		Retries: sum.Retries, RolledBack: sum.RolledBack, TpmC: sum.Extra["tpmc"], Checks: m.Run.Checks, Replicas: replicaLags(m.Run.Replication)}
+		Retries: sum.Retries, RolledBack: sum.RolledBack, TpmC: sum.Extra["tpmc"], Checks: m.Run.Checks, Replicas: replicaLags(m.Run.Replication), ErrorShare: sum.ErrorShare()}
+	if sum.Lossy() {
+		r.Step(lossNote(sum))
+	}
 	if len(p.Spec.Ops) > 0 {
 		res.Ops = ops(sum, p.Spec.Ops)
 	}

@@ -107,6 +107,7 @@ func (e Env) Validate(ctx context.Context, h inventory.Host, c Conn, p Plan, v c
 		in.Client = *m.Run.Client
 	}
 	in.Outages = m.Run.Summary.Outages
+	in.Transactions, in.Errors = m.Run.Summary.Transactions, m.Run.Summary.Errors
 	verdict := validate.Judge(in)
 	m.Run.Verdict = &verdict
 	dir, err := save(e.Out, m.Run)

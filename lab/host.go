@@ -134,9 +134,20 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 	}
 	tmp := root + ".tmp"
 	_ = os.RemoveAll(tmp)
-	lower, what := l.baseDir(), "the base image"
+	var rel string
+	var lower, what string
 	if from != "" {
-		lower, what = l.snapshotRoot(from), "snapshot "+from
+		rel, lower, what = l.snapshotRelease(from), l.snapshotRoot(from), "snapshot "+from
+	} else {
+		r, err := l.releaseFor(b.Name)
+		if err != nil {
+			return err
+		}
+		rel, lower, what = r.Name, l.baseDir(r.Name), "the "+r.Name+" image"
+	}
+	// what its disk lies over, before it does
+	if err := writeFile(l.releaseMark(b.Name), rel+"\n", 0o644); err != nil {
+		return err
 	}
 	card, err := l.mountDisk(ctx, b.Name, lower)
 	layered := err == nil
@@ -152,11 +163,7 @@ func (l *Lab) prepareRoot(ctx context.Context, b Board, from string) error {
 		_ = os.Remove(l.snapshotMark(b.Name))
 	}
 	if !layered {
-		src := l.baseDir()
-		if from != "" {
-			src = l.snapshotRoot(from)
-		}
-		if _, err := run(ctx, "cp", "-a", "--reflink=auto", src, tmp); err != nil {
+		if _, err := run(ctx, "cp", "-a", "--reflink=auto", lower, tmp); err != nil {
 			return err
 		}
 	}

@@ -132,48 +132,73 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// ensureBase builds the cached base image unless one of the current recipe
-// is there. It builds into a temporary folder and renames it into place, so
-// an interrupted build leaves nothing that looks finished.
-func (l *Lab) ensureBase(ctx context.Context) error {
-	stamp := filepath.Join(l.baseDir(), ".pidb-lab-base")
-	if data, err := os.ReadFile(stamp); err == nil && string(data) == baseRecipe {
+// ensureBase builds the cached base image of rel unless one of the
+// current recipe is there. It builds into a temporary folder and renames
+// it into place, so an interrupted build leaves nothing that looks
+// finished.
+func (l *Lab) ensureBase(ctx context.Context, rel Release) error {
+	dir := l.baseDir(rel.Name)
+	recipe := baseRecipe + "; " + rel.Suite
+	stamp := filepath.Join(dir, ".pidb-lab-base")
+	if data, err := os.ReadFile(stamp); err == nil && string(data) == recipe {
 		return nil
 	}
-	// a host's disk lies over the base image (mountDisk): it stays as it
-	// is while a host has one
+	// a host's disk lies over its release's base image (mountDisk): it
+	// stays as it is while a host has one
 	for _, b := range l.hosts() {
-		if mounted(l.rootfs(b.Name)) && !fileExists(l.snapshotMark(b.Name)) {
-			return fmt.Errorf("the lab's base image is of an older pidb and %s's disk lies over it: take the lab down (pidb lab down) and up again", b.Name)
+		if mounted(l.rootfs(b.Name)) && !fileExists(l.snapshotMark(b.Name)) && l.Release(b.Name) == rel.Name {
+			return fmt.Errorf("the lab's %s image is of an older pidb and %s's disk lies over it: take the lab down (pidb lab down) and up again", rel.Name, b.Name)
 		}
 	}
 	src, err := HostSource("/")
 	if err != nil {
 		return err
 	}
-	tmp := l.baseDir() + ".tmp"
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	tmp := dir + ".tmp"
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
 	}
-	cache := filepath.Join(l.Dir, "cache", "debootstrap")
+	cache := filepath.Join(l.Dir, "cache", "debootstrap", rel.Suite)
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
 	}
-	l.logf("building the base image (debootstrap %s, about a minute; cached for later runs)", src.Suite)
+	l.logf("building the %s image (debootstrap %s, a minute or two; cached for later runs)", rel.Name, rel.Suite)
 	if _, err := run(ctx, "debootstrap", "--variant=minbase", "--include="+basePackages,
-		"--cache-dir="+cache, src.Suite, tmp, src.Mirror); err != nil {
-		return fmt.Errorf("build the base image: %w", err)
+		"--cache-dir="+cache, rel.Suite, tmp, src.Mirror); err != nil {
+		return fmt.Errorf("build the %s image: %w", rel.Name, err)
 	}
 	if err := customizeBase(ctx, tmp); err != nil {
-		return fmt.Errorf("build the base image: %w", err)
+		return fmt.Errorf("build the %s image: %w", rel.Name, err)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, ".pidb-lab-base"), []byte(baseRecipe), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, ".pidb-lab-base"), []byte(recipe), 0o644); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(l.baseDir()); err != nil {
+	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	return os.Rename(tmp, l.baseDir())
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	l.removeOldBase()
+	return nil
+}
+
+// removeOldBase removes the one base image an older lab kept (its folder
+// "base", bookworm's), once no host's disk lies over it.
+func (l *Lab) removeOldBase() {
+	old := filepath.Join(l.Dir, "base")
+	if !fileExists(old) {
+		return
+	}
+	for _, b := range l.hosts() {
+		if mounted(l.rootfs(b.Name)) && !fileExists(l.snapshotMark(b.Name)) && !fileExists(l.releaseMark(b.Name)) {
+			return
+		}
+	}
+	_ = os.RemoveAll(old)
 }
 
 // customizeBase makes the image look like Raspberry Pi OS where it matters:

@@ -76,6 +76,11 @@ type Lab struct {
 	// Drives are the drives Up plugs into hosts besides their cards: host
 	// name -> "usb-ssd" or "nvme".
 	Drives map[string]string
+	// Releases are the releases (see Releases) Up boots hosts with: host
+	// name -> release name; a "*" entry for every host it boots that it
+	// does not name; else DefaultRelease. A host that is up keeps its
+	// own; one booted from a snapshot has the snapshot's.
+	Releases map[string]string
 
 	logMu sync.Mutex // hosts boot at once, and each logs
 }
@@ -132,7 +137,20 @@ func (l *Lab) hosts() []Board {
 	return append(out, more...)
 }
 
-func (l *Lab) baseDir() string { return filepath.Join(l.Dir, "base") }
+// baseDir is the base image of the release called name.
+func (l *Lab) baseDir(release string) string { return filepath.Join(l.Dir, "images", release) }
+
+// lowerOf is what the host's disk lies over: its snapshot's disk, else its
+// release's base image (an older lab's one image, for a host it booted).
+func (l *Lab) lowerOf(name string) string {
+	if from, err := os.ReadFile(l.snapshotMark(name)); err == nil {
+		return l.snapshotRoot(strings.TrimSpace(string(from)))
+	}
+	if data, err := os.ReadFile(l.releaseMark(name)); err == nil {
+		return l.baseDir(strings.TrimSpace(string(data)))
+	}
+	return filepath.Join(l.Dir, "base")
+}
 
 func (l *Lab) hostDir(name string) string { return filepath.Join(l.Dir, "hosts", name) }
 
@@ -399,8 +417,23 @@ func (l *Lab) prepareUp(ctx context.Context, boards []Board, from string) error 
 	if err := l.ensureAptProxy(ctx); err != nil {
 		return err
 	}
-	if err := l.ensureBase(ctx); err != nil {
-		return err
+	if from == "" {
+		built := map[string]bool{}
+		for _, b := range boards {
+			if l.powered(b.Name) {
+				continue
+			}
+			rel, err := l.releaseFor(b.Name)
+			if err != nil {
+				return err
+			}
+			if !built[rel.Name] {
+				if err := l.ensureBase(ctx, rel); err != nil {
+					return err
+				}
+				built[rel.Name] = true
+			}
+		}
 	}
 	mine := map[string]bool{}
 	for _, b := range boards {

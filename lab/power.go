@@ -242,10 +242,7 @@ func (l *Lab) swapImages(ctx context.Context, name string, images []string, driv
 // again (its speed, its storage's kinds, vcgencmd where it had it) and on
 // the card before it runs.
 func (l *Lab) powerOn(ctx context.Context, b Board, cfg ThermalConfig, vcgencmd bool) error {
-	lower := l.baseDir()
-	if from, err := os.ReadFile(l.snapshotMark(b.Name)); err == nil {
-		lower = l.snapshotRoot(strings.TrimSpace(string(from)))
-	}
+	lower := l.lowerOf(b.Name)
 	if !mounted(l.rootfs(b.Name)) {
 		if _, err := l.mountDisk(ctx, b.Name, lower); err != nil {
 			return fmt.Errorf("%s: its disk after the cut: %w", b.Name, err)

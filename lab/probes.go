@@ -42,6 +42,9 @@ type HostStatus struct {
 	// Storage is its card's kind, and its drive's after it ("sd-a2
 	// usb-ssd"); its card's kind while it is down
 	Storage string `json:"storage"`
+	// Release is the release it was booted with (see Releases), empty
+	// while it is down
+	Release string `json:"release,omitempty"`
 	// Latency is the round trip the lab's link adds to it ("20ms"), or
 	// empty for none
 	Latency string `json:"latency,omitempty"`
@@ -52,7 +55,7 @@ func (l *Lab) Status() []HostStatus {
 	var out []HostStatus
 	for _, b := range l.hosts() {
 		s := HostStatus{Name: b.Name, Address: Address(b).String(), Model: b.Model, RAM: b.RAMBytes, Engine: b.Engine, State: "down",
-			Speed: l.Speed(b.Name), Storage: b.Card().Kind}
+			Speed: l.Speed(b.Name), Storage: b.Card().Kind, Release: l.Release(b.Name)}
 		if kind, _ := l.drive(b.Name); kind != "" {
 			s.Storage += " " + kind
 		}

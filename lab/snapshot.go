@@ -160,10 +160,22 @@ func readKV(path string) (map[string]string, error) {
 
 // SnapshotInfo describes a snapshot for `lab snapshot --list`.
 type SnapshotInfo struct {
-	Name  string    `json:"name"`
-	From  string    `json:"from"`  // the host it was taken of
-	Model string    `json:"model"` // that host's board
-	Taken time.Time `json:"taken"`
+	Name  string `json:"name"`
+	From  string `json:"from"`  // the host it was taken of
+	Model string `json:"model"` // that host's board
+	// Release is that host's release (see Releases): DefaultRelease for
+	// a snapshot an older lab took
+	Release string    `json:"release"`
+	Taken   time.Time `json:"taken"`
+}
+
+// snapshotRelease is the release of the snapshot called name's host.
+func (l *Lab) snapshotRelease(name string) string {
+	kv, _ := readKV(filepath.Join(l.snapshotsDir(), name, "snapshot"))
+	if r := kv["release"]; r != "" {
+		return r
+	}
+	return DefaultRelease
 }
 
 // Snapshot copies the disk of the running host into the snapshot called
@@ -231,7 +243,7 @@ func (l *Lab) Snapshot(ctx context.Context, host, name string) error {
 			return err
 		}
 	}
-	info := fmt.Sprintf("from=%s\nmodel=%s\ntaken=%s\n", host, b.Model, time.Now().UTC().Format(time.RFC3339))
+	info := fmt.Sprintf("from=%s\nmodel=%s\nrelease=%s\ntaken=%s\n", host, b.Model, l.Release(host), time.Now().UTC().Format(time.RFC3339))
 	if err := writeFile(filepath.Join(tmp, "snapshot"), info, 0o644); err != nil {
 		return err
 	}
@@ -299,7 +311,7 @@ func (l *Lab) Snapshots() ([]SnapshotInfo, error) {
 		if err != nil || !d.IsDir() {
 			continue // one being taken, or not a snapshot
 		}
-		s := SnapshotInfo{Name: d.Name(), From: kv["from"], Model: kv["model"]}
+		s := SnapshotInfo{Name: d.Name(), From: kv["from"], Model: kv["model"], Release: l.snapshotRelease(d.Name())}
 		s.Taken, _ = time.Parse(time.RFC3339, kv["taken"])
 		out = append(out, s)
 	}

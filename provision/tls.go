@@ -130,17 +130,35 @@ func servesFile(out string) (bool, string) {
 	return false, "the server presents a certificate other than pidb's file (made again since it started)"
 }
 
-// serverTLSOn asks the running server whether it accepts TLS.
+// serverTLSOn asks the running server whether it accepts TLS with a
+// certificate of its own: one its configuration names, which a client
+// can pin. MariaDB 11.4 and later accept TLS with none named
+// (@@have_ssl YES, @@ssl_cert NULL): they make a throw-away certificate
+// at every start, which no client can check, so pidb makes its own
+// there, as where TLS is off. MySQL 8.4 has no @@have_ssl; its ssl_cert
+// names the certificate it made at its first start. PostgreSQL does not
+// start with ssl on and no certificate.
 func serverTLSOn(ctx context.Context, t *Target, e engine.Engine) (bool, error) {
-	sql, want := "SHOW ssl", "on"
-	if e.Flavor != dbms.Postgres {
-		sql, want = "SELECT @@have_ssl", "YES"
-	}
+	sql, want := serverTLSQuery(e.Flavor)
 	out, err := t.run(ctx, e.Client(sql))
 	if err != nil {
 		return false, err
 	}
 	return strings.TrimSpace(out) == want, nil
+}
+
+// serverTLSQuery asks a server of flavor whether it accepts TLS with a
+// certificate its configuration names, and is the answer it gives when
+// it does.
+func serverTLSQuery(flavor dbms.Flavor) (sql, yes string) {
+	switch flavor {
+	case dbms.Postgres:
+		return "SHOW ssl", "on"
+	case dbms.MySQL:
+		return "SELECT IF(COALESCE(@@ssl_cert, '') <> '', 'own', 'none')", "own"
+	default:
+		return "SELECT IF(@@have_ssl = 'YES' AND COALESCE(@@ssl_cert, '') <> '', 'own', 'none')", "own"
+	}
 }
 
 // tlsConf is what the access drop-in says about TLS: where pidb's
@@ -202,5 +220,5 @@ func tlsNote(e engine.Engine, st tlsState, need bool, address string) string {
 		return "logins from the network use TLS, with pidb's certificate"
 	}
 	cert, _, _ := tlsFiles(e)
-	return fmt.Sprintf("logins from the network use TLS: %s has no certificate, so pidb makes a self-signed one (%s)", e.Flavor, cert)
+	return fmt.Sprintf("logins from the network use TLS: %s names no certificate of its own, so pidb makes a self-signed one (%s)", e.Flavor, cert)
 }

@@ -43,7 +43,7 @@ func TestHBAHostSSL(t *testing.T) {
 }
 
 // TestAccessTLSCheck: what the access step plans for TLS, from what the
-// server says. MariaDB without a certificate (have_ssl DISABLED): pidb's
+// server says. MariaDB without a certificate of its own: pidb's
 // self-signed one is made and named in the drop-in. PostgreSQL with its
 // own (ssl on, Debian's snakeoil): kept, the drop-in says nothing of TLS.
 // A second run, with pidb's certificate there: the same drop-in, nothing
@@ -58,7 +58,7 @@ func TestAccessTLSCheck(t *testing.T) {
 	}
 	r := (&fakerun.Runner{Files: map[string]string{}}).
 		Contains("pidb-server.crt", fakerun.Reply{Stdout: "no\n"}).
-		Contains("@@have_ssl", fakerun.Reply{Stdout: "DISABLED\n"})
+		Contains("@@ssl_cert", fakerun.Reply{Stdout: "none\n"})
 	ch, err := accessStep{}.Check(ctx, maria(r))
 	cmds := strings.Join(ch.Commands, "\n")
 	if err != nil || !ch.Needed || !strings.Contains(cmds, "openssl req -x509 -newkey ec") || !strings.Contains(cmds, "subjectAltName=IP:10.213.41.30") ||
@@ -90,7 +90,7 @@ func TestAccessTLSCheck(t *testing.T) {
 	}
 	r = (&fakerun.Runner{Files: map[string]string{}}).
 		Contains("pidb-server.crt", fakerun.Reply{Stdout: "no\n"}).
-		Contains("@@have_ssl", fakerun.Reply{Stdout: "DISABLED\n"})
+		Contains("@@ssl_cert", fakerun.Reply{Stdout: "none\n"})
 	tg = maria(r)
 	tg.Host.TLS = false
 	if ch, _ = (accessStep{}).Check(ctx, tg); strings.Contains(strings.Join(ch.Commands, "\n"), "openssl") || strings.Contains(ch.Diff, "ssl_cert") {

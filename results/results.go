@@ -330,3 +330,35 @@ func FromThermal(rs []thermal.Reading, measured time.Time) []Reading {
 	}
 	return out
 }
+
+// ErrorShareLimit is the share of a run's tries that may end in an error
+// before the run says its figures are not clean: a hundredth, the share
+// TPC-C itself rolls back by design (a New-Order of an unused item, which
+// is no error). More than that, the TPS counts only what survived: a run
+// on MariaDB 11.8 that did not try its snapshot isolation's failures
+// again lost a quarter of its transactions and still printed a tpmC.
+const ErrorShareLimit = 0.01
+
+// Failures are the transactions that ended in an error, of every kind.
+func (s Summary) Failures() int64 {
+	var n int64
+	for _, v := range s.Errors {
+		n += v
+	}
+	return n
+}
+
+// ErrorShare is the share of the transactions tried that ended in an
+// error: the failures over the committed and the failed together (0 when
+// none was tried).
+func (s Summary) ErrorShare() float64 {
+	f := s.Failures()
+	if f == 0 {
+		return 0
+	}
+	return float64(f) / float64(f+s.Transactions)
+}
+
+// Lossy reports whether more than ErrorShareLimit of the run's tries
+// ended in an error.
+func (s Summary) Lossy() bool { return s.ErrorShare() > ErrorShareLimit }

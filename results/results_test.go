@@ -2,6 +2,7 @@ package results
 
 import (
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -284,5 +285,26 @@ func TestEarlierQuiz(t *testing.T) {
 	again, err := Load(filepath.Join(dir, "run.json"))
 	if err != nil || again.Workload.Name != "quiz" || again.Workload.Revision != 2 || again.Workload.Queries != 1000 {
 		t.Errorf("the write-up's quiz loads as %+v, %v", again.Workload, err)
+	}
+}
+
+// TestErrorShare: the failures over everything tried, every kind
+// counted; a run over a hundredth is lossy, one at it is not.
+func TestErrorShare(t *testing.T) {
+	for _, c := range []struct {
+		s     Summary
+		share float64
+		lossy bool
+	}{
+		{Summary{Transactions: 9493, Errors: map[string]int64{"new_order: mysql 1020": 1647, "payment: mysql 1020": 1197}}, 2844.0 / 12337, true},
+		{Summary{Transactions: 99, Errors: map[string]int64{"mysql 1062": 1}}, 0.01, false},
+		{Summary{Transactions: 98, Errors: map[string]int64{"a": 1, "b": 1}}, 0.02, true},
+		{Summary{Transactions: 500}, 0, false},
+		{Summary{}, 0, false},
+		{Summary{Errors: map[string]int64{"pg 57P01": 3}}, 1, true},
+	} {
+		if got := c.s.ErrorShare(); math.Abs(got-c.share) > 1e-12 || c.s.Lossy() != c.lossy {
+			t.Errorf("%+v: share %v lossy %v, want %v %v", c.s, got, c.s.Lossy(), c.share, c.lossy)
+		}
 	}
 }

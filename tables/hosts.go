@@ -173,18 +173,18 @@ func Hosts(checked []action.CheckedHost) Table {
 
 // LabStatus is `pidb lab status`'s table: each host of the lab.
 func LabStatus(st []lab.HostStatus) Table {
-	t := Table{Header: []string{"HOST", "ADDRESS", "STATE", "MODEL", "RAM", "ENGINE", "SPEED", "STORAGE", "LATENCY"}}
+	t := Table{Header: []string{"HOST", "ADDRESS", "STATE", "MODEL", "RAM", "RELEASE", "ENGINE", "SPEED", "STORAGE", "LATENCY"}}
 	for _, s := range st {
-		t.Rows = append(t.Rows, []string{s.Name, s.Address, s.State, s.Model, strconv.FormatUint(s.RAM>>20, 10) + " MB", string(s.Engine), s.Speed, s.Storage, cmp.Or(s.Latency, "-")})
+		t.Rows = append(t.Rows, []string{s.Name, s.Address, s.State, s.Model, strconv.FormatUint(s.RAM>>20, 10) + " MB", cmp.Or(s.Release, "-"), string(s.Engine), s.Speed, s.Storage, cmp.Or(s.Latency, "-")})
 	}
 	return t
 }
 
 // Snapshots is `pidb lab snapshot --list`'s table.
 func Snapshots(snaps []lab.SnapshotInfo) Table {
-	t := Table{Header: []string{"SNAPSHOT", "OF HOST", "MODEL", "TAKEN"}}
+	t := Table{Header: []string{"SNAPSHOT", "OF HOST", "MODEL", "RELEASE", "TAKEN"}}
 	for _, s := range snaps {
-		t.Rows = append(t.Rows, []string{s.Name, s.From, s.Model, s.Taken.Local().Format("2006-01-02 15:04:05")})
+		t.Rows = append(t.Rows, []string{s.Name, s.From, s.Model, s.Release, s.Taken.Local().Format("2006-01-02 15:04:05")})
 	}
 	return t
 }

@@ -40,6 +40,9 @@ func Bench(js []job.BenchResult) Table {
 		if b.DownS > 0 {
 			errs = append(errs, fmt.Sprintf("DOWN %.1fs (see stderr)", b.DownS))
 		}
+		if b.ErrorShare > results.ErrorShareLimit {
+			errs = append(errs, fmt.Sprintf("%.1f%% OF TRIES", 100*b.ErrorShare))
+		}
 		kinds := make([]string, 0, len(b.Errors))
 		for k := range b.Errors {
 			kinds = append(kinds, k)

@@ -27,7 +27,7 @@ func rowsEqual(t *testing.T, what string, got, want [][]string) {
 
 // TestBench: a host that failed before its run has the failed cell; a
 // run's errors are in one order whatever the map's, after the time the
-// server was down; tpcc's types and tpmC, and the checks, are tables of
+// server was down, and their share of the tries where it is over 1%; tpcc's types and tpmC, and the checks, are tables of
 // their own.
 func TestBench(t *testing.T) {
 	js := []job.BenchResult{
@@ -36,10 +36,13 @@ func TestBench(t *testing.T) {
 			Ops:    []job.Op{{Name: "new_order", Count: 540, Rate: 9, P50Ms: 10, P95Ms: 20, P99Ms: 30, Errors: 1}},
 			Checks: []results.Check{{Table: 1, Warehouse: 1, Condition: 3, Name: "order ids", Pass: false, Detail: "d_next_o_id 3001, max 2999"}}},
 		{Host: "pi3", Workload: "oltp-read-only", Error: "pi3: connect: refused"},
+		{Host: "pi3b", Workload: "tpcc", Clients: 16, Transactions: 9493, DurationS: 30, TPS: 316.4, Errors: map[string]int64{"payment: mysql 1020": 1197, "new_order: mysql 1020": 1647},
+			ErrorShare: 2844.0 / 12337, RunDir: "runs/pi3b/1"},
 	}
 	rowsEqual(t, "bench", Bench(js).Rows, [][]string{
 		{"pi4", "tpcc", "8", "1200", "60.00", "20.0", "410.3", "12.346", "30.100", "40.000", "DOWN 3.2s (see stderr),deadlock:5,timeout:2", "runs/pi4/1"},
 		{"pi3", "oltp-read-only", "", "", "", "", "", "", "", "", "FAILED (see stderr)", ""},
+		{"pi3b", "tpcc", "16", "9493", "30.00", "316.4", "0.0", "0.000", "0.000", "0.000", "23.1% OF TRIES,new_order: mysql 1020:1647,payment: mysql 1020:1197", "runs/pi3b/1"},
 	})
 	rowsEqual(t, "ops", Ops(js).Rows, [][]string{
 		{"pi4", "new_order", "540", "9.00", "10.000", "20.000", "30.000", "1"},

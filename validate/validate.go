@@ -8,6 +8,7 @@ package validate
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ const (
 	NearLimit        = "near_limit"
 	ControllerBusy   = "controller_busy"
 	Replication      = "replication"
+	Errors           = "errors"
 )
 
 // Verdicts, as package results defines them.
@@ -47,8 +49,12 @@ type Input struct {
 	DesktopOn     bool     // the host boots to the desktop (graphical.target)
 	Mismatches    []string // live settings that differ from the tuner's, as sentences
 	TPS           float64  // the whole run's
-	Series        []results.Interval
-	Readings      []thermal.Reading // idle before, the run, idle after
+	// Transactions are the run's committed transactions, Errors those
+	// that ended in an error, by kind
+	Transactions int64
+	Errors       map[string]int64
+	Series       []results.Interval
+	Readings     []thermal.Reading // idle before, the run, idle after
 	// RunStart and RunEnd bound the measured run: throttling counts
 	// inside it; under-voltage and temperature count at any time.
 	RunStart, RunEnd time.Time
@@ -161,6 +167,7 @@ func rules() []rule {
 		{"settings", settingsRule},
 		{"desktop", desktopRule},
 		{"min_tps", minTPSRule},
+		{"errors", errorsRule},
 		{"replication", replicationRule},
 		{"under_voltage", underVoltageRule},
 		{"throttled", throttledRule},
@@ -244,6 +251,35 @@ func minTPSRule(in Input, _ evidence) []results.Reason {
 		return nil
 	}
 	return reason(true, MinTPS, "%.1f TPS is below the inventory's min_tps of %g", in.TPS, in.MinTPS)
+}
+
+// errorsRule: more than results.ErrorShareLimit of the run's tries ended
+// in an error, where the server was there throughout (FAIL): the TPS is
+// then of what survived, not of the server. Outages say for themselves
+// why transactions failed.
+func errorsRule(in Input, _ evidence) []results.Reason {
+	s := results.Summary{Transactions: in.Transactions, Errors: in.Errors}
+	if len(in.Outages) > 0 || !s.Lossy() {
+		return nil
+	}
+	kinds := make([]string, 0, len(in.Errors))
+	for k := range in.Errors {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		if in.Errors[kinds[i]] != in.Errors[kinds[j]] {
+			return in.Errors[kinds[i]] > in.Errors[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
+	if len(kinds) > 3 {
+		kinds = kinds[:3]
+	}
+	for i, k := range kinds {
+		kinds[i] = fmt.Sprintf("%s %d", k, in.Errors[k])
+	}
+	return reason(true, Errors, "%d of the %d transactions tried (%.1f%%) ended in an error (%s), more than %.0f%%: the TPS is of those that committed, not the server's",
+		s.Failures(), s.Failures()+s.Transactions, 100*s.ErrorShare(), strings.Join(kinds, ", "), 100*results.ErrorShareLimit)
 }
 
 // replicationRule: a cluster's replica that does not stream from its

@@ -124,7 +124,7 @@ func drivesFlag(spec string) (map[string]string, error) {
 }
 
 // labUpFlags sets what `lab up`'s flags ask of the lab: each host's
-// cooling, CPU speed, latency and drive, the hosts without vcgencmd, and
+// cooling, CPU speed, latency, drive and release, the hosts without vcgencmd, and
 // how fast simulated time runs.
 func labUpFlags(c *cli.Context, l *lab.Lab) error {
 	var err error
@@ -138,6 +138,9 @@ func labUpFlags(c *cli.Context, l *lab.Lab) error {
 		return err
 	}
 	if l.Drives, err = drivesFlag(c.String("storage")); err != nil {
+		return err
+	}
+	if l.Releases, err = perHost[string]("--release", c.String("release"), strings.Join(lab.ReleaseNames(), " or "), lab.DefaultRelease, oneOf(lab.ReleaseNames()...)); err != nil {
 		return err
 	}
 	l.NoVcgencmd = map[string]bool{}

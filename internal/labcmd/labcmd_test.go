@@ -62,7 +62,7 @@ func labUpFlagsOf(t *testing.T, args ...string) (*lab.Lab, error) {
 // without vcgencmd and simulated time; each mistake named, exit 2.
 func TestLabUpFlags(t *testing.T) {
 	l, err := labUpFlagsOf(t, "--cooling", "pi4=case, zero=fan", "--cpu", "board", "--latency", "pi4=1.5ms, zero=0", "--storage", "pi4=usb-ssd, pi5-2=nvme",
-		"--without-vcgencmd", "pi3", "--thermal-speed", "20")
+		"--release", "trixie,zero=bookworm", "--without-vcgencmd", "pi3", "--thermal-speed", "20")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +73,7 @@ func TestLabUpFlags(t *testing.T) {
 		"cpu":     {l.CPU, map[string]string{"*": "board"}},
 		"latency": {l.Latency, map[string]string{"pi4": "1.5ms", "zero": "0s"}},
 		"drives":  {l.Drives, map[string]string{"pi4": "usb-ssd", "pi5-2": "nvme"}},
+		"release": {l.Releases, map[string]string{"*": "trixie", "zero": "bookworm"}},
 	} {
 		if !maps.Equal(c.got, c.want) {
 			t.Errorf("%s: %v, want %v", what, c.got, c.want)
@@ -81,7 +82,7 @@ func TestLabUpFlags(t *testing.T) {
 	if !l.NoVcgencmd["pi3"] || len(l.NoVcgencmd) != 1 || l.ThermalSpeed != 20 {
 		t.Errorf("without vcgencmd %v, thermal speed %g", l.NoVcgencmd, l.ThermalSpeed)
 	}
-	if l, err := labUpFlagsOf(t); err != nil || len(l.Cooling)+len(l.CPU)+len(l.Latency)+len(l.Drives) != 0 || l.ThermalSpeed != 1 {
+	if l, err := labUpFlagsOf(t); err != nil || len(l.Cooling)+len(l.CPU)+len(l.Latency)+len(l.Drives)+len(l.Releases) != 0 || l.ThermalSpeed != 1 {
 		t.Errorf("no flags: %+v %v; want each host as it was, real time", l, err)
 	}
 	for args, want := range map[string]string{
@@ -100,6 +101,8 @@ func TestLabUpFlags(t *testing.T) {
 		"--storage pi3=usb-ssd":      `--storage: pi3: a Raspberry Pi 3 Model B Rev 1.2 has no USB 3`,
 		"--storage pi4-3=nvme":       `--storage: pi4-3: a Raspberry Pi 4 Model B Rev 1.4 has no PCIe`,
 		"--storage pi5=nvme,":        `--storage "": want NAME=usb-ssd or NAME=nvme`,
+		"--release sid":              `--release "sid": want bookworm or trixie, for all hosts or as NAME=bookworm`,
+		"--release pi9=trixie":       `--release: no lab host "pi9"`,
 		"--without-vcgencmd pi3,pi9": `--without-vcgencmd: no lab host "pi9"`,
 		"--thermal-speed 0":          `--thermal-speed 0: want more than 0, at most 1000`,
 		"--thermal-speed 1001":       `--thermal-speed 1001: want more than 0, at most 1000`,

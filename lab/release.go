@@ -1,0 +1,85 @@
+package lab
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Release is an operating system a lab host boots: a Debian release, as
+// the Raspberry Pi OS of that release is built on, with its own base
+// image (debootstrap of Suite, cached under the lab's folder).
+type Release struct {
+	Name  string // what lab up --release takes: "trixie"
+	Suite string // the Debian suite debootstrap builds
+	About string // for people: what a Pi runs that it stands for
+}
+
+// The releases the lab boots. Trixie (Debian 13) is what Raspberry Pi OS
+// has been built on since late 2025, bookworm (Debian 12) what its Legacy
+// images still are.
+var releases = []Release{
+	{Name: "bookworm", Suite: "bookworm", About: "Debian 12, as Raspberry Pi OS Legacy (PostgreSQL 15, MariaDB 10.11)"},
+	{Name: "trixie", Suite: "trixie", About: "Debian 13, as Raspberry Pi OS since late 2025 (PostgreSQL 17, MariaDB 11.8)"},
+}
+
+// DefaultRelease is the release a host boots when Lab.Releases names none.
+const DefaultRelease = "bookworm"
+
+// Releases are the releases the lab boots, oldest first.
+func Releases() []Release { return slices.Clone(releases) }
+
+// ReleaseNamed is the release called name.
+func ReleaseNamed(name string) (Release, bool) {
+	i := slices.IndexFunc(releases, func(r Release) bool { return r.Name == name })
+	if i < 0 {
+		return Release{}, false
+	}
+	return releases[i], true
+}
+
+// ReleaseNames are the releases' names, for an error.
+func ReleaseNames() []string {
+	var out []string
+	for _, r := range releases {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+// releaseFor is the release a host this Up boots gets: its entry in
+// Releases, else the "*" entry, else DefaultRelease.
+func (l *Lab) releaseFor(name string) (Release, error) {
+	want := l.Releases[name]
+	if want == "" {
+		want = l.Releases["*"]
+	}
+	if want == "" {
+		want = DefaultRelease
+	}
+	r, ok := ReleaseNamed(want)
+	if !ok {
+		return Release{}, fmt.Errorf("%s: no lab release %q (the lab boots %s)", name, want, strings.Join(ReleaseNames(), ", "))
+	}
+	return r, nil
+}
+
+// releaseMark is the file in a host's folder naming the release its disk
+// lies over, while the host is there.
+func (l *Lab) releaseMark(name string) string { return filepath.Join(l.hostDir(name), "release") }
+
+// Release is the release the host was booted with: DefaultRelease for a
+// host booted before the lab had releases, "" for a host that is not
+// there.
+func (l *Lab) Release(name string) string {
+	if !fileExists(l.hostDir(name)) {
+		return ""
+	}
+	data, err := os.ReadFile(l.releaseMark(name))
+	if err != nil {
+		return DefaultRelease
+	}
+	return strings.TrimSpace(string(data))
+}
