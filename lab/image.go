@@ -139,6 +139,12 @@ func fileExists(p string) bool {
 func (l *Lab) ensureBase(ctx context.Context, rel Release) error {
 	dir := l.baseDir(rel.Name)
 	recipe := baseRecipe + "; " + rel.Suite
+	if rel.Unstable {
+		recipe += "; unstable below the suite's systemd"
+	}
+	if rel.OSRelease != "" {
+		recipe += "; os-release:\n" + rel.OSRelease
+	}
 	stamp := filepath.Join(dir, ".pidb-lab-base")
 	if data, err := os.ReadFile(stamp); err == nil && string(data) == recipe {
 		return nil
@@ -173,6 +179,9 @@ func (l *Lab) ensureBase(ctx context.Context, rel Release) error {
 	if err := customizeBase(ctx, tmp); err != nil {
 		return fmt.Errorf("build the %s image: %w", rel.Name, err)
 	}
+	if err := releaseFiles(tmp, rel, src.Mirror); err != nil {
+		return fmt.Errorf("build the %s image: %w", rel.Name, err)
+	}
 	if err := os.WriteFile(filepath.Join(tmp, ".pidb-lab-base"), []byte(recipe), 0o644); err != nil {
 		return err
 	}
@@ -199,6 +208,37 @@ func (l *Lab) removeOldBase() {
 		}
 	}
 	_ = os.RemoveAll(old)
+}
+
+// releaseFiles writes what makes an image its release beyond its Debian
+// suite: unstable's apt source with its pins, and another os-release.
+func releaseFiles(root string, rel Release, mirror string) error {
+	files := map[string]string{}
+	if rel.Unstable {
+		// unstable's Release file on a mirror's snapshot may be past its
+		// Valid-Until; its systemd refuses this kernel's cgroup v1, so the
+		// suite's stays (and what goes with it), above unstable's
+		files["etc/apt/sources.list.d/unstable.list"] = "# pidb lab: Oracle MySQL's mysql-server is in Debian unstable only\ndeb [check-valid-until=no] " + mirror + " sid main\n"
+		files["etc/apt/preferences.d/pidb-lab-unstable"] = "Package: *\nPin: release n=sid\nPin-Priority: 500\n\n" +
+			"Package: systemd* libsystemd* udev libudev* libpam-systemd dbus* libdbus*\nPin: release n=" + rel.Suite + "\nPin-Priority: 1001\n"
+	}
+	if rel.OSRelease != "" {
+		files["usr/lib/os-release"] = rel.OSRelease
+	}
+	for name, data := range files {
+		if err := writeFile(filepath.Join(root, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	if rel.OSRelease != "" {
+		// Debian's /etc/os-release is a link to it; keep it one
+		link := filepath.Join(root, "etc/os-release")
+		_ = os.Remove(link)
+		if err := os.Symlink("../usr/lib/os-release", link); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // customizeBase makes the image look like Raspberry Pi OS where it matters:

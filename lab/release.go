@@ -15,14 +15,37 @@ type Release struct {
 	Name  string // what lab up --release takes: "trixie"
 	Suite string // the Debian suite debootstrap builds
 	About string // for people: what a Pi runs that it stands for
+	// Unstable adds Debian unstable to the image's apt sources, below
+	// the suite's systemd, which boots here (unstable's refuses this
+	// kernel's cgroup v1), for the packages only unstable has: Oracle
+	// MySQL's mysql-server
+	Unstable bool
+	// OSRelease is the os-release the image shows instead of Debian's
+	// ("" keeps Debian's): the distribution pidb takes the host for
+	OSRelease string
 }
+
+// ubuntuOSRelease is Ubuntu 24.04's os-release, as the MySQL release
+// shows it: pidb takes the host for Ubuntu, which ships Oracle MySQL
+// where Debian ships MariaDB. Its PRETTY_NAME says what it is.
+const ubuntuOSRelease = `PRETTY_NAME="Ubuntu 24.04 LTS (pidb lab: Debian 13 with Debian unstable's Oracle MySQL)"
+NAME="Ubuntu"
+VERSION_ID="24.04"
+VERSION="24.04 LTS (Noble Numbat)"
+VERSION_CODENAME=noble
+ID=ubuntu
+ID_LIKE=debian
+UBUNTU_CODENAME=noble
+`
 
 // The releases the lab boots. Trixie (Debian 13) is what Raspberry Pi OS
 // has been built on since late 2025, bookworm (Debian 12) what its Legacy
 // images still are.
 var releases = []Release{
-	{Name: "bookworm", Suite: "bookworm", About: "Debian 12, as Raspberry Pi OS Legacy (PostgreSQL 15, MariaDB 10.11)"},
-	{Name: "trixie", Suite: "trixie", About: "Debian 13, as Raspberry Pi OS since late 2025 (PostgreSQL 17, MariaDB 11.8)"},
+	{Name: "bookworm", Suite: "bookworm", About: "Debian 12, as Raspberry Pi OS Legacy: PostgreSQL 15, MariaDB 10.11"},
+	{Name: "trixie", Suite: "trixie", About: "Debian 13, as Raspberry Pi OS since late 2025: PostgreSQL 17, MariaDB 11.8"},
+	{Name: "mysql", Suite: "trixie", Unstable: true, OSRelease: ubuntuOSRelease,
+		About: "Debian 13 with Debian unstable's Oracle MySQL 9, under Ubuntu's os-release: Ubuntu for the Pi, whose own archive is out of reach here"},
 }
 
 // DefaultRelease is the release a host boots when Lab.Releases names none.

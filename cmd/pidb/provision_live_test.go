@@ -28,7 +28,9 @@ type provisionJSON struct {
 	Changed []string `json:"changed"`
 	Error   string   `json:"error"`
 	Engine  string   `json:"engine"`
-	Notes   []string `json:"notes"`
+	// EngineVersion is the server's version after the run
+	EngineVersion string   `json:"engine_version"`
+	Notes         []string `json:"notes"`
 }
 
 func provisionLab(t *testing.T, args ...string) (int, map[string]provisionJSON, string) {

@@ -69,7 +69,7 @@ func Command(run Run) *cli.Command {
 					&cli.StringFlag{Name: "hosts", Usage: "boot these `BOARDS` instead of pi4,pi3,zero: any of pi4, pi3, zero, pi5, pi5-4gb, pi4-2gb, pi3plus, zero2, cm4; BOARD=N boots N of one, numbered BOARD-1..."},
 					&cli.StringFlag{Name: "from", Usage: "boot the --hosts from the disk of `SNAPSHOT` (lab snapshot) instead of a fresh image: they come up as its host was, databases and all"},
 					&cli.StringFlag{Name: "cpu", Usage: "the simulated Pis' CPU: board (each its board's published capacity, as a CPU quota) or full (this machine's, shared), for all (kept for hosts booted later) or as NAME=board,NAME=full; a running host keeps its speed unless named (default board)"},
-					&cli.StringFlag{Name: "release", Usage: "the operating system hosts boot: trixie (Debian 13, as Raspberry Pi OS today) or bookworm (Debian 12, Raspberry Pi OS Legacy), for all (\"trixie\") or per host (pi4=trixie,zero=bookworm); default " + lab.DefaultRelease + "; a host that is up keeps its own"},
+					&cli.StringFlag{Name: "release", Usage: "the operating system hosts boot, for all (\"trixie\") or per host (pi4=trixie,zero=bookworm): " + releasesUsage() + "; default " + lab.DefaultRelease + "; a host that is up keeps its own"},
 					&cli.StringFlag{Name: "storage", Usage: "plug a drive into hosts besides their cards: NAME=usb-ssd (a Pi 4 or Pi 5, seen as /dev/sda) or NAME=nvme (a Pi 5, /dev/nvme0n1), blank, limited to the kind's published figures at board speed"},
 					&cli.StringFlag{Name: "latency", Usage: "the round trip a network adds between this machine and the simulated Pis (a laptop on wifi: 20ms), for all (kept for hosts booted later) or as NAME=20ms,NAME=0; a running host keeps its own unless named (default none)"},
 					&cli.StringFlag{Name: "cooling", Usage: "how the simulated Pis are cooled: case or fan for all, or NAME=case,NAME=fan (default fan)"},
@@ -208,6 +208,15 @@ func Command(run Run) *cli.Command {
 			},
 		},
 	}
+}
+
+// releasesUsage names the lab's releases and what each stands for.
+func releasesUsage() string {
+	var out []string
+	for _, r := range lab.Releases() {
+		out = append(out, r.Name+" ("+r.About+")")
+	}
+	return strings.Join(out, ", ")
 }
 
 // wrap says what failed: "lab down: ...".

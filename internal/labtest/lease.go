@@ -238,9 +238,10 @@ func own(t testing.TB, kinds []string, provisioned bool) *inventory.Inventory {
 
 // Reserved are numbered hosts a test holds and has not booted yet.
 type Reserved struct {
-	t     testing.TB
-	kinds []string
-	names []string
+	t       testing.TB
+	kinds   []string
+	names   []string
+	release string // FreshOn's; "": the lab's default
 }
 
 // Reserve takes, for the test alone, a numbered host of each kind, as
@@ -280,10 +281,25 @@ func (r *Reserved) Fresh() *inventory.Inventory {
 	return r.boot(false)
 }
 
+// FreshOn boots the reserved hosts as Fresh does, from the pristine image
+// of release (lab.Releases: "trixie", "bookworm") instead of the lab's
+// default.
+func (r *Reserved) FreshOn(release string) *inventory.Inventory {
+	r.t.Helper()
+	r.release = release
+	return r.boot(false)
+}
+
 func (r *Reserved) boot(provisioned bool) *inventory.Inventory {
 	t := r.t
 	t.Helper()
 	l := atFullSpeed(Lab(t), r.names)
+	if r.release != "" {
+		l.Releases = map[string]string{}
+		for _, n := range r.names {
+			l.Releases[n] = r.release
+		}
+	}
 	ctx := context.Background()
 	for i, name := range r.names {
 		if err := l.Remove(ctx, []string{name}); err != nil { // what a killed test left
