@@ -70,7 +70,9 @@ func New(flavor dbms.Flavor, ver string) (Engine, error) {
 	case dbms.MySQL:
 		e.TuneAs = e.Version // 8.0.30 changed how the redo log is sized
 		e.Service = "mysql"
-		e.ConfPath = "/etc/mysql/mysql.conf.d/90-pidb.cnf"
+		// after Ubuntu's mysqld.cnf (key_buffer_size = 16M, bind-address):
+		// MySQL reads a folder's files in name order, the last one wins
+		e.ConfPath = "/etc/mysql/mysql.conf.d/zz-pidb.cnf"
 	default:
 		return e, errors.New("no PostgreSQL, MySQL or MariaDB is installed on the host: pidb provision installs one")
 	}

@@ -33,7 +33,7 @@ func TestEngineCommands(t *testing.T) {
 		t.Errorf("mariadb: %+v", my)
 	}
 	ms, _ := Of(facts.Facts{Engine: facts.EngineState{Flavor: "mysql", Version: "8.0.39"}})
-	if ms.ConfPath != "/etc/mysql/mysql.conf.d/90-pidb.cnf" || ms.TuneAs != "8.0.39" || ms.CheckCmd() != "cd /tmp && mysqld --validate-config" {
+	if ms.ConfPath != "/etc/mysql/mysql.conf.d/zz-pidb.cnf" || ms.TuneAs != "8.0.39" || ms.CheckCmd() != "cd /tmp && mysqld --validate-config" {
 		t.Errorf("mysql: %+v", ms)
 	}
 	if _, err := Of(facts.Facts{}); err == nil {

@@ -95,6 +95,7 @@ var params = []Param{
 
 	// MySQL and MariaDB
 	{Name: "innodb_buffer_pool_size", Kind: Bytes, MinBytes: 5 << 20, MaxBytes: 1 << 44, Flavors: mysqls},
+	{Name: "innodb_buffer_pool_instances", Kind: Int, Min: 1, Max: 64, Flavors: mysql},
 	{Name: "innodb_redo_log_capacity", Kind: Bytes, MinBytes: 8 << 20, MaxBytes: 128 << 30, Flavors: mysql, Since: "8.0.30"},
 	{Name: "innodb_log_file_size", Kind: Bytes, MinBytes: 4 << 20, MaxBytes: 512 << 30, Flavors: mysql, Until: "8.0.30", Successor: "innodb_redo_log_capacity"},
 	{Name: "innodb_log_file_size", Kind: Bytes, MinBytes: 4 << 20, MaxBytes: 512 << 30, Flavors: mariadb},

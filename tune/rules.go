@@ -160,6 +160,11 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 	}
 	conns, connWhy := connections(in)
 	pool, poolSet = innodbPool(in, conns)
+	if in.Flavor == dbms.MySQL {
+		pool = mysqlPool(pool)
+		poolSet.Value = Size(pool)
+		poolSet.Why += "; rounded down to whole 128MB chunks (MySQL would round it up)"
+	}
 	redo := max(64*mb, pool/4)
 	redoSet := Setting{"innodb_log_file_size", Size(redo), "a quarter of the buffer pool, at least 64MB: fewer checkpoints, fewer writes", false}
 	if in.Flavor == dbms.MySQL && !version.Less(in.Version, "8.0.30") {
@@ -198,10 +203,15 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 	s := Settings{
 		{"max_connections", Integer(int64(conns)), connWhy + ": each connection's buffers must fit in RAM", false},
 		poolSet,
+	}
+	if in.Flavor == dbms.MySQL {
+		s = append(s, Setting{"innodb_buffer_pool_instances", Integer(1), "one: what MySQL 8.4 itself picks for up to 4 cores (8.0 would split a pool of 1GB or more in 8, each of a Pi's few cores' worth), and so the pool is whole chunks of 128MB, as written", false})
+	}
+	s = append(s, Settings{
 		redoSet,
 		{"innodb_io_capacity", Integer(io), ioWhy, false},
 		{"innodb_io_capacity_max", Integer(2 * io), "twice innodb_io_capacity, for bursts", false},
-	}
+	}...)
 	if _, ok := lookup(in.Flavor, in.Version, "innodb_flush_method"); ok {
 		s = append(s, Setting{"innodb_flush_method", Word("O_DIRECT"), "the buffer pool caches pages; O_DIRECT keeps the page cache from holding them twice", false})
 	}
@@ -265,6 +275,9 @@ func innodbPool(in Input, conns int) (uint64, Setting) {
 		direct = "with O_DIRECT, the server's own default here, the buffer pool is InnoDB's only cache"
 	}
 	why := fmt.Sprintf("65%% of the %d MB the kernel has: the MariaDB documentation's 60-70%% for a dedicated server; %s", usable>>20, direct)
+	if in.Flavor == dbms.MySQL {
+		why = fmt.Sprintf("65%% of the %d MB the kernel has: within the MySQL manual's up to 80%% of memory for a dedicated server, leaving a Pi's connections room; %s", usable>>20, direct)
+	}
 	conn := uint64(conns) * ((256+256+128+256)*kib + mb + mb)
 	if taken := osReserve + others + conn; usable < taken+pool {
 		pool = 0
@@ -278,6 +291,21 @@ func innodbPool(in Input, conns int) (uint64, Setting) {
 		pool, why = ram/4, "25% of RAM: the write-up's rule; the connections' buffers leave no room for more"
 	}
 	return pool, Setting{"innodb_buffer_pool_size", Size(pool), why, false}
+}
+
+// mysqlChunk is MySQL's innodb_buffer_pool_chunk_size: its buffer pool
+// is a whole number of chunks times the instances, rounded up to one
+// where it is not (2256M read back as 2304M).
+const mysqlChunk = 128 * mb
+
+// mysqlPool is pool as MySQL holds it with one instance, rounded down
+// to whole chunks where it is more than one (a smaller pool is held as
+// set: MySQL makes its one chunk that size).
+func mysqlPool(pool uint64) uint64 {
+	if pool <= mysqlChunk {
+		return pool
+	}
+	return pool / mysqlChunk * mysqlChunk
 }
 
 func pow2Floor(n uint64) uint64 {

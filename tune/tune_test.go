@@ -139,6 +139,9 @@ func TestPostgresBalanced(t *testing.T) {
 //     100 - 1.875 = 6.38: 4M;
 //   - 4B 8GB: 65% of 6963.2 = 4526: 4512M; (6963.2 - 128 - 4512 - 336) /
 //     100 - 1.875 = 18.0: 16M (MySQL, no Aria: 19.3: 16M).
+//   - MySQL's pool in whole 128M chunks, rounded down (it would round up):
+//     4512M is 35.25 chunks: 4480M, its redo log 1120M; the 3B's 560M is
+//     4.375: 512M, its log file 128M.
 func TestMySQLFamilyBalanced(t *testing.T) {
 	cases := []struct {
 		flavor  dbms.Flavor
@@ -166,13 +169,13 @@ func TestMySQLFamilyBalanced(t *testing.T) {
 			"log_bin": "OFF", "performance_schema": "-", "sort_buffer_size": "256K", "join_buffer_size": "256K", "read_buffer_size": "128K",
 			"read_rnd_buffer_size": "256K", "tmp_table_size": "16M", "max_heap_table_size": "16M", "aria_pagecache_buffer_size": "128M",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mysql", "8.0.39", pi5, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "4512M", "innodb_redo_log_capacity": "1128M",
+		{"mysql", "8.0.39", pi5, map[string]string{"max_connections": "100", "innodb_buffer_pool_size": "4480M", "innodb_buffer_pool_instances": "1", "innodb_redo_log_capacity": "1120M",
 			"innodb_log_file_size": "-", "innodb_io_capacity": "1000", "innodb_io_capacity_max": "2000", "innodb_flush_method": "O_DIRECT",
 			"innodb_adaptive_hash_index": "ON", "log_bin": "OFF", "performance_schema": "-", "sort_buffer_size": "256K", "join_buffer_size": "256K",
 			"read_buffer_size": "128K", "read_rnd_buffer_size": "256K", "tmp_table_size": "16M", "max_heap_table_size": "16M", "aria_pagecache_buffer_size": "-",
 			"key_buffer_size": "8M", "skip_name_resolve": "ON", "innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}},
-		{"mysql", "8.0.28", pi3B, map[string]string{"innodb_log_file_size": "140M", "innodb_redo_log_capacity": "-", "performance_schema": "OFF",
-			"innodb_buffer_pool_size": "560M", "tmp_table_size": "2M", "aria_pagecache_buffer_size": "-"}},
+		{"mysql", "8.0.28", pi3B, map[string]string{"innodb_log_file_size": "128M", "innodb_redo_log_capacity": "-", "performance_schema": "OFF",
+			"innodb_buffer_pool_size": "512M", "tmp_table_size": "2M", "aria_pagecache_buffer_size": "-"}},
 	}
 	for _, c := range cases {
 		got := rendered(t, c.flavor, c.version, c.b, "balanced", nil)
