@@ -43,7 +43,11 @@ type Facts struct {
 	Model    string // "Raspberry Pi 4 Model B Rev 1.4"
 	Revision string // "c03114"
 	Arch     string // uname -m
-	PageSize int    // the kernel's page size in bytes (16384 on a Pi 5 under Raspberry Pi OS's default kernel); 0: unknown
+	// Userland is the packages' architecture (dpkg --print-architecture):
+	// 32-bit Raspberry Pi OS runs armhf on a Pi 4's 64-bit kernel, whose
+	// uname -m says aarch64
+	Userland string
+	PageSize int // the kernel's page size in bytes (16384 on a Pi 5 under Raspberry Pi OS's default kernel); 0: unknown
 	OS       OSRelease
 	MemBytes uint64 // MemTotal: what the kernel sees
 	RAMBytes uint64 // the board's nominal RAM: what tuning scales on
@@ -107,6 +111,7 @@ type jsonFacts struct {
 	Model         string      `json:"model"`
 	Revision      string      `json:"revision"`
 	Arch          string      `json:"arch"`
+	Userland      string      `json:"userland"`
 	PageSize      int         `json:"page_size"`
 	OSID          string      `json:"os_id"`
 	OSVersion     string      `json:"os_version"`
@@ -142,7 +147,7 @@ func (f Facts) MarshalJSON() ([]byte, error) {
 	if f.Overcommit.Known {
 		overcommit, ratio = &f.Overcommit.Mode, &f.Overcommit.Ratio
 	}
-	return json.Marshal(jsonFacts{f.Host, f.Address, f.Model, f.Revision, f.Arch, f.PageSize, f.OS.ID, f.OS.VersionID, f.OS.Codename, f.MemBytes, f.RAMBytes,
+	return json.Marshal(jsonFacts{f.Host, f.Address, f.Model, f.Revision, f.Arch, f.Userland, f.PageSize, f.OS.ID, f.OS.VersionID, f.OS.Codename, f.MemBytes, f.RAMBytes,
 		f.CPUs, f.Storage, f.DataDir, f.DataDevice, f.DataStorage, f.Governor, f.SwapBytes, swappiness, overcommit, ratio, f.BootTarget, f.Desktop, f.Thermal, f.Vcgencmd, f.Simulated, f.Engine.Flavor, f.Engine.Version, f.Engine.Running})
 }
 
@@ -160,7 +165,7 @@ func (f *Facts) UnmarshalJSON(data []byte) error {
 	if j.Overcommit != nil && j.OvercommitPct != nil {
 		overcommit = Overcommit{Mode: *j.Overcommit, Ratio: *j.OvercommitPct, Known: true}
 	}
-	*f = Facts{Governor: j.Governor, SwapBytes: j.SwapBytes, Swappiness: swappiness, Overcommit: overcommit, Host: j.Host, Address: j.Address, Model: j.Model, Revision: j.Revision, Arch: j.Arch, PageSize: j.PageSize,
+	*f = Facts{Governor: j.Governor, SwapBytes: j.SwapBytes, Swappiness: swappiness, Overcommit: overcommit, Host: j.Host, Address: j.Address, Model: j.Model, Revision: j.Revision, Arch: j.Arch, Userland: j.Userland, PageSize: j.PageSize,
 		OS: OSRelease{ID: j.OSID, VersionID: j.OSVersion, Codename: j.OSCodename}, MemBytes: j.MemBytes, RAMBytes: j.RAMBytes,
 		CPUs: j.CPUs, Storage: j.Storage, DataDir: j.DataDir, DataDevice: j.DataDevice, DataStorage: j.DataStorage, BootTarget: j.BootTarget, Desktop: j.Desktop, Thermal: j.Thermal, Vcgencmd: j.Vcgencmd, Simulated: j.Simulated,
 		Engine: EngineState{Flavor: j.Engine, Version: j.EngineVersion, Running: j.EngineRunning}}
@@ -175,6 +180,7 @@ m cpuinfo; cat /proc/cpuinfo
 m meminfo; grep '^MemTotal:' /proc/meminfo
 m os; cat /etc/os-release 2>/dev/null
 m arch; uname -m
+m userland; dpkg --print-architecture 2>/dev/null
 m pagesize; getconf PAGESIZE 2>/dev/null
 m root; findmnt -n -o SOURCE / 2>/dev/null || awk '$2 == "/" {print $1}' /proc/mounts
 m blocks; ls /sys/block 2>/dev/null
@@ -288,6 +294,22 @@ func (f *Facts) Of(h inventory.Host) {
 	}
 }
 
+// WordBits is the word size of the host's packages, 32 or 64, from its
+// userland's architecture (else its kernel's); 0 where neither is known.
+func (f Facts) WordBits() int {
+	arch := f.Userland
+	if arch == "" {
+		arch = f.Arch
+	}
+	switch arch {
+	case "":
+		return 0
+	case "armhf", "armel", "i386", "armv6l", "armv7l", "i686":
+		return 32
+	}
+	return 64
+}
+
 // DataOn is the kind of storage the database's data is on, which the
 // tuner's I/O settings follow: the data directory's device where that is
 // known, else the root filesystem's.
@@ -317,6 +339,7 @@ func Parse(out string) Facts {
 		Model:      strings.TrimSpace(s["model"]),
 		Revision:   ci.Revision,
 		Arch:       strings.TrimSpace(s["arch"]),
+		Userland:   strings.TrimSpace(s["userland"]),
 		PageSize:   parsePageSize(s["pagesize"]),
 		OS:         ParseOSRelease(s["os"]),
 		MemBytes:   ParseMemTotal(s["meminfo"]),

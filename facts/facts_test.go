@@ -27,6 +27,17 @@ func TestParseBoards(t *testing.T) {
 			Engine:  EngineState{Flavor: "postgres", Version: "15.8", Running: true},
 			DataDir: "/var/lib/postgresql/15/main", DataDevice: "/dev/mmcblk0p2", DataStorage: "sd",
 		},
+		// 32-bit Raspberry Pi OS on a Pi 4: its kernel is 64-bit (uname
+		// -m aarch64), its packages armhf
+		"pi4b-raspios-trixie-armhf-on-arm64-kernel.txt": {
+			Model: "Raspberry Pi 4 Model B Rev 1.4", Revision: "c03114", Arch: "aarch64", Userland: "armhf", PageSize: 4096,
+			OS:       OSRelease{ID: "raspbian", VersionID: "13", Codename: "trixie", Pretty: "Raspbian GNU/Linux 13 (trixie)"},
+			MemBytes: 3884376 * 1024, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd", Governor: "ondemand", SwapBytes: 102396 << 10, Swappiness: 60, BootTarget: "graphical.target",
+			Overcommit: Overcommit{Mode: 0, Ratio: 50, Known: true},
+			Desktop:    true, Thermal: true, Vcgencmd: true,
+			Engine:  EngineState{Flavor: "postgres", Version: "15.8", Running: true},
+			DataDir: "/var/lib/postgresql/15/main", DataDevice: "/dev/mmcblk0p2", DataStorage: "sd",
+		},
 		"pi3b-raspios-bullseye-armhf.txt": {
 			Model: "Raspberry Pi 3 Model B Rev 1.2", Revision: "a02082", Arch: "armv7l", PageSize: 4096,
 			OS:       OSRelease{ID: "raspbian", VersionID: "11", Codename: "bullseye", Pretty: "Raspbian GNU/Linux 11 (bullseye)"},
@@ -287,6 +298,27 @@ func TestParseOvercommit(t *testing.T) {
 	} {
 		if got := parseOvercommit(in); got != want {
 			t.Errorf("parseOvercommit(%q) = %+v, want %+v", in, got, want)
+		}
+	}
+}
+
+// TestWordBits: the packages' word size, not the kernel's: armhf on a
+// 64-bit kernel is 32-bit; without dpkg's answer, the kernel's.
+func TestWordBits(t *testing.T) {
+	for _, c := range []struct {
+		f    Facts
+		want int
+	}{
+		{Facts{Arch: "aarch64", Userland: "armhf"}, 32},
+		{Facts{Arch: "aarch64", Userland: "arm64"}, 64},
+		{Facts{Arch: "x86_64", Userland: "amd64"}, 64},
+		{Facts{Arch: "armv6l"}, 32},
+		{Facts{Arch: "armv7l"}, 32},
+		{Facts{Arch: "aarch64"}, 64},
+		{Facts{}, 0},
+	} {
+		if got := c.f.WordBits(); got != c.want {
+			t.Errorf("%+v: %d bits, want %d", c.f, got, c.want)
 		}
 	}
 }
