@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"pidb/dbms"
+	"pidb/facts"
 	"pidb/inventory"
 	"pidb/job"
 	"pidb/progress"
@@ -56,6 +57,9 @@ func Provision(ctx context.Context, o ProvisionOptions) ([]ProvisionResult, erro
 		if err := clustersWhole(hosts); err != nil {
 			return nil, err
 		}
+		if err := clustersAlike(ctx, o, hosts); err != nil {
+			return nil, err
+		}
 	}
 	env := job.Env{Inventory: inv, Secrets: &sync.Mutex{}}
 	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (provision.Report, error) {
@@ -98,6 +102,55 @@ func clustersWhole(hosts []inventory.Host) error {
 		}
 		if !selected[c.Primary] {
 			return usage.Wrap(fmt.Errorf("--limit selects %s, a replica in cluster %q, without its primary %s, which it is seeded from: select %s too", h.Name, c.Name, c.Primary, c.Primary))
+		}
+	}
+	return nil
+}
+
+// clustersAlike refuses, before any host is changed, a cluster whose
+// selected hosts would run different major versions of its server, or
+// PostgreSQL of different word sizes (provision.ClusterAlike): it reads
+// their facts first, quietly. A host that cannot be reached is left to
+// its own run, which says so.
+func clustersAlike(ctx context.Context, o ProvisionOptions, hosts []inventory.Host) error {
+	var members []inventory.Host
+	for _, h := range hosts {
+		if h.Cluster != nil {
+			members = append(members, h)
+		}
+	}
+	if len(members) < 2 {
+		return nil
+	}
+	quiet := o.Fleet
+	quiet.View = nil
+	res, err := each(ctx, quiet, members, func(ctx context.Context, h inventory.Host, c job.Conn, _ progress.Reporter) (facts.Facts, error) {
+		return facts.Collect(ctx, c.User, h)
+	})
+	if err != nil {
+		return err
+	}
+	got := map[string]facts.Facts{}
+	for _, r := range res {
+		if r.Err == nil {
+			got[r.Host.Name] = r.Value
+		}
+	}
+	done := map[string]bool{}
+	for _, h := range members {
+		c := h.Cluster
+		if done[c.Name] {
+			continue
+		}
+		done[c.Name] = true
+		var ms []provision.Member
+		for _, name := range c.Members() {
+			if f, ok := got[name]; ok {
+				ms = append(ms, provision.Member{Name: name, Facts: f})
+			}
+		}
+		if err := provision.ClusterAlike(c.Name, c.Engine, ms); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -75,3 +75,35 @@ func FlavorOn(family Family, osID string) Flavor {
 	}
 	return MariaDB
 }
+
+// Major is the part of a version a flavour's releases are named by, the
+// one a replica must share with its primary: PostgreSQL's first number
+// ("17" of 17.12), MySQL's and MariaDB's first two ("11.8" of 11.8.9).
+func (f Flavor) Major(version string) string {
+	parts := strings.SplitN(version, ".", 3)
+	if f == Postgres {
+		return parts[0]
+	}
+	return strings.Join(parts[:min(2, len(parts))], ".")
+}
+
+// shipped is the server each distribution release installs for
+// "postgresql", "mariadb-server" and "mysql-server", by its os-release
+// ID and VERSION_ID: its major version.
+var shipped = map[string]map[Flavor]string{
+	"debian 11":    {Postgres: "13", MariaDB: "10.5"},
+	"debian 12":    {Postgres: "15", MariaDB: "10.11"},
+	"debian 13":    {Postgres: "17", MariaDB: "11.8"},
+	"raspbian 11":  {Postgres: "13", MariaDB: "10.5"},
+	"raspbian 12":  {Postgres: "15", MariaDB: "10.11"},
+	"raspbian 13":  {Postgres: "17", MariaDB: "11.8"},
+	"ubuntu 22.04": {Postgres: "14", MySQL: "8.0"},
+	"ubuntu 24.04": {Postgres: "16", MySQL: "8.0"},
+	"ubuntu 26.04": {Postgres: "18", MySQL: "8.4"},
+}
+
+// Shipped is the major version of flavor that the distribution release
+// (os-release's ID and VERSION_ID) installs; "" where pidb does not know.
+func Shipped(osID, versionID string, flavor Flavor) string {
+	return shipped[osID+" "+versionID][flavor]
+}

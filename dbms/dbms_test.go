@@ -52,3 +52,20 @@ func TestParseFlavor(t *testing.T) {
 		t.Errorf("MariaDB's family: %q", f)
 	}
 }
+
+// TestMajor: the part of a version a replica shares with its primary.
+func TestMajor(t *testing.T) {
+	for _, c := range []struct {
+		f       Flavor
+		v, want string
+	}{
+		{Postgres, "17.12", "17"}, {Postgres, "9.6.24", "9"}, {MariaDB, "11.8.9", "11.8"}, {MariaDB, "10.11.6", "10.11"}, {MySQL, "9.7.4", "9.7"}, {MySQL, "8", "8"},
+	} {
+		if got := c.f.Major(c.v); got != c.want {
+			t.Errorf("%s %s: major %q, want %q", c.f, c.v, got, c.want)
+		}
+	}
+	if Shipped("raspbian", "13", Postgres) != "17" || Shipped("debian", "12", MariaDB) != "10.11" || Shipped("ubuntu", "26.04", MySQL) != "8.4" || Shipped("debian", "13", MySQL) != "" || Shipped("arch", "", Postgres) != "" {
+		t.Error("Shipped")
+	}
+}

@@ -25,27 +25,28 @@ type Release struct {
 	OSRelease string
 }
 
-// ubuntuOSRelease is Ubuntu 24.04's os-release, as the MySQL release
+// ubuntuOSRelease is Ubuntu 26.04's os-release, as the ubuntu release
 // shows it: pidb takes the host for Ubuntu, which ships Oracle MySQL
 // where Debian ships MariaDB. Its PRETTY_NAME says what it is.
-const ubuntuOSRelease = `PRETTY_NAME="Ubuntu 24.04 LTS (pidb lab: Debian 13 with Debian unstable's Oracle MySQL)"
+const ubuntuOSRelease = `PRETTY_NAME="Ubuntu 26.04 LTS (pidb lab: Debian 13 with Debian unstable's servers)"
 NAME="Ubuntu"
-VERSION_ID="24.04"
-VERSION="24.04 LTS (Noble Numbat)"
-VERSION_CODENAME=noble
+VERSION_ID="26.04"
+VERSION="26.04 LTS (Resolute Raccoon)"
+VERSION_CODENAME=resolute
 ID=ubuntu
 ID_LIKE=debian
-UBUNTU_CODENAME=noble
+UBUNTU_CODENAME=resolute
 `
 
 // The releases the lab boots. Trixie (Debian 13) is what Raspberry Pi OS
 // has been built on since late 2025, bookworm (Debian 12) what its Legacy
-// images still are.
+// images still are; ubuntu stands for Ubuntu for the Pi, with Oracle
+// MySQL and PostgreSQL 18 from Debian unstable.
 var releases = []Release{
 	{Name: "bookworm", Suite: "bookworm", About: "Debian 12, as Raspberry Pi OS Legacy: PostgreSQL 15, MariaDB 10.11"},
 	{Name: "trixie", Suite: "trixie", About: "Debian 13, as Raspberry Pi OS since late 2025: PostgreSQL 17, MariaDB 11.8"},
-	{Name: "mysql", Suite: "trixie", Unstable: true, OSRelease: ubuntuOSRelease,
-		About: "Debian 13 with Debian unstable's Oracle MySQL 9, under Ubuntu's os-release: Ubuntu for the Pi, whose own archive is out of reach here"},
+	{Name: "ubuntu", Suite: "trixie", Unstable: true, OSRelease: ubuntuOSRelease,
+		About: "Ubuntu 26.04 for the Pi as pidb sees it, built of Debian 13 with Debian unstable's servers, Ubuntu's own archive being out of reach here: Oracle MySQL 9.7, PostgreSQL 18"},
 }
 
 // DefaultRelease is the release a host boots when Lab.Releases names none.

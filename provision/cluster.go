@@ -486,3 +486,77 @@ func (seedStep) Apply(ctx context.Context, t *Target) error {
 	}
 	return nil
 }
+
+// Member is one host of a cluster as ClusterAlike compares it: its name
+// and its facts.
+type Member struct {
+	Name  string
+	Facts facts.Facts
+}
+
+// ClusterAlike refuses a cluster whose hosts would run different major
+// versions of its server (a replica of PostgreSQL is a byte copy of its
+// primary's data, which another major cannot start on; a newer MariaDB's
+// dump holds collations an older one cannot load), or, on PostgreSQL,
+// packages of different word sizes (a 32-bit server does not start on a
+// 64-bit one's data files: "database files are incompatible with
+// server"). What a host would run is its installed server's version,
+// else what its distribution ships; hosts whose distribution pidb does
+// not know are compared by the distribution itself. The error names
+// both hosts and what each runs. Members is the primary first.
+func ClusterAlike(cluster string, family dbms.Family, members []Member) error {
+	if len(members) < 2 {
+		return nil
+	}
+	runs := func(m Member) (flavor dbms.Flavor, major, how string) {
+		f := m.Facts
+		if e := f.Engine; e.Flavor != "" {
+			return e.Flavor, e.Flavor.Major(e.Version), "installed"
+		}
+		flavor = dbms.FlavorOn(family, f.OS.ID)
+		osName := strings.TrimSpace(f.OS.ID + " " + f.OS.VersionID)
+		if v := dbms.Shipped(f.OS.ID, f.OS.VersionID, flavor); v != "" {
+			return flavor, v, "what " + osName + " ships"
+		}
+		return flavor, "", "what " + osName + " ships, which pidb does not know"
+	}
+	first := members[0]
+	ff, fmaj, fhow := runs(first)
+	for _, m := range members[1:] {
+		mf, mmaj, mhow := runs(m)
+		same := mf == ff && mmaj == fmaj && fmaj != ""
+		if fmaj == "" || mmaj == "" { // compare the distributions themselves
+			same = mf == ff && first.Facts.OS.ID == m.Facts.OS.ID && first.Facts.OS.VersionID == m.Facts.OS.VersionID
+		}
+		if !same {
+			return fmt.Errorf("cluster %q: %s would run %s (%s) and %s %s (%s): a replica runs its primary's major version (PostgreSQL's replica is a byte copy of its primary's data; a newer MariaDB's dump does not load into an older one): put both on one release; nothing was changed",
+				cluster, first.Name, versionText(ff, fmaj), fhow, m.Name, versionText(mf, mmaj), mhow)
+		}
+		if family != dbms.PostgresFamily {
+			continue
+		}
+		if fb, mb := first.Facts.WordBits(), m.Facts.WordBits(); fb != 0 && mb != 0 && fb != mb {
+			return fmt.Errorf("cluster %q: %s runs %d-bit packages (%s) and %s %d-bit ones (%s): PostgreSQL's data files are not portable between word sizes, so a replica cannot start on its primary's copy; run the same Raspberry Pi OS (32- or 64-bit) on both; nothing was changed",
+				cluster, first.Name, fb, archOf(first.Facts), m.Name, mb, archOf(m.Facts))
+		}
+	}
+	return nil
+}
+
+// versionText is "PostgreSQL 17", or the flavour alone where the
+// version is not known.
+func versionText(f dbms.Flavor, major string) string {
+	name := map[dbms.Flavor]string{dbms.Postgres: "PostgreSQL", dbms.MySQL: "MySQL", dbms.MariaDB: "MariaDB"}[f]
+	if major == "" {
+		return name
+	}
+	return name + " " + major
+}
+
+// archOf is the packages' architecture, else the kernel's.
+func archOf(f facts.Facts) string {
+	if f.Userland != "" {
+		return f.Userland
+	}
+	return f.Arch
+}

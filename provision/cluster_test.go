@@ -256,3 +256,42 @@ func mustEngine(t *testing.T) engine.Engine {
 	}
 	return e
 }
+
+// TestClusterAlike: a cluster's hosts run one major version (installed,
+// or what their distribution ships) and, on PostgreSQL, one word size;
+// the error names both hosts and what each runs.
+func TestClusterAlike(t *testing.T) {
+	on := func(name, id, ver, userland string, e facts.EngineState) Member {
+		return Member{Name: name, Facts: facts.Facts{OS: facts.OSRelease{ID: id, VersionID: ver}, Arch: "aarch64", Userland: userland, Engine: e}}
+	}
+	pg17 := facts.EngineState{Flavor: dbms.Postgres, Version: "17.12", Running: true}
+	maria118 := facts.EngineState{Flavor: dbms.MariaDB, Version: "11.8.9", Running: true}
+	for _, c := range []struct {
+		what    string
+		family  dbms.Family
+		members []Member
+		want    string // "" for none
+	}{
+		{"an installed 17 and a bookworm", dbms.PostgresFamily, []Member{on("pi4", "debian", "13", "arm64", pg17), on("pi3", "raspbian", "12", "arm64", facts.EngineState{})},
+			`cluster "c": pi4 would run PostgreSQL 17 (installed) and pi3 PostgreSQL 15 (what raspbian 12 ships)`},
+		{"two fresh trixies", dbms.PostgresFamily, []Member{on("pi4", "debian", "13", "arm64", facts.EngineState{}), on("pi5", "raspbian", "13", "arm64", facts.EngineState{})}, ""},
+		{"an installed 17 and a fresh trixie", dbms.PostgresFamily, []Member{on("pi4", "debian", "13", "arm64", pg17), on("pi5", "debian", "13", "arm64", facts.EngineState{})}, ""},
+		{"32-bit beside 64-bit", dbms.PostgresFamily, []Member{on("pi4", "debian", "13", "arm64", pg17), on("zero", "raspbian", "13", "armhf", facts.EngineState{})},
+			`cluster "c": pi4 runs 64-bit packages (arm64) and zero 32-bit ones (armhf)`},
+		{"MariaDB keeps its binary log across word sizes", dbms.MySQLFamily, []Member{on("pi4", "debian", "13", "arm64", maria118), on("zero", "raspbian", "13", "armhf", facts.EngineState{})}, ""},
+		{"MariaDB 11.8 and a bookworm", dbms.MySQLFamily, []Member{on("pi4", "debian", "13", "arm64", maria118), on("pi3", "debian", "12", "arm64", facts.EngineState{})},
+			`pi4 would run MariaDB 11.8 (installed) and pi3 MariaDB 10.11 (what debian 12 ships)`},
+		{"one unknown distribution twice", dbms.PostgresFamily, []Member{on("a", "arch", "", "", facts.EngineState{}), on("b", "arch", "", "", facts.EngineState{})}, ""},
+		{"an unknown distribution beside a known one", dbms.PostgresFamily, []Member{on("a", "debian", "13", "arm64", facts.EngineState{}), on("b", "fedora", "41", "", facts.EngineState{})},
+			`a would run PostgreSQL 17 (what debian 13 ships) and b PostgreSQL (what fedora 41 ships, which pidb does not know)`},
+		{"one host", dbms.PostgresFamily, []Member{on("pi4", "debian", "13", "arm64", pg17)}, ""},
+	} {
+		err := ClusterAlike("c", c.family, c.members)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.what, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasSuffix(err.Error(), "nothing was changed")):
+			t.Errorf("%s: %v; want %q", c.what, err, c.want)
+		}
+	}
+}

@@ -25,7 +25,7 @@ var releaseHosts = map[string][]struct {
 }{
 	"bookworm": {{"pi4", dbms.Postgres, "15."}, {"pi3", dbms.MariaDB, "10.11."}},
 	"trixie":   {{"pi4", dbms.Postgres, "17."}, {"pi3", dbms.MariaDB, "11.8."}},
-	"mysql":    {{"cm4", dbms.MySQL, "9."}},
+	"ubuntu":   {{"pi4", dbms.Postgres, "18."}, {"cm4", dbms.MySQL, "9."}},
 }
 
 // TestReleasesOnTheLab is the release matrix: on each release the lab
@@ -38,10 +38,11 @@ var releaseHosts = map[string][]struct {
 // which makes a throw-away certificate at each start (pidb makes its
 // own: the direct runs and --ca would fail without it), and whose
 // snapshot isolation fails a quarter of tpcc's New-Orders and Payments
-// with 1020 (tried again, as sysbench does). On the mysql release,
-// Oracle MySQL 9 (tuned as 8.4): its drop-in must sort after Ubuntu's
-// mysqld.cnf and its buffer pool be whole chunks, or the read-back
-// rolls the provision back; it has no @@have_ssl.
+// with 1020 (tried again, as sysbench does). On the ubuntu release,
+// PostgreSQL 18 (tuned as 17) and Oracle MySQL 9 (tuned as 8.4): its
+// drop-in must sort after Ubuntu's mysqld.cnf and its buffer pool be
+// whole chunks, or the read-back rolls the provision back; it has no
+// @@have_ssl.
 func TestReleasesOnTheLab(t *testing.T) {
 	var rels []lab.Release
 	for _, r := range lab.Releases() {
