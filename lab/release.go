@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,4 +107,24 @@ func (l *Lab) Release(name string) string {
 		return DefaultRelease
 	}
 	return strings.TrimSpace(string(data))
+}
+
+// Images builds every release's image that is not built yet (or was
+// built by an older recipe), as Up would at a host's first boot on it:
+// for a run that boots hosts of every release, before it does.
+func (l *Lab) Images(ctx context.Context) error {
+	if err := checkHost(); err != nil {
+		return err
+	}
+	unlock, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, r := range releases {
+		if err := l.ensureBase(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,10 +49,11 @@ func desired(t *Target) (engine.Engine, tune.Settings, string, error) {
 
 func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 	if t.Facts.Engine.Flavor == "" {
-		// a dry run before the install: the distribution's default version
+		// a dry run before the install: the version the distribution
+		// ships, where pidb knows it, else current Raspberry Pi OS's
 		f := t.Facts
 		f.Engine.Flavor = dbms.FlavorOn(t.Host.Engine, f.OS.ID)
-		f.Engine.Version = tune.DefaultVersion(f.Engine.Flavor)
+		f.Engine.Version = cmp.Or(dbms.Shipped(f.OS.ID, f.OS.VersionID, f.Engine.Flavor), tune.DefaultVersion(f.Engine.Flavor))
 		tmp := *t
 		tmp.Facts = f
 		e, _, want, err := desired(&tmp)

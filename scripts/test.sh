@@ -152,6 +152,9 @@ labup() {
   # this machine's cores with 7-Zip's benchmark once (kept in the lab's
   # folder): here, beside the unit tests, rather than in the lab test that
   # first asks for it
+  # every release's image first (cached: built on a fresh machine only),
+  # so no lab test holds the lab's lock for minutes building one
+  bin/pidb lab images || return 1
   bin/pidb lab up --cpu full > /tmp/pidb-lab-path || return 1
   bin/pidb lab up --cpu board >/dev/null && bin/pidb lab up --cpu full >/dev/null || return 1
   local dir state rc=0

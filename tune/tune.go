@@ -67,10 +67,11 @@ func newerThan(flavor dbms.Flavor, v, known string) bool {
 	return version.Less(known, strings.Join(parts, "."))
 }
 
-// DefaultVersion is the version of a flavour that Debian 12 and Raspberry
-// Pi OS (bookworm) ship, and Ubuntu 24.04 for MySQL.
+// DefaultVersion is the version of a flavour that current Raspberry Pi
+// OS ships (Debian 13, trixie: PostgreSQL 17, MariaDB 11.8), and Ubuntu
+// 26.04 for MySQL (8.4): what tune show tunes for without --version.
 func DefaultVersion(f dbms.Flavor) string {
-	return map[dbms.Flavor]string{dbms.Postgres: "15", dbms.MariaDB: "10.11", dbms.MySQL: "8.0.39"}[f]
+	return map[dbms.Flavor]string{dbms.Postgres: "17", dbms.MariaDB: "11.8", dbms.MySQL: "8.4"}[f]
 }
 
 // Setting is one line of the drop-in.

@@ -303,7 +303,7 @@ func TestOverrides(t *testing.T) {
 		set    map[string]string
 		want   string
 	}{
-		{"postgres", map[string]string{"shared_bufers": "1GB"}, `unknown PostgreSQL 15 setting (did you mean "shared_buffers"?)`},
+		{"postgres", map[string]string{"shared_bufers": "1GB"}, `unknown PostgreSQL 17 setting (did you mean "shared_buffers"?)`},
 		{"postgres", map[string]string{"shared_buffers": "lots"}, "want a size"},
 		{"postgres", map[string]string{"shared_buffers": "64kB"}, "out of range"},
 		{"postgres", map[string]string{"max_connections": "many"}, "not a whole number"},
@@ -313,7 +313,7 @@ func TestOverrides(t *testing.T) {
 		{"mariadb", map[string]string{"innodb_redo_log_capacity": "1G"}, "it is a MySQL setting"},
 		{"mysql", map[string]string{"aria_pagecache_buffer_size": "8M"}, "it is a MariaDB setting"},
 		// MySQL 8.0 (8.0.39 by default) has it, deprecated: not "a MariaDB setting"
-		{"mysql", map[string]string{"innodb_log_file_size": "256M"}, "on MySQL 8.0.39, innodb_log_file_size is deprecated (since 8.0.30) and ignored where innodb_redo_log_capacity is set, as pidb sets it: set innodb_redo_log_capacity instead"},
+		{"mysql", map[string]string{"innodb_log_file_size": "256M"}, "on MySQL 8.4, innodb_log_file_size is deprecated (since 8.0.30) and ignored where innodb_redo_log_capacity is set, as pidb sets it: set innodb_redo_log_capacity instead"},
 		{"postgres", map[string]string{"max_connections": "5000"}, "more than the 3481 MB the board's kernel has"},
 		{"postgres", map[string]string{"checkpoint_timeout": "5 minutes"}, "not a time"},
 		// the fuzzer's find: a bare number is 8kB blocks to PostgreSQL, not bytes

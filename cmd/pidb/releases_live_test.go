@@ -164,3 +164,26 @@ func TestReleasesOnTheLab(t *testing.T) {
 		})
 	}
 }
+
+// TestMixedReleasesClusterRefused: a cluster whose primary runs trixie
+// and whose replica bookworm would pair PostgreSQL 17 with 15, which
+// cannot replicate: provision refuses it before it changes anything,
+// naming both hosts and what each would run, and installs nothing on
+// either.
+func TestMixedReleasesClusterRefused(t *testing.T) {
+	newer, older := labtest.Reserve(t, "pi4"), labtest.Reserve(t, "pi3plus")
+	t.Parallel()
+	p, r := newer.FreshOn("trixie").Hosts[0], older.FreshOn("bookworm").Hosts[0]
+	inv := labtest.InventoryOf(t, p.Name, r.Name)
+	addCluster(t, inv, "mixed", "")
+	code, stdout, errOut := runPidb(t, "provision", "-i", inv.Path)
+	want := `cluster "mixed": ` + p.Name + ` would run PostgreSQL 17 (what debian 13 ships) and ` + r.Name + ` PostgreSQL 15 (what debian 12 ships)`
+	if code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "nothing was changed") {
+		t.Errorf("provision: exit %d; want 1 and %q\n%s\n%s", code, want, stdout, errOut)
+	}
+	for _, h := range inv.Hosts {
+		if out, _, err := labtest.SSH(labtest.RootHost(t, inv, h.Name), "ls /usr/lib/postgresql /etc/postgresql 2>/dev/null; dpkg-query -W -f '${Status}' postgresql 2>/dev/null"); err == nil && strings.TrimSpace(out) != "" {
+			t.Errorf("%s: something was installed: %q", h.Name, out)
+		}
+	}
+}

@@ -35,7 +35,7 @@ func TestTuneShow(t *testing.T) {
 		t.Errorf("--json: exit %d, and not what --format json printed:\n%s", code, viaJSON)
 	}
 	code, out, _ = runPidb(t, "tune", "show", "--engine", "mariadb", "--mem", "4GiB", "--cpus", "4", "--preset", "seed")
-	if code != 0 || !strings.Contains(out, "\nskip-log-bin  # ") || !strings.HasPrefix(out, "# Managed by pidb: preset \"seed\" for MariaDB 10.11, 4096 MiB RAM, 4 CPUs") {
+	if code != 0 || !strings.Contains(out, "\nskip-log-bin  # ") || !strings.HasPrefix(out, "# Managed by pidb: preset \"seed\" for MariaDB 11.8, 4096 MiB RAM, 4 CPUs") {
 		t.Errorf("mariadb conf: exit %d\n%s", code, out)
 	}
 	for _, c := range []struct {
@@ -60,7 +60,7 @@ func TestTuneShow(t *testing.T) {
 		t.Errorf("missing --mem: exit %d %q", code, errOut)
 	}
 	// --engine as people write it: postgresql is PostgreSQL
-	if code, out, errOut := runPidb(t, "tune", "show", "--engine", "PostgreSQL", "--mem", "4GiB", "--cpus", "4"); code != 0 || !strings.Contains(out, "for PostgreSQL 15") {
+	if code, out, errOut := runPidb(t, "tune", "show", "--engine", "PostgreSQL", "--mem", "4GiB", "--cpus", "4"); code != 0 || !strings.Contains(out, "for PostgreSQL 17") {
 		t.Errorf("--engine PostgreSQL: exit %d\n%s%s", code, out, errOut)
 	}
 	// an override that trades durability: shown, and said on stderr with

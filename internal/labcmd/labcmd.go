@@ -197,6 +197,15 @@ func Command(run Run) *cli.Command {
 				})),
 			},
 			{
+				Name:      "images",
+				Usage:     "build every release's image that is not built yet (lab up builds a host's at its first boot)",
+				UsageText: "pidb lab images [--dir DIR]",
+				Flags:     []cli.Flag{DirFlag()},
+				Action: func(c *cli.Context) error {
+					return wrap("lab images", labOf(c).Images(c.Context))
+				},
+			},
+			{
 				Name:      "status",
 				Usage:     "list the lab's hosts, addresses and state",
 				UsageText: "pidb lab status [--dir DIR] [--json]",
