@@ -99,6 +99,7 @@ func TestReleasesOnTheLab(t *testing.T) {
 				}
 			}
 
+			out := t.TempDir() // the runs
 			script := filepath.Join(t.TempDir(), "one.sql")
 			if err := os.WriteFile(script, []byte("\\set k random(1, 100)\nSELECT :k;\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -117,7 +118,7 @@ func TestReleasesOnTheLab(t *testing.T) {
 					if w.hosts == "" {
 						continue
 					}
-					args := append([]string{"bench", "-i", inv.Path, "--limit", w.hosts, "--workload", w.workload, "--duration", "5s", "--warmup", "1s", "--via", via, "--json"}, w.more...)
+					args := append([]string{"bench", "-i", inv.Path, "--limit", w.hosts, "--workload", w.workload, "--duration", "5s", "--warmup", "1s", "--via", via, "--out", out, "--json"}, w.more...)
 					code, stdout, errOut := runPidb(t, args...)
 					var bs []job.BenchResult
 					if err := json.Unmarshal([]byte(stdout), &bs); err != nil || code != 0 || len(bs) != len(strings.Split(w.hosts, ",")) {
@@ -132,7 +133,7 @@ func TestReleasesOnTheLab(t *testing.T) {
 				}
 			}
 
-			code, stdout, errOut := runPidb(t, "validate", "-i", inv.Path, "--duration", "5s", "--warmup", "1s", "--json")
+			code, stdout, errOut := runPidb(t, "validate", "-i", inv.Path, "--duration", "5s", "--warmup", "1s", "--out", out, "--json")
 			var vs []validateJSON
 			if err := json.Unmarshal([]byte(stdout), &vs); err != nil || len(vs) != len(names) {
 				t.Fatalf("validate: exit %d, %v\n%s\n%s", code, err, stdout, errOut)
