@@ -89,7 +89,9 @@ func (f Flavor) Major(version string) string {
 
 // shipped is the server each distribution release installs for
 // "postgresql", "mariadb-server" and "mysql-server", by its os-release
-// ID and VERSION_ID: its major version.
+// ID and VERSION_ID: its major version, or, for MySQL 8.0, a version of
+// it past 8.0.30 (which changed how the redo log is sized), as the
+// releases' updates are.
 var shipped = map[string]map[Flavor]string{
 	"debian 11":    {Postgres: "13", MariaDB: "10.5"},
 	"debian 12":    {Postgres: "15", MariaDB: "10.11"},
@@ -97,13 +99,14 @@ var shipped = map[string]map[Flavor]string{
 	"raspbian 11":  {Postgres: "13", MariaDB: "10.5"},
 	"raspbian 12":  {Postgres: "15", MariaDB: "10.11"},
 	"raspbian 13":  {Postgres: "17", MariaDB: "11.8"},
-	"ubuntu 22.04": {Postgres: "14", MySQL: "8.0"},
-	"ubuntu 24.04": {Postgres: "16", MySQL: "8.0"},
+	"ubuntu 22.04": {Postgres: "14", MySQL: "8.0.39"},
+	"ubuntu 24.04": {Postgres: "16", MySQL: "8.0.39"},
 	"ubuntu 26.04": {Postgres: "18", MySQL: "8.4"},
 }
 
-// Shipped is the major version of flavor that the distribution release
-// (os-release's ID and VERSION_ID) installs; "" where pidb does not know.
+// Shipped is the version of flavor that the distribution release
+// (os-release's ID and VERSION_ID) installs, as shipped has it (Major
+// gives its major); "" where pidb does not know.
 func Shipped(osID, versionID string, flavor Flavor) string {
 	return shipped[osID+" "+versionID][flavor]
 }

@@ -65,7 +65,7 @@ func TestMajor(t *testing.T) {
 			t.Errorf("%s %s: major %q, want %q", c.f, c.v, got, c.want)
 		}
 	}
-	if Shipped("raspbian", "13", Postgres) != "17" || Shipped("debian", "12", MariaDB) != "10.11" || Shipped("ubuntu", "26.04", MySQL) != "8.4" || Shipped("debian", "13", MySQL) != "" || Shipped("arch", "", Postgres) != "" {
+	if Shipped("raspbian", "13", Postgres) != "17" || Shipped("debian", "12", MariaDB) != "10.11" || Shipped("ubuntu", "26.04", MySQL) != "8.4" || Shipped("ubuntu", "24.04", MySQL) != "8.0.39" || MySQL.Major(Shipped("ubuntu", "24.04", MySQL)) != "8.0" || Shipped("debian", "13", MySQL) != "" || Shipped("arch", "", Postgres) != "" {
 		t.Error("Shipped")
 	}
 }

@@ -237,7 +237,7 @@ func (e Env) Bench(ctx context.Context, h inventory.Host, c Conn, p Plan, r prog
 		Queries: p.Bench.Queries, Transactions: sum.Transactions, TPS: sum.TPS, QPS: sum.QPS, LatencyMs: sum.Latency, P95Ms: sum.Latency.P95, Errors: sum.Errors, DownS: sum.DownS, RunDir: dir,
 		Retries: sum.Retries, RolledBack: sum.RolledBack, TpmC: sum.Extra["tpmc"], Checks: m.Run.Checks, Replicas: replicaLags(m.Run.Replication), ErrorShare: sum.ErrorShare()}
 	if sum.Lossy() {
-		r.Step(lossNote(sum))
+		r.Note(lossNote(sum))
 	}
 	if len(p.Spec.Ops) > 0 {
 		res.Ops = ops(sum, p.Spec.Ops)

@@ -168,7 +168,7 @@ func TestHostSource(t *testing.T) {
 		"Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\nComponents: main\n")
 	t.Setenv("PIDB_LAB_MIRROR", "")
 	src, err := HostSource(root)
-	if err != nil || src != (Source{Mirror: "http://mirror.example/debian", Suite: "bookworm"}) {
+	if err != nil || src != (Source{Mirror: "http://mirror.example/debian", Suite: "bookworm", Debian: true}) {
 		t.Errorf("deb822: %+v, %v", src, err)
 	}
 
@@ -183,6 +183,13 @@ func TestHostSource(t *testing.T) {
 		t.Errorf("PIDB_LAB_MIRROR not used: %+v", src)
 	}
 	t.Setenv("PIDB_LAB_MIRROR", "")
+
+	// an Ubuntu machine's archive has no Debian release to build from
+	write("etc/os-release", "VERSION_CODENAME=noble\nID=ubuntu\n")
+	write("etc/apt/sources.list", "deb http://ubuntu.example/ubuntu noble main\n")
+	if src, err := HostSource(root); err != nil || src.Debian || src.Mirror != "http://ubuntu.example/ubuntu" {
+		t.Errorf("ubuntu: %+v, %v; want its archive, not Debian's", src, err)
+	}
 
 	write("etc/os-release", "VERSION_CODENAME=trixie\n")
 	if _, err := HostSource(root); err == nil || !strings.Contains(err.Error(), `no apt source for "trixie"`) {

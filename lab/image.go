@@ -19,6 +19,10 @@ var basePackages = "openssh-server,systemd,systemd-sysv,dbus,iproute2,sudo,procp
 type Source struct {
 	Mirror string // the archive's URI
 	Suite  string // the release codename
+	// Debian is whether it is Debian's archive (this machine runs
+	// Debian), which the lab's releases are built from; PIDB_LAB_MIRROR
+	// names one
+	Debian bool
 }
 
 // HostSource finds the Debian (or Ubuntu) archive this machine itself uses
@@ -35,8 +39,9 @@ func HostSource(root string) (Source, error) {
 		return Source{}, fmt.Errorf("no VERSION_CODENAME in %s/etc/os-release", root)
 	}
 	if m := os.Getenv("PIDB_LAB_MIRROR"); m != "" {
-		return Source{Mirror: m, Suite: suite}, nil
+		return Source{Mirror: m, Suite: suite, Debian: true}, nil
 	}
+	debian := osReleaseField(string(osr), "ID") == "debian"
 	var files []string
 	if f := filepath.Join(root, "etc/apt/sources.list"); fileExists(f) {
 		files = append(files, f)
@@ -56,7 +61,7 @@ func HostSource(root string) (Source, error) {
 			m = mirrorFromList(string(data), suite)
 		}
 		if m != "" {
-			return Source{Mirror: m, Suite: suite}, nil
+			return Source{Mirror: m, Suite: suite, Debian: debian}, nil
 		}
 	}
 	return Source{}, fmt.Errorf("no apt source for %q found in %s/etc/apt (set PIDB_LAB_MIRROR to an archive URI)", suite, root)
@@ -152,13 +157,16 @@ func (l *Lab) ensureBase(ctx context.Context, rel Release) error {
 	// a host's disk lies over its release's base image (mountDisk): it
 	// stays as it is while a host has one
 	for _, b := range l.hosts() {
-		if mounted(l.rootfs(b.Name)) && !fileExists(l.snapshotMark(b.Name)) && l.Release(b.Name) == rel.Name {
+		if mounted(l.rootfs(b.Name)) && l.lowerOf(b.Name) == dir {
 			return fmt.Errorf("the lab's %s image is of an older pidb and %s's disk lies over it: take the lab down (pidb lab down) and up again", rel.Name, b.Name)
 		}
 	}
 	src, err := HostSource("/")
 	if err != nil {
 		return err
+	}
+	if !src.Debian {
+		return fmt.Errorf("the lab's releases are Debian's, and this machine's apt sources are not (%s): set PIDB_LAB_MIRROR to a Debian archive's URI to build the %s image from", src.Mirror, rel.Name)
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return err

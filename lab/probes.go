@@ -43,7 +43,7 @@ type HostStatus struct {
 	// usb-ssd"); its card's kind while it is down
 	Storage string `json:"storage"`
 	// Release is the release it was booted with (see Releases), empty
-	// while it is down
+	// when it has no folder (never booted, or removed)
 	Release string `json:"release,omitempty"`
 	// Latency is the round trip the lab's link adds to it ("20ms"), or
 	// empty for none

@@ -516,7 +516,7 @@ func ClusterAlike(cluster string, family dbms.Family, members []Member) error {
 		flavor = dbms.FlavorOn(family, f.OS.ID)
 		osName := strings.TrimSpace(f.OS.ID + " " + f.OS.VersionID)
 		if v := dbms.Shipped(f.OS.ID, f.OS.VersionID, flavor); v != "" {
-			return flavor, v, "what " + osName + " ships"
+			return flavor, flavor.Major(v), "what " + osName + " ships"
 		}
 		return flavor, "", "what " + osName + " ships, which pidb does not know"
 	}

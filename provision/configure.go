@@ -1,7 +1,6 @@
 package provision
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,15 +52,19 @@ func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 		// ships, where pidb knows it, else current Raspberry Pi OS's
 		f := t.Facts
 		f.Engine.Flavor = dbms.FlavorOn(t.Host.Engine, f.OS.ID)
-		f.Engine.Version = cmp.Or(dbms.Shipped(f.OS.ID, f.OS.VersionID, f.Engine.Flavor), tune.DefaultVersion(f.Engine.Flavor))
+		f.Engine.Version = dbms.Shipped(f.OS.ID, f.OS.VersionID, f.Engine.Flavor)
+		assumed := fmt.Sprintf("assuming the distribution's %s %s", f.Engine.Flavor, f.Engine.Version)
+		if f.Engine.Version == "" {
+			f.Engine.Version = tune.DefaultVersion(f.Engine.Flavor)
+			assumed = fmt.Sprintf("pidb does not know which %s %s %s ships: assuming %s, as current Raspberry Pi OS (or Ubuntu, for MySQL) has it", f.Engine.Flavor, f.OS.ID, f.OS.VersionID, f.Engine.Version)
+		}
 		tmp := *t
 		tmp.Facts = f
 		e, _, want, err := desired(&tmp)
 		if err != nil {
 			return Change{}, err
 		}
-		return Change{Needed: true, Diff: unified(e.ConfPath, "", want),
-			Note: fmt.Sprintf("after the install; assuming the distribution's %s %s", f.Engine.Flavor, f.Engine.Version)}, nil
+		return Change{Needed: true, Diff: unified(e.ConfPath, "", want), Note: "after the install; " + assumed}, nil
 	}
 	e, s, want, err := desired(t)
 	if err != nil {

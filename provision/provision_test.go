@@ -153,3 +153,32 @@ func TestDesktopCheck(t *testing.T) {
 		t.Errorf("already multi-user: %+v", ch)
 	}
 }
+
+// TestConfigureBeforeInstall: a dry run before the install tunes for
+// what the host's distribution ships (Ubuntu 24.04's MySQL 8.0 past
+// 8.0.30: its redo log as a whole), else for today's Raspberry Pi OS,
+// and says which.
+func TestConfigureBeforeInstall(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		engine        dbms.Family
+		osID, version string
+		note, diff    string
+	}{
+		{"mysql", "ubuntu", "24.04", "assuming the distribution's mysql 8.0.39", "innodb_redo_log_capacity"},
+		{"postgres", "debian", "12", "assuming the distribution's postgres 15", "# Managed by pidb: preset \"seed\" for PostgreSQL 15"},
+		{"mysql", "raspbian", "13", "assuming the distribution's mariadb 11.8", "for MariaDB 11.8"},
+		{"postgres", "fedora", "41", "pidb does not know which postgres fedora 41 ships: assuming 17", "for PostgreSQL 17"},
+	} {
+		tg := target(c.engine, facts.EngineState{}, &fakerun.Runner{Files: map[string]string{}})
+		tg.Facts.OS = facts.OSRelease{ID: c.osID, VersionID: c.version}
+		tg.Preset = "balanced"
+		if c.engine == "postgres" {
+			tg.Preset = "seed"
+		}
+		ch, err := configureStep{}.Check(ctx, tg)
+		if err != nil || !ch.Needed || !strings.Contains(ch.Note, c.note) || !strings.Contains(ch.Diff, c.diff) {
+			t.Errorf("%s on %s %s: %v, note %q, want %q and %q in:\n%s", c.engine, c.osID, c.version, err, ch.Note, c.note, c.diff, ch.Diff)
+		}
+	}
+}

@@ -136,7 +136,8 @@ func servesFile(out string) (bool, string) {
 // (@@have_ssl YES, @@ssl_cert NULL): they make a throw-away certificate
 // at every start, which no client can check, so pidb makes its own
 // there, as where TLS is off. MySQL 8.4 has no @@have_ssl; its ssl_cert
-// names the certificate it made at its first start. PostgreSQL does not
+// names the certificate it made at its first start, and an empty
+// tls_version says TLS is off. PostgreSQL does not
 // start with ssl on and no certificate.
 func serverTLSOn(ctx context.Context, t *Target, e engine.Engine) (bool, error) {
 	sql, want := serverTLSQuery(e.Flavor)
@@ -155,7 +156,7 @@ func serverTLSQuery(flavor dbms.Flavor) (sql, yes string) {
 	case dbms.Postgres:
 		return "SHOW ssl", "on"
 	case dbms.MySQL:
-		return "SELECT IF(COALESCE(@@ssl_cert, '') <> '', 'own', 'none')", "own"
+		return "SELECT IF(COALESCE(@@ssl_cert, '') <> '' AND @@tls_version <> '', 'own', 'none')", "own"
 	default:
 		return "SELECT IF(@@have_ssl = 'YES' AND COALESCE(@@ssl_cert, '') <> '', 'own', 'none')", "own"
 	}

@@ -9,6 +9,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"pidb/dbms"
@@ -339,11 +340,16 @@ func FromThermal(rs []thermal.Reading, measured time.Time) []Reading {
 // again lost a quarter of its transactions and still printed a tpmC.
 const ErrorShareLimit = 0.01
 
-// Failures are the transactions that ended in an error, of every kind.
+// Failures are the transactions that ended in an error, of every kind
+// but a failed connection ("connect: ..."), which is no transaction
+// tried (and is counted through the warm-up too: a server still
+// starting refuses them then).
 func (s Summary) Failures() int64 {
 	var n int64
-	for _, v := range s.Errors {
-		n += v
+	for k, v := range s.Errors {
+		if !strings.HasPrefix(k, "connect: ") {
+			n += v
+		}
 	}
 	return n
 }

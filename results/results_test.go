@@ -289,7 +289,8 @@ func TestEarlierQuiz(t *testing.T) {
 }
 
 // TestErrorShare: the failures over everything tried, every kind
-// counted; a run over a hundredth is lossy, one at it is not.
+// counted but failed connections (no transaction was tried); a run over
+// a hundredth is lossy, one at it is not.
 func TestErrorShare(t *testing.T) {
 	for _, c := range []struct {
 		s     Summary
@@ -302,6 +303,7 @@ func TestErrorShare(t *testing.T) {
 		{Summary{Transactions: 500}, 0, false},
 		{Summary{}, 0, false},
 		{Summary{Errors: map[string]int64{"pg 57P01": 3}}, 1, true},
+		{Summary{Transactions: 100, Errors: map[string]int64{"connect: sqlstate 57P03": 40}}, 0, false},
 	} {
 		if got := c.s.ErrorShare(); math.Abs(got-c.share) > 1e-12 || c.s.Lossy() != c.lossy {
 			t.Errorf("%+v: share %v lossy %v, want %v %v", c.s, got, c.s.Lossy(), c.share, c.lossy)

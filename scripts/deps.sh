@@ -17,6 +17,9 @@ for pair in systemd-nspawn:systemd-container debootstrap:debootstrap nft:nftable
             ip:iproute2 ssh:openssh-client apt-cacher-ng:apt-cacher-ng nsenter:util-linux 7zz:7zip; do
   command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}")
 done
+# debootstrap checks Debian's releases with Debian's keys (an Ubuntu
+# machine has them as a package too)
+[ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing ${need[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive

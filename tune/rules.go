@@ -160,7 +160,7 @@ func mysqlFamily(in Input, preset PresetName) Settings {
 	}
 	conns, connWhy := connections(in)
 	pool, poolSet = innodbPool(in, conns)
-	if in.Flavor == dbms.MySQL {
+	if in.Flavor == dbms.MySQL && mysqlPool(pool) != pool {
 		pool = mysqlPool(pool)
 		poolSet.Value = Size(pool)
 		poolSet.Why += "; rounded down to whole 128MB chunks (MySQL would round it up)"

@@ -312,7 +312,7 @@ func TestOverrides(t *testing.T) {
 		{"postgres", map[string]string{"innodb_buffer_pool_size": "1G"}, "it is a MySQL/MariaDB setting"},
 		{"mariadb", map[string]string{"innodb_redo_log_capacity": "1G"}, "it is a MySQL setting"},
 		{"mysql", map[string]string{"aria_pagecache_buffer_size": "8M"}, "it is a MariaDB setting"},
-		// MySQL 8.0 (8.0.39 by default) has it, deprecated: not "a MariaDB setting"
+		// MySQL 8.0 and 8.4 (the default) have it, deprecated: not "a MariaDB setting"
 		{"mysql", map[string]string{"innodb_log_file_size": "256M"}, "on MySQL 8.4, innodb_log_file_size is deprecated (since 8.0.30) and ignored where innodb_redo_log_capacity is set, as pidb sets it: set innodb_redo_log_capacity instead"},
 		{"postgres", map[string]string{"max_connections": "5000"}, "more than the 3481 MB the board's kernel has"},
 		{"postgres", map[string]string{"checkpoint_timeout": "5 minutes"}, "not a time"},

@@ -264,7 +264,9 @@ func errorsRule(in Input, _ evidence) []results.Reason {
 	}
 	kinds := make([]string, 0, len(in.Errors))
 	for k := range in.Errors {
-		kinds = append(kinds, k)
+		if !strings.HasPrefix(k, "connect: ") {
+			kinds = append(kinds, k)
+		}
 	}
 	sort.Slice(kinds, func(i, j int) bool {
 		if in.Errors[kinds[i]] != in.Errors[kinds[j]] {

@@ -64,7 +64,7 @@ func TestReleasesOnTheLab(t *testing.T) {
 	for _, rel := range rels {
 		t.Run(rel.Name, func(t *testing.T) {
 			want := releaseHosts[rel.Name]
-			inv := reserved[rel.Name].FreshOn(rel.Name)
+			inv := reserved[rel.Name].FreshOn(t, rel.Name)
 			var names, pgs []string
 			flavor := map[string]dbms.Flavor{}
 			for i, h := range inv.Hosts {
@@ -174,7 +174,7 @@ func TestReleasesOnTheLab(t *testing.T) {
 func TestMixedReleasesClusterRefused(t *testing.T) {
 	newer, older := labtest.Reserve(t, "pi4"), labtest.Reserve(t, "pi3plus")
 	t.Parallel()
-	p, r := newer.FreshOn("trixie").Hosts[0], older.FreshOn("bookworm").Hosts[0]
+	p, r := newer.FreshOn(t, "trixie").Hosts[0], older.FreshOn(t, "bookworm").Hosts[0]
 	inv := labtest.InventoryOf(t, p.Name, r.Name)
 	addCluster(t, inv, "mixed", "")
 	code, stdout, errOut := runPidb(t, "provision", "-i", inv.Path)
@@ -183,7 +183,7 @@ func TestMixedReleasesClusterRefused(t *testing.T) {
 		t.Errorf("provision: exit %d; want 1 and %q\n%s\n%s", code, want, stdout, errOut)
 	}
 	for _, h := range inv.Hosts {
-		if out, _, err := labtest.SSH(labtest.RootHost(t, inv, h.Name), "ls /usr/lib/postgresql /etc/postgresql 2>/dev/null; dpkg-query -W -f '${Status}' postgresql 2>/dev/null"); err == nil && strings.TrimSpace(out) != "" {
+		if out := labtest.MustSSH(t, labtest.RootHost(t, inv, h.Name), "ls -d /usr/lib/postgresql /etc/postgresql 2>/dev/null; dpkg-query -W -f '${Package} ${Status}\\n' 'postgresql*' 2>/dev/null | grep ' installed$'; true"); strings.TrimSpace(out) != "" {
 			t.Errorf("%s: something was installed: %q", h.Name, out)
 		}
 	}

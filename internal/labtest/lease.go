@@ -283,10 +283,11 @@ func (r *Reserved) Fresh() *inventory.Inventory {
 
 // FreshOn boots the reserved hosts as Fresh does, from the pristine image
 // of release (lab.Releases: "trixie", "bookworm") instead of the lab's
-// default.
-func (r *Reserved) FreshOn(release string) *inventory.Inventory {
-	r.t.Helper()
-	r.release = release
+// default, for t (a subtest of the test that reserved them: its failures
+// and its hosts' removal are t's).
+func (r *Reserved) FreshOn(t testing.TB, release string) *inventory.Inventory {
+	t.Helper()
+	r.t, r.release = t, release
 	return r.boot(false)
 }
 
