@@ -63,6 +63,7 @@ func TestReleasesOnTheLab(t *testing.T) {
 	t.Parallel()
 	for _, rel := range rels {
 		t.Run(rel.Name, func(t *testing.T) {
+			t.Parallel() // side by side: one after the other, they were the suite's last test by minutes
 			want := releaseHosts[rel.Name]
 			inv := reserved[rel.Name].FreshOn(t, rel.Name)
 			var names, pgs []string
