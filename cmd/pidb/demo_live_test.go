@@ -74,8 +74,16 @@ func TestDemoOnTheLab(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^highest temperature\s+[\d.]+ C\s+[\d.]+ C\s+-[\d.]+ C`).MatchString(stdout) {
 		t.Errorf("the comparison does not say the fan made the Pi 4 cooler:\n%s", stdout)
 	}
-	if !regexp.MustCompile(`(?m)^lowest Arm clock\s+[\d.]+ MHz\s+[\d.]+ MHz\s+\+[\d.]+%`).MatchString(stdout) {
-		t.Errorf("the comparison does not say the fan kept the clock up:\n%s", stdout)
+	// the clock: the comparison's lowest reading rose with the fan, or,
+	// where no reading of the case's run caught the lowered clock (a busy
+	// machine reads the host seldom), what pidb decided from the firmware's
+	// flags: the case's run throttled, the fan's not
+	clockUp := regexp.MustCompile(`(?m)^lowest Arm clock\s+[\d.]+ MHz\s+[\d.]+ MHz\s+\+[\d.]+%`).MatchString(stdout)
+	caseThrottled := regexp.MustCompile(`(?m)^pi4\s+case\s+\S+\s+FAIL\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+true\s`).MatchString(stdout)
+	fanRuns := regexp.MustCompile(`(?m)^pi4\s+fan\s+\S+\s+\S+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(true|false)\s`).FindAllStringSubmatch(stdout, -1)
+	fanCool := len(fanRuns) == 2 && fanRuns[1][1] == "false"
+	if !clockUp && !(caseThrottled && fanCool) {
+		t.Errorf("the comparison does not say the fan kept the clock up, nor the case's run throttled where the fan's did not:\n%s", stdout)
 	}
 	if !strings.Contains(stdout, "The lab is up") || !strings.Contains(stdout, "ssh -o StrictHostKeyChecking=yes") {
 		t.Errorf("the demo did not say the lab is up and how to log in:\n%s", stdout)
