@@ -30,7 +30,7 @@ func gateway() netip.Addr { return Subnet.Addr().Next() }
 
 // sysctls are the kernel settings the lab raises; down puts back what the
 // machine had (kept in DIR/sysctl-NAME.orig).
-var sysctls = []string{"net/ipv4/ip_forward", "fs/inotify/max_user_instances"}
+var sysctls = []string{"net/ipv4/ip_forward", "fs/inotify/max_user_instances", "fs/aio-max-nr"}
 
 // raiseSysctl sets /proc/sys/name to at least want, remembering the
 // machine's value the first time, so that down can put it back.
@@ -88,6 +88,13 @@ func (l *Lab) ensureNetwork(ctx context.Context) error {
 	// the kernel's default of 128 a user stops the thirteenth host's boot
 	// ("Too many open files")
 	if err := l.raiseSysctl("fs/inotify/max_user_instances", 2048); err != nil {
+		return err
+	}
+	// every host's InnoDB takes the kernel's asynchronous I/O contexts
+	// from one count (fs.aio-nr: up to 31,491 seen in use in a CI run);
+	// at the default limit of 65,536 Oracle MySQL's mysqld --initialize
+	// in the package's script aborts when io_setup fails
+	if err := l.raiseSysctl("fs/aio-max-nr", 1048576); err != nil {
 		return err
 	}
 	out, err := run(ctx, "ip", "-o", "route", "show", "default")

@@ -81,10 +81,25 @@ func (s installStep) Apply(ctx context.Context, t *Target) error {
 	if err != nil || !ch.Needed {
 		return err
 	}
+	pkg, _, flavor := s.want(t)
+	fresh := t.Facts.Engine.Flavor == ""
 	for _, cmd := range ch.Commands {
 		t.Step("install: " + strings.TrimPrefix(cmd, "DEBIAN_FRONTEND=noninteractive "))
-		if err := t.retryLock(ctx, cmd); err != nil {
-			return aptHint(err)
+		out, err := t.retryLock(ctx, cmd)
+		if err != nil && fresh && flavor == dbms.MySQL && strings.Contains(cmd, "apt-get -q install") {
+			// a first initialisation that failed part way: once more, on
+			// an empty data directory
+			again, aerr := t.initAgain(ctx)
+			if aerr != nil {
+				return fmt.Errorf("%w\n%w", t.installFailed(ctx, err, out, pkg), aerr)
+			}
+			if again {
+				t.Step("install: mysqld --initialize failed part way (the log says the data directory is unusable): emptied /var/lib/mysql, configuring the package again")
+				out, err = t.retryLock(ctx, finishDpkg)
+			}
+		}
+		if err != nil {
+			return t.installFailed(ctx, err, out, pkg)
 		}
 	}
 	if err := t.refresh(ctx); err != nil {
@@ -105,8 +120,8 @@ func (s installStep) Apply(ctx context.Context, t *Target) error {
 // failure resolving", "Could not connect", "Unable to fetch some
 // archives") or knows no such package (its lists are empty or stale: an
 // update that could not fetch leaves them so, with warnings only).
-func aptHint(err error) error {
-	msg := err.Error()
+func aptHint(err error, out string) error {
+	msg := err.Error() + "\n" + out
 	switch {
 	case strings.Contains(msg, "Failed to fetch"), strings.Contains(msg, "Unable to fetch"),
 		strings.Contains(msg, "Temporary failure resolving"), strings.Contains(msg, "Could not connect"), strings.Contains(msg, "Unable to connect"):
@@ -140,12 +155,12 @@ func lockHolder(msg string) string {
 // unless the run says otherwise (`pidb provision --apt-lock-timeout`).
 const DefaultAptLockWait = 5 * time.Minute
 
-// retryLock runs an apt command, retrying every 2 seconds while another
+// retryLock runs an apt command and returns its standard output, retrying every 2 seconds while another
 // process holds apt's or dpkg's lock (a fresh Pi updates itself at first
 // boot), for at most t.AptLockWait, and says who holds it: when the wait
 // begins, when the holder changes, and every 30 seconds with the time
 // waited so far.
-func (t *Target) retryLock(ctx context.Context, cmd string) error {
+func (t *Target) retryLock(ctx context.Context, cmd string) (string, error) {
 	wait := t.AptLockWait
 	if wait <= 0 {
 		wait = DefaultAptLockWait
@@ -155,12 +170,12 @@ func (t *Target) retryLock(ctx context.Context, cmd string) error {
 	var said string
 	var saidAt time.Time
 	for {
-		_, err := t.run(ctx, cmd)
+		out, err := t.run(ctx, cmd)
 		if err == nil || !lockHeld(err.Error()) {
-			return err
+			return out, err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("another apt held its lock for %s (--apt-lock-timeout): nothing was installed: %w", wait, err)
+			return out, fmt.Errorf("another apt held its lock for %s (--apt-lock-timeout): nothing was installed: %w", wait, err)
 		}
 		holder := lockHolder(err.Error())
 		if holder != said || time.Since(saidAt) >= 30*time.Second {
@@ -173,7 +188,7 @@ func (t *Target) retryLock(ctx context.Context, cmd string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return out, ctx.Err()
 		case <-time.After(2 * time.Second):
 		}
 	}

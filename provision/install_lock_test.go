@@ -34,12 +34,12 @@ func TestAptHints(t *testing.T) {
 		"W: Failed to fetch http://mirror/debian/dists/bookworm/InRelease  Could not connect to 127.0.0.1:1 (127.0.0.1). - connect (111: Connection refused)":                                                                                    "check its network, its DNS",
 		"E: Unable to locate package postgresql": "its package lists are empty or stale",
 	} {
-		err := aptHint(errors.New(msg))
+		err := aptHint(errors.New(msg), "")
 		if !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), msg) {
 			t.Errorf("aptHint(%q) = %q, want the message and then %q", msg, err, want)
 		}
 	}
-	if err := aptHint(errors.New("E: Sub-process /usr/bin/dpkg returned an error code (1)")); strings.Contains(err.Error(), "\n") {
+	if err := aptHint(errors.New("E: Sub-process /usr/bin/dpkg returned an error code (1)"), ""); strings.Contains(err.Error(), "\n") {
 		t.Errorf("a dpkg failure got a network hint: %q", err)
 	}
 }
