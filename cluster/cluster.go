@@ -71,8 +71,8 @@ const readSQL = "SELECT 'self', pg_is_in_recovery()::text, CASE WHEN pg_is_in_re
 
 // Read asks the host's server for its side of the replication.
 func Read(ctx context.Context, root remote.Runner, e engine.Engine) (Report, error) {
-	if e.Flavor != dbms.Postgres {
-		return readMariaDB(ctx, root, e)
+	if e.Flavor.Family() == dbms.MySQLFamily {
+		return readFamily(ctx, root)
 	}
 	res, err := root.Run(ctx, e.Query(readSQL))
 	if err != nil {
@@ -244,7 +244,7 @@ type ReplicaStatus struct {
 // streaming, its WAL receiver must stream from the primary's address.
 func Standby(m, primary Member) (state, why string) {
 	r := m.Report
-	if m.Err == nil && r.Flavor == dbms.MariaDB {
+	if m.Err == nil && r.Flavor.Family() == dbms.MySQLFamily {
 		return replicaOf(m, primary)
 	}
 	switch {
@@ -317,7 +317,7 @@ func Judge(name string, family dbms.Family, primary Member, replicas []Member) S
 	switch {
 	case primary.Err != nil:
 		st.Primary.State, st.Primary.Error, st.OK = Unreachable, primary.Err.Error(), false
-	case p.InRecovery && p.Flavor == dbms.MariaDB:
+	case p.InRecovery && p.Flavor.Family() == dbms.MySQLFamily:
 		st.Primary.State, st.Primary.Error, st.OK = "not a primary", primary.Name+" replicates from "+p.ReceiveFrom+": it is a replica, not the primary", false
 	case p.InRecovery:
 		st.Primary.State, st.Primary.Error, st.OK = "not a primary", primary.Name+" is a standby (in recovery), not the primary", false

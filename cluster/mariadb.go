@@ -1,14 +1,12 @@
 package cluster
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"pidb/dbms"
 	"pidb/engine"
-	"pidb/remote"
 )
 
 // MariaDB's side of a cluster: each member writes a binary log; a replica
@@ -33,17 +31,21 @@ func mariadbRead(e engine.Engine) string {
 // SlaveStatus is SHOW SLAVE STATUS's row as MariaDB prints it in batch
 // mode: each column by its name, the values unescaped; nil where the
 // server replicates from nobody.
-func SlaveStatus(out string) (map[string]string, error) {
+func SlaveStatus(out string) (map[string]string, error) { return statusRow(out, "Slave_IO_State") }
+
+// statusRow reads SHOW SLAVE STATUS's or SHOW REPLICA STATUS's row, whose
+// first column is first.
+func statusRow(out, first string) (map[string]string, error) {
 	if out == "" {
 		return nil, nil
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 2 {
-		return nil, fmt.Errorf("SHOW SLAVE STATUS printed %d lines, not a header and one row (pidb works with one replication source)", len(lines))
+		return nil, fmt.Errorf("the replication status printed %d lines, not a header and one row (pidb works with one replication source)", len(lines))
 	}
 	names, values := strings.Split(lines[0], "\t"), strings.Split(lines[1], "\t")
-	if len(names) != len(values) || len(names) < 10 || names[0] != "Slave_IO_State" {
-		return nil, fmt.Errorf("SHOW SLAVE STATUS printed %d names and %d values", len(names), len(values))
+	if len(names) != len(values) || len(names) < 10 || names[0] != first {
+		return nil, fmt.Errorf("the replication status printed %d names and %d values", len(names), len(values))
 	}
 	m := make(map[string]string, len(names))
 	unescape := strings.NewReplacer(`\\`, `\`, `\t`, "\t", `\n`, "\n", `\0`, "\x00")
@@ -143,15 +145,6 @@ func parseMariaDB(e engine.Engine, out string) (Report, error) {
 func Behind(p, r Report) (transactions *uint64, secs *float64) {
 	n := p.WAL - min(p.WAL, r.Replayed)
 	return &n, r.ReplayDelay
-}
-
-// readMariaDB asks a MariaDB host for its side of the replication.
-func readMariaDB(ctx context.Context, root remote.Runner, e engine.Engine) (Report, error) {
-	res, err := root.Run(ctx, mariadbRead(e))
-	if err != nil {
-		return Report{}, fmt.Errorf("read the replication state: %w", err)
-	}
-	return parseMariaDB(e, string(res.Stdout))
 }
 
 // replicaOf is Standby for MariaDB: a replica streams where it replicates

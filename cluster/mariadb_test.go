@@ -99,7 +99,7 @@ func TestSlaveStatus(t *testing.T) {
 			t.Errorf("%s read: %q", what, m)
 		}
 	}
-	if _, err := SlaveStatus(out + row); err == nil || err.Error() != "SHOW SLAVE STATUS printed 3 lines, not a header and one row (pidb works with one replication source)" {
+	if _, err := SlaveStatus(out + row); err == nil || err.Error() != "the replication status printed 3 lines, not a header and one row (pidb works with one replication source)" {
 		t.Errorf("two sources: %v", err)
 	}
 }
@@ -209,12 +209,12 @@ func TestParseMariaDB(t *testing.T) {
 // failed command is an error.
 func TestReadMariaDB(t *testing.T) {
 	const cmd = `mariadb --batch --skip-column-names --default-character-set=utf8mb4 -e 'SELECT '\''self'\'', @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos UNION ALL SELECT '\''sender'\'', SUBSTRING_INDEX(host, '\'':'\'', 1), state, '\'''\'' FROM information_schema.processlist WHERE command = '\''Binlog Dump'\''' && echo pidb-slave-status && mariadb --batch --default-character-set=utf8mb4 -e 'SHOW SLAVE STATUS'`
-	r := (&fakerun.Runner{Strict: true}).Exact(cmd, fakerun.Reply{Stdout: myOutput("self\t1\t0-1-108\t0-1-108\n", slaveStatus(streamingFrom40))})
+	r := (&fakerun.Runner{Strict: true}).Contains(cmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + myOutput("self\t1\t0-1-108\t0-1-108\n", slaveStatus(streamingFrom40))})
 	got, err := Read(context.Background(), r, maria)
 	if err != nil || got.Flavor != dbms.MariaDB || got.Receiver != "streaming" || got.ReceiveFrom != "10.0.0.40" || got.Replayed != 108 {
 		t.Errorf("Read = %+v, %v", got, err)
 	}
-	down := (&fakerun.Runner{}).Exact(cmd, fakerun.Reply{Code: 1, Stderr: "ERROR 2002 (HY000): Can't connect to local server through socket"})
+	down := (&fakerun.Runner{}).Contains(cmd, fakerun.Reply{Code: 1, Stderr: "ERROR 2002 (HY000): Can't connect to local server through socket"})
 	if _, err := Read(context.Background(), down, maria); err == nil || !strings.HasPrefix(err.Error(), "read the replication state: ") {
 		t.Errorf("a server down: %v", err)
 	}
@@ -331,16 +331,16 @@ func TestAwait(t *testing.T) {
 	pi4 := Member{Name: "pi4", Address: "10.0.0.40"}
 	self := "self\t1\t0-1-108\t0-1-108\n"
 	stopped := slaveStatus(with(streamingFrom40, "Slave_IO_Running", "No", "Slave_SQL_Running", "No", "Last_IO_Error", "Access denied"))
-	r := (&fakerun.Runner{}).Exact(myReadCmd, fakerun.Reply{Stdout: myOutput(self, stopped), Times: 1}).
-		Exact(myReadCmd, fakerun.Reply{Stdout: myOutput(self, slaveStatus(streamingFrom40))})
+	r := (&fakerun.Runner{}).Contains(myReadCmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + myOutput(self, stopped), Times: 1}).
+		Contains(myReadCmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + myOutput(self, slaveStatus(streamingFrom40))})
 	if err := Await(ctx, r, maria, "pi3", pi4, 10*time.Second); err != nil || len(r.Ran()) != 2 {
 		t.Errorf("replicating at the second look: %v, after %d reads", err, len(r.Ran()))
 	}
-	r = (&fakerun.Runner{}).Exact(myReadCmd, fakerun.Reply{Stdout: myOutput(self, stopped)})
+	r = (&fakerun.Runner{}).Contains(myReadCmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + myOutput(self, stopped)})
 	if err := Await(ctx, r, maria, "pi3", pi4, time.Second); err == nil || err.Error() != "pi3 does not replicate from pi4 after 1s: its replication is stopped: Access denied" {
 		t.Errorf("never replicating: %v", err)
 	}
-	r = (&fakerun.Runner{}).Exact(myReadCmd, fakerun.Reply{Stdout: myOutput(self, slaveStatus(streamingFrom40))})
+	r = (&fakerun.Runner{}).Contains(myReadCmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + myOutput(self, slaveStatus(streamingFrom40))})
 	if err := Await(ctx, r, maria, "pi3", Member{Name: "pi5", Address: "10.0.0.50"}, time.Second); err == nil || err.Error() != "pi3 does not replicate from pi5 after 1s: it replicates from 10.0.0.40, not from pi5 (10.0.0.50)" {
 		t.Errorf("a replica of another: %v", err)
 	}

@@ -45,7 +45,7 @@ type Switchover struct {
 // PrimaryCert is where a replica keeps the certificate its primary's
 // server presents, which its replication connection verifies.
 func PrimaryCert(e engine.Engine) string {
-	if e.Flavor != dbms.Postgres {
+	if e.Flavor.Family() == dbms.MySQLFamily {
 		return "/etc/mysql/pidb-primary.crt"
 	}
 	return "/etc/postgresql/" + e.Major + "/main/pidb-primary.crt"
@@ -80,7 +80,7 @@ func serverOf(ctx context.Context, root remote.Runner) (engine.Engine, string, e
 // streaming from it.
 func (s Switchover) Check() error {
 	old, standby, verb, lost := "it is a standby", "standby", "stream", "received"
-	if s.Old.Report.Flavor == dbms.MariaDB {
+	if s.Old.Report.Flavor.Family() == dbms.MySQLFamily {
 		old, standby, verb, lost = "it replicates from "+s.Old.Report.ReceiveFrom, "replica", "replicate", "applied"
 	}
 	switch {
@@ -98,8 +98,8 @@ func (s Switchover) Check() error {
 
 // Plan is what Run does, in words.
 func (s Switchover) Plan() []string {
-	if s.Old.Report.Flavor == dbms.MariaDB {
-		return s.planMariaDB()
+	if s.Old.Report.Flavor.Family() == dbms.MySQLFamily {
+		return s.planMySQL()
 	}
 	out := []string{
 		"stop " + s.Old.Name + " cleanly (its last WAL sent to its replicas) and see it stopped",
@@ -139,8 +139,8 @@ func (s Switchover) Run(ctx context.Context) error {
 	if wait == 0 {
 		wait = 30 * time.Second
 	}
-	if s.Old.Report.Flavor == dbms.MariaDB {
-		return s.runMariaDB(ctx, wait)
+	if s.Old.Report.Flavor.Family() == dbms.MySQLFamily {
+		return s.runMySQL(ctx, wait)
 	}
 	old, oldData, err := serverOf(ctx, s.Old.Root)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // cluster.Read: 108 transactions applied, 3 s behind, its threads as
 // given (SHOW SLAVE STATUS cut to the columns pidb reads).
 func myReplicaReport(io, sql, behind string) string {
-	return "self\t1\t0-1-108\t0-1-108\npidb-slave-status\n" +
+	return "pidb-flavor mariadb\nself\t1\t0-1-108\t0-1-108\npidb-slave-status\n" +
 		"Slave_IO_State\tMaster_Host\tMaster_User\tMaster_Port\tSlave_IO_Running\tSlave_SQL_Running\tLast_IO_Error\tLast_SQL_Error\tSeconds_Behind_Master\tUsing_Gtid\tGtid_IO_Pos\n" +
 		"Waiting for master to send event\t10.0.0.40\tpidb_replication\t3306\t" + io + "\t" + sql + "\t\t\t" + behind + "\tSlave_Pos\t0-1-108\n"
 }

@@ -55,8 +55,9 @@ func ClusterOf(inv *inventory.Inventory, h inventory.Host) *provision.Cluster {
 }
 
 // ClusterEngine is the server a cluster's replication is read from, by
-// the engine its inventory names: PostgreSQL, or MariaDB (pidb makes no
-// cluster of MySQL's).
+// the engine its inventory names: PostgreSQL, or the MySQL family
+// (cluster.Read asks each host which flavour it runs, MariaDB or
+// Oracle MySQL).
 func ClusterEngine(c inventory.Cluster) engine.Engine {
 	if c.Engine == dbms.PostgresFamily {
 		return engine.Engine{Flavor: dbms.Postgres}

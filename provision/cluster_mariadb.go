@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"pidb/cluster"
+	"pidb/dbms"
 	"pidb/engine"
+	"pidb/internal/version"
 	"pidb/remote"
 	"pidb/secrets"
 )
@@ -152,7 +154,7 @@ func readMyReplica(ctx context.Context, t *Target, e engine.Engine) (myReplica, 
 // waited for, not a reason to copy everything again).
 func (st myReplica) follows(address string) bool {
 	r := st.report
-	return !st.seeding && r.InRecovery && r.ReceiveFrom == address && r.SourceUser == ReplicationUser && r.UsingGTID == "Slave_Pos"
+	return !st.seeding && r.InRecovery && r.ReceiveFrom == address && r.SourceUser == ReplicationUser && r.ByGTID()
 }
 
 // own are the databases with tables that are the replica's own: not
@@ -199,16 +201,31 @@ func myCheckSeed(ctx context.Context, t *Target, e engine.Engine) (Change, error
 	case st.report.InRecovery:
 		was = "its copy of " + st.report.ReceiveFrom + " is"
 	}
-	return Change{Needed: true, Note: fmt.Sprintf("seeded from %s (a consistent mariadb-dump, then replication by GTID over TLS): %s replaced by a copy of %s's", p.Name, was, p.Name)}, nil
+	return Change{Needed: true, Note: fmt.Sprintf("seeded from %s (a consistent %s, then replication by GTID over TLS): %s replaced by a copy of %s's", p.Name, dumpTool(e), was, p.Name)}, nil
+}
+
+// dumpTool is the flavour's dump client.
+func dumpTool(e engine.Engine) string {
+	if e.Flavor == dbms.MySQL {
+		return "mysqldump"
+	}
+	return "mariadb-dump"
 }
 
 // dumpCmd is the consistent dump of the primary's databases: one
-// transaction, with the GTID position it was taken at (SET GLOBAL
-// gtid_slave_pos, which the replica runs as it loads it).
-func dumpCmd(dbs []string) string {
+// transaction, with the GTID position it was taken at, which the replica
+// takes as it loads it: MariaDB's SET GLOBAL gtid_slave_pos, MySQL's SET
+// @@GLOBAL.GTID_PURGED (the primary's whole gtid_executed: the
+// replica then fetches what comes after it).
+func dumpCmd(e engine.Engine, dbs []string) string {
+	position := []string{"--master-data=1", "--gtid"}
+	if e.Flavor == dbms.MySQL {
+		position = []string{"--set-gtid-purged=ON"}
+	}
+	args := append([]string{dumpTool(e), "--single-transaction"}, position...)
 	// "--": a database named like an option is a name
-	args := append([]string{"mariadb-dump", "--single-transaction", "--master-data=1", "--gtid", "--routines", "--events", "--triggers", "--hex-blob", "--default-character-set=utf8mb4", "--databases", "--"}, dbs...)
-	return remote.Command(args...)
+	args = append(args, "--routines", "--events", "--triggers", "--hex-blob", "--default-character-set=utf8mb4", "--databases", "--")
+	return remote.Command(append(args, dbs...)...)
 }
 
 // seedLoad loads the primary's dump into the replica as root's client,
@@ -223,11 +240,16 @@ func seedLoad(e engine.Engine) string {
 }
 
 // clearSQL makes the replica ready for its copy: not replicating, its
-// databases (pidb's and copies) dropped, its binary log empty.
-func clearSQL(st myReplica) string {
+// databases (pidb's and copies) dropped, its binary log empty (on MySQL
+// its GTIDs too, so that the dump's GTID_PURGED can be set).
+func clearSQL(e engine.Engine, st myReplica) string {
 	var b strings.Builder
 	b.WriteString(mysqlQuietSession)
-	b.WriteString("STOP SLAVE;\nRESET SLAVE ALL;\n")
+	if e.Flavor == dbms.MySQL {
+		b.WriteString("STOP REPLICA;\nRESET REPLICA ALL;\n")
+	} else {
+		b.WriteString("STOP SLAVE;\nRESET SLAVE ALL;\n")
+	}
 	dbs := make([]string, 0, len(st.tables))
 	for db := range st.tables {
 		dbs = append(dbs, db)
@@ -236,8 +258,17 @@ func clearSQL(st myReplica) string {
 	for _, db := range dbs {
 		fmt.Fprintf(&b, "DROP DATABASE %s;\n", mysqlIdent(db))
 	}
-	b.WriteString("RESET MASTER;\n")
+	b.WriteString(resetBinlog(e))
 	return b.String()
+}
+
+// resetBinlog empties the binary log (and on MySQL its GTID history):
+// RESET MASTER, which MySQL 8.4 renamed RESET BINARY LOGS AND GTIDS.
+func resetBinlog(e engine.Engine) string {
+	if e.Flavor == dbms.MySQL && !version.Less(e.Version, "8.4") {
+		return "RESET BINARY LOGS AND GTIDS;\n"
+	}
+	return "RESET MASTER;\n"
 }
 
 // followSQL starts the replica replicating from the primary by GTID, from
@@ -248,6 +279,13 @@ func followSQL(t *Target, e engine.Engine, password string) string {
 	p := t.Cluster.Primary
 	var b strings.Builder
 	b.WriteString(mysqlQuietSession)
+	if e.Flavor == dbms.MySQL {
+		// its GTIDs are the dump's GTID_PURGED: it fetches what comes
+		// after them
+		b.WriteString(cluster.ChangeSource(p.Address, e.Port(), password))
+		b.WriteString("START REPLICA;\n")
+		return b.String()
+	}
 	b.WriteString("RESET MASTER;\nSET @pos = @@GLOBAL.gtid_slave_pos;\n")
 	b.WriteString("SET @sql = IF(@pos = '', 'DO 0', CONCAT('SET GLOBAL gtid_binlog_state = ', QUOTE(@pos)));\nPREPARE s FROM @sql;\nEXECUTE s;\nDEALLOCATE PREPARE s;\n")
 	b.WriteString(cluster.ChangeMaster(p.Address, e.Port(), password))
@@ -288,12 +326,12 @@ func myApplySeed(ctx context.Context, t *Target, e engine.Engine, password strin
 		return fmt.Errorf("mark the seed: %w", err)
 	}
 	cutShort := fmt.Sprintf("(what %s holds now is a copy cut short: the next provision seeds it again)", t.Host.Name)
-	if _, err := t.Root.RunInput(ctx, e.Script(), []byte(clearSQL(st))); err != nil {
+	if _, err := t.Root.RunInput(ctx, e.Script(), []byte(clearSQL(e, st))); err != nil {
 		return fmt.Errorf("make ready for the copy: %w", err)
 	}
-	t.Step(fmt.Sprintf("seeding from %s (mariadb-dump of %s)", p.Name, strings.Join(names, ", ")))
+	t.Step(fmt.Sprintf("seeding from %s (%s of %s)", p.Name, dumpTool(e), strings.Join(names, ", ")))
 	if len(names) > 0 {
-		if err := remote.Pipe(ctx, from, dumpCmd(names), to, seedLoad(e), []byte(mysqlQuietSession)); err != nil {
+		if err := remote.Pipe(ctx, from, dumpCmd(e, names), to, seedLoad(e), []byte(mysqlQuietSession)); err != nil {
 			return fmt.Errorf("copy %s's data: %w %s", p.Name, err, cutShort)
 		}
 	}

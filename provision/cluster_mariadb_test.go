@@ -167,7 +167,7 @@ func myStatus(host, io, sql string) string {
 
 // The commands that read a MariaDB replica's state.
 const (
-	myReadCmd      = `mariadb --batch --skip-column-names --default-character-set=utf8mb4 -e 'SELECT '\''self'\'', @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos UNION ALL SELECT '\''sender'\'', SUBSTRING_INDEX(host, '\'':'\'', 1), state, '\'''\'' FROM information_schema.processlist WHERE command = '\''Binlog Dump'\''' && echo pidb-slave-status && mariadb --batch --default-character-set=utf8mb4 -e 'SHOW SLAVE STATUS'`
+	myReadCmd      = `if command -v mariadb >/dev/null 2>&1; then echo pidb-flavor mariadb && mariadb --batch --skip-column-names --default-character-set=utf8mb4 -e 'SELECT '\''self'\'', @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos UNION ALL SELECT '\''sender'\'', SUBSTRING_INDEX(host, '\'':'\'', 1), state, '\'''\'' FROM information_schema.processlist WHERE command = '\''Binlog Dump'\''' && echo pidb-slave-status && mariadb --batch --default-character-set=utf8mb4 -e 'SHOW SLAVE STATUS'; else echo pidb-flavor mysql && mysql --batch --skip-column-names --default-character-set=utf8mb4 -e 'SELECT '\''self'\'', @@read_only, REPLACE(@@GLOBAL.gtid_executed, '\''\n'\'', '\'''\''), '\'''\'' UNION ALL SELECT '\''sender'\'', SUBSTRING_INDEX(host, '\'':'\'', 1), state, '\'''\'' FROM information_schema.processlist WHERE command LIKE '\''Binlog Dump%'\''' && echo pidb-slave-status && mysql --batch --default-character-set=utf8mb4 -e 'SHOW REPLICA STATUS'; fi`
 	myDatabasesCmd = `mariadb --batch --skip-column-names --default-character-set=utf8mb4 -e 'SELECT s.schema_name, COUNT(t.table_name) FROM information_schema.schemata s LEFT JOIN information_schema.tables t ON t.table_schema = s.schema_name GROUP BY s.schema_name'`
 	mySeedingCmd   = "if test -e /etc/mysql/pidb-seeding; then echo yes; fi"
 )
@@ -185,7 +185,7 @@ func TestMySeedCheck(t *testing.T) {
 			mark = "yes\n"
 		}
 		r := (&fakerun.Runner{Name: "pi3", Strict: true}).
-			Exact(myReadCmd, fakerun.Reply{Stdout: self + "pidb-slave-status\n" + status}).
+			Exact(myReadCmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + self + "pidb-slave-status\n" + status}).
 			Exact(myDatabasesCmd, fakerun.Reply{Stdout: batchRows(append(append([][]string{}, system...), dbs...))}).
 			Exact(mySeedingCmd, fakerun.Reply{Stdout: mark})
 		return myMember("pi3", r)
@@ -232,13 +232,13 @@ func TestMySeedCheck(t *testing.T) {
 		t.Errorf("a server down: %+v, %v", ch, err)
 	}
 	// a count of tables that is not one
-	bad := myMember("pi3", (&fakerun.Runner{}).Exact(myReadCmd, fakerun.Reply{Stdout: alone + "pidb-slave-status\n"}).
+	bad := myMember("pi3", (&fakerun.Runner{}).Exact(myReadCmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + alone + "pidb-slave-status\n"}).
 		Exact(myDatabasesCmd, fakerun.Reply{Stdout: "shop\tmany\n"}))
 	if _, err := myCheckSeed(ctx, bad, mariaEngine(t)); err == nil || err.Error() != `read the databases: "many" tables` {
 		t.Errorf("a bad count: %v", err)
 	}
 	lost := errors.New("pi3: connection lost")
-	gone := myMember("pi3", (&fakerun.Runner{}).Exact(myReadCmd, fakerun.Reply{Stdout: alone + "pidb-slave-status\n"}).
+	gone := myMember("pi3", (&fakerun.Runner{}).Exact(myReadCmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + alone + "pidb-slave-status\n"}).
 		Exact(myDatabasesCmd, fakerun.Reply{Stdout: batchRows(shop)}).Exact(mySeedingCmd, fakerun.Reply{Err: lost}))
 	if _, err := myCheckSeed(ctx, gone, mariaEngine(t)); !errors.Is(err, lost) {
 		t.Errorf("the mark unreadable: %v", err)
@@ -249,7 +249,7 @@ func TestMySeedCheck(t *testing.T) {
 // and forgotten, each database it holds dropped (its name quoted), in
 // their names' order, its binary log emptied; out of the binary log.
 func TestClearSQL(t *testing.T) {
-	got := clearSQL(myReplica{tables: map[string]int{"shop": 3, "pidb": 2, "a`b": 0}})
+	got := clearSQL(mariaEngine(t), myReplica{tables: map[string]int{"shop": 3, "pidb": 2, "a`b": 0}})
 	want := "SET SESSION sql_log_off = ON;\nSET SESSION long_query_time = 31536000;\nSET SESSION sql_log_bin = OFF;\n" +
 		"STOP SLAVE;\nRESET SLAVE ALL;\n" +
 		"DROP DATABASE `a``b`;\nDROP DATABASE `pidb`;\nDROP DATABASE `shop`;\n" +
@@ -257,7 +257,7 @@ func TestClearSQL(t *testing.T) {
 	if got != want {
 		t.Errorf("clearSQL:\n%s\nwant\n%s", got, want)
 	}
-	if got := clearSQL(myReplica{}); got != "SET SESSION sql_log_off = ON;\nSET SESSION long_query_time = 31536000;\nSET SESSION sql_log_bin = OFF;\nSTOP SLAVE;\nRESET SLAVE ALL;\nRESET MASTER;\n" {
+	if got := clearSQL(mariaEngine(t), myReplica{}); got != "SET SESSION sql_log_off = ON;\nSET SESSION long_query_time = 31536000;\nSET SESSION sql_log_bin = OFF;\nSTOP SLAVE;\nRESET SLAVE ALL;\nRESET MASTER;\n" {
 		t.Errorf("clearSQL of nothing:\n%s", got)
 	}
 }
@@ -278,6 +278,32 @@ func TestFollowSQL(t *testing.T) {
 	}
 }
 
+// TestMySQLSeedSQL: Oracle MySQL's replica is made ready in MySQL's
+// words, its binary log and GTIDs emptied by 8.4's statement (RESET
+// MASTER before it), so that the dump's GTID_PURGED can be set; it then
+// follows its primary by auto-position; its primary's dump carries its
+// GTIDs.
+func TestMySQLSeedSQL(t *testing.T) {
+	quiet := "SET SESSION sql_log_off = ON;\nSET SESSION long_query_time = 31536000;\nSET SESSION sql_log_bin = OFF;\n"
+	my97, _ := engine.New(dbms.MySQL, "9.7.4")
+	my80, _ := engine.New(dbms.MySQL, "8.0.39")
+	if got, want := clearSQL(my97, myReplica{tables: map[string]int{"pidb": 2}}), quiet+"STOP REPLICA;\nRESET REPLICA ALL;\nDROP DATABASE `pidb`;\nRESET BINARY LOGS AND GTIDS;\n"; got != want {
+		t.Errorf("clearSQL on 9.7:\n%s\nwant\n%s", got, want)
+	}
+	if got := clearSQL(my80, myReplica{}); !strings.HasSuffix(got, "RESET REPLICA ALL;\nRESET MASTER;\n") {
+		t.Errorf("clearSQL on 8.0:\n%s", got)
+	}
+	got := followSQL(myMember("pi3", &fakerun.Runner{}), my97, "pw")
+	if want := quiet + cluster.ChangeSource("10.0.0.40", 3306, "pw") + "START REPLICA;\n"; got != want {
+		t.Errorf("followSQL on MySQL:\n%s\nwant\n%s", got, want)
+	}
+	sb := shtest.New(t)
+	r := sb.Run(dumpCmd(my97, []string{"pidb", "shop"}), "")
+	if len(r.Calls) != 1 || r.Calls[0].Name != "mysqldump" || !slices.Equal(r.Calls[0].Args, []string{"--single-transaction", "--set-gtid-purged=ON", "--routines", "--events", "--triggers", "--hex-blob", "--default-character-set=utf8mb4", "--databases", "--", "pidb", "shop"}) {
+		t.Errorf("dumpCmd on MySQL: %+v", r.Calls)
+	}
+}
+
 // TestDumpCmd: the primary's dump is one transaction with its GTID
 // position, routines, events and triggers, blobs in hex, in utf8mb4, of
 // the databases named, each reaching mariadb-dump as a name whatever it
@@ -286,7 +312,7 @@ func TestFollowSQL(t *testing.T) {
 func TestDumpCmd(t *testing.T) {
 	sb := shtest.New(t)
 	names := append([]string{"pidb", "shop", shtest.Option, "--result-file=/etc/x"}, shtest.Hostile("db")...)
-	r := sb.Run(dumpCmd(names), "")
+	r := sb.Run(dumpCmd(mariaEngine(t), names), "")
 	r.Check(t, "dumpCmd", "", names...)
 	if len(r.Calls) != 1 || !slices.Equal(r.Calls[0].Args, append([]string{"--single-transaction", "--master-data=1", "--gtid", "--routines", "--events", "--triggers", "--hex-blob", "--default-character-set=utf8mb4", "--databases", "--"}, names...)) {
 		t.Errorf("dumpCmd: %v", r.Calls)

@@ -46,6 +46,9 @@ type tlsState struct {
 	// the address the inventory reaches it at ("" where it is): the Pi's
 	// address changed, or its card was moved into another Pi
 	names string
+	// mysqls: MySQL's own certificate is there, which a cluster's
+	// member does not use (it names no address)
+	mysqls bool
 }
 
 // subjectAltName is the name makeCertCmd gives a host reached at address,
@@ -101,6 +104,12 @@ func tlsOf(ctx context.Context, t *Target, e engine.Engine) (tlsState, error) {
 		return st, nil
 	}
 	on, err := serverTLSOn(ctx, t, e)
+	if on && e.Flavor == dbms.MySQL && len(t.peers()) > 0 {
+		// a cluster's replicas verify the primary's certificate by the
+		// address they reach it at, and the one MySQL made at its first
+		// start names none (and is signed by a CA of its own): pidb's
+		return tlsState{mysqls: true}, err
+	}
 	return tlsState{own: on}, err
 }
 
@@ -221,5 +230,8 @@ func tlsNote(e engine.Engine, st tlsState, need bool, address string) string {
 		return "logins from the network use TLS, with pidb's certificate"
 	}
 	cert, _, _ := tlsFiles(e)
+	if st.mysqls {
+		return fmt.Sprintf("logins from the network use TLS: the cluster's replicas verify the primary's certificate by its address, which the certificate MySQL made names not, so pidb makes a self-signed one (%s)", cert)
+	}
 	return fmt.Sprintf("logins from the network use TLS: %s names no certificate of its own, so pidb makes a self-signed one (%s)", e.Flavor, cert)
 }

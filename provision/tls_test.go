@@ -96,6 +96,29 @@ func TestAccessTLSCheck(t *testing.T) {
 	if ch, _ = (accessStep{}).Check(ctx, tg); strings.Contains(strings.Join(ch.Commands, "\n"), "openssl") || strings.Contains(ch.Diff, "ssl_cert") {
 		t.Errorf("tls = false without a certificate: %+v", ch)
 	}
+	// Oracle MySQL with the certificate it made at its first start: kept
+	// on its own; in a cluster, pidb's (the replicas verify the
+	// primary's by its address, which MySQL's names not)
+	oracle := func(cluster bool) *Target {
+		r := (&fakerun.Runner{Files: map[string]string{}}).
+			Contains("pidb-server.crt", fakerun.Reply{Stdout: "no\n"}).
+			Contains("@@ssl_cert", fakerun.Reply{Stdout: "own\n"})
+		tg := target("mysql", facts.EngineState{Flavor: "mysql", Version: "9.7.4", Running: true}, r)
+		if cluster {
+			tg = member("pi3", r)
+			tg.Host.Engine, tg.Facts.Engine = "mysql", facts.EngineState{Flavor: "mysql", Version: "9.7.4", Running: true}
+		}
+		tg.Host.AllowFrom, tg.Host.TLS = allow, true
+		return tg
+	}
+	if ch, err := (accessStep{}).Check(ctx, oracle(false)); err != nil || strings.Contains(strings.Join(ch.Commands, "\n"), "openssl req") || strings.Contains(ch.Diff, "ssl_cert") {
+		t.Errorf("MySQL on its own, with its certificate: %+v %v", ch, err)
+	}
+	ch, err = accessStep{}.Check(ctx, oracle(true))
+	if cmds := strings.Join(ch.Commands, "\n"); err != nil || !strings.Contains(cmds, "subjectAltName=IP:10.0.0.30") || !strings.Contains(ch.Diff, "+ssl_cert = /etc/mysql/pidb-server.crt") ||
+		!strings.Contains(ch.Note, "by its address") {
+		t.Errorf("MySQL in a cluster: %+v %v", ch, err)
+	}
 	// PostgreSQL with its own certificate
 	r = (&fakerun.Runner{Files: map[string]string{"/etc/postgresql/15/main/pg_hba.conf": "local all postgres peer\n"}}).
 		Contains("pidb-server.crt", fakerun.Reply{Stdout: "no\n"}).

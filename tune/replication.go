@@ -99,11 +99,19 @@ func replication(in Input, preset PresetName) Settings {
 	// (log_slave_updates): any of them can become the primary without a
 	// restart, and the others follow it from their GTID positions. Only
 	// read_only tells a replica from the primary.
+	updates := "log_slave_updates"
+	if in.Flavor == dbms.MySQL && !version.Less(in.Version, "8.0.26") {
+		updates = "log_replica_updates" // MySQL's name since 8.0.26
+	}
 	s := Settings{
 		{"server_id", Integer(int64(r.ServerID)), of + ": each server's own number, which its binary log events carry (pidb's: the host's IPv4 address as a number)", false},
 		{"log_bin", Switch(true), of + ": every member writes the binary log (pidb-bin.* in the data directory), so that any of them can become the primary without a restart; a host on its own keeps the write-up's skip-log-bin", false},
-		{"log_slave_updates", Switch(true), of + ": a replica's binary log holds what it replays too, so that the others can follow it from their GTID positions once it is the primary", false},
-		{"binlog_format", Word("ROW"), of + ": the rows a statement changed, so a replica applies exactly them", false},
+		{updates, Switch(true), of + ": a replica's binary log holds what it replays too, so that the others can follow it from their GTID positions once it is the primary", false},
+	}
+	if in.Flavor == dbms.MariaDB {
+		// MySQL logs rows by default, and calls binlog_format deprecated
+		// since 8.0.34
+		s = append(s, Setting{"binlog_format", Word("ROW"), of + ": the rows a statement changed, so a replica applies exactly them", false})
 	}
 	if in.Flavor == dbms.MariaDB {
 		s = append(s, Setting{"gtid_strict_mode", Switch(true), of + ": a replica stops on an event out of order instead of applying it twice or skipping it", false})
