@@ -325,6 +325,11 @@ func myApplySeed(ctx context.Context, t *Target, e engine.Engine, password strin
 	if err := t.Root.Upload(ctx, seedingMark, []byte(p.Name+"\n"), 0o644); err != nil {
 		return fmt.Errorf("mark the seed: %w", err)
 	}
+	if e.Flavor == dbms.MySQL {
+		if err := ownUUID(ctx, t, e, from); err != nil {
+			return err
+		}
+	}
 	cutShort := fmt.Sprintf("(what %s holds now is a copy cut short: the next provision seeds it again)", t.Host.Name)
 	if _, err := t.Root.RunInput(ctx, e.Script(), []byte(clearSQL(e, st))); err != nil {
 		return fmt.Errorf("make ready for the copy: %w", err)
