@@ -85,10 +85,14 @@ func TestConfigureCheck(t *testing.T) {
 	if err != nil || !ch.Needed || !strings.Contains(ch.Diff, "+shared_buffers = 1GB") || !strings.HasPrefix(ch.Diff, "--- /etc/postgresql/15/main/conf.d/90-pidb.conf") || ch.Note != "" {
 		t.Fatalf("no file yet: %+v %v", ch, err)
 	}
-	// PostgreSQL 18, newer than any the tuner knows: tuned as 17, and said
-	newer := target("postgres", facts.EngineState{Flavor: "postgres", Version: "18.1", Running: true}, &fakerun.Runner{Files: map[string]string{}})
-	if ch, err := (configureStep{}).Check(ctx, newer); err != nil || !ch.Needed || !strings.Contains(ch.Note, "PostgreSQL 18 is newer than any pidb knows: tuned as PostgreSQL 17") ||
-		!strings.Contains(ch.Diff, "PostgreSQL 18 (tuned as 17, the newest pidb knows)") || !strings.HasPrefix(ch.Diff, "--- /etc/postgresql/18/main/conf.d/90-pidb.conf") {
+	// PostgreSQL 19, newer than any the tuner knows: tuned as 18, and said
+	newer := target("postgres", facts.EngineState{Flavor: "postgres", Version: "19.1", Running: true}, &fakerun.Runner{Files: map[string]string{}})
+	if ch, err := (configureStep{}).Check(ctx, newer); err != nil || !ch.Needed || !strings.Contains(ch.Note, "PostgreSQL 19 is newer than any pidb knows: tuned as PostgreSQL 18") ||
+		!strings.Contains(ch.Diff, "PostgreSQL 19 (tuned as 18, the newest pidb knows)") || !strings.HasPrefix(ch.Diff, "--- /etc/postgresql/19/main/conf.d/90-pidb.conf") {
+		t.Errorf("PostgreSQL 19: %+v %v", ch, err)
+	}
+	// PostgreSQL 18: known, no note
+	if ch, err := (configureStep{}).Check(ctx, target("postgres", facts.EngineState{Flavor: "postgres", Version: "18.1", Running: true}, &fakerun.Runner{Files: map[string]string{}})); err != nil || strings.Contains(ch.Note, "newer than any") {
 		t.Errorf("PostgreSQL 18: %+v %v", ch, err)
 	}
 	// the same file already there: nothing to do, no restart

@@ -68,6 +68,8 @@ var params = []Param{
 	{Name: "log_min_duration_statement", Kind: Int, Min: -1, Max: 2147483647, Flavors: pg}, // milliseconds; -1 off
 	{Name: "seq_page_cost", Kind: Float, Min: 0, Max: 1.79769e308, Flavors: pg},
 	{Name: "effective_io_concurrency", Kind: Int, Min: 0, Max: 1000, Flavors: pg},
+	{Name: "io_method", Kind: Enum, Enum: []string{"sync", "worker", "io_uring"}, Flavors: pg, Since: "18"},
+	{Name: "io_workers", Kind: Int, Min: 1, Max: 32, Flavors: pg, Since: "18"},
 	{Name: "default_statistics_target", Kind: Int, Min: 1, Max: 10000, Flavors: pg},
 	{Name: "max_worker_processes", Kind: Int, Min: 0, Max: 262143, Flavors: pg},
 	{Name: "max_parallel_workers", Kind: Int, Min: 0, Max: 1024, Flavors: pg},

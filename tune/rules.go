@@ -73,6 +73,10 @@ func postgres(in Input, preset PresetName) Settings {
 	}
 	rpc, rpcWhy := 4.0, "the default: storage unknown"
 	eio, eioWhy := int64(1), "the default: storage unknown"
+	if !version.Less(in.Version, "18") {
+		// 18 reads ahead through its asynchronous I/O (io_method worker)
+		eio, eioWhy = 16, "PostgreSQL 18's default: storage unknown"
+	}
 	switch in.Storage {
 	case "sd":
 		rpc, rpcWhy = 1.5, "an SD card has no seek time, but its small random reads are slower than an SSD's"

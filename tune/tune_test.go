@@ -370,7 +370,7 @@ func TestNewerThanKnown(t *testing.T) {
 	for _, c := range []struct {
 		flavor      dbms.Flavor
 		asked, want string
-	}{{dbms.Postgres, "18", "17"}, {dbms.Postgres, "18.1", "17"}, {dbms.MySQL, "9.7.4", "8.4"}, {dbms.MariaDB, "12.1", "11.8"}} {
+	}{{dbms.Postgres, "19", "18"}, {dbms.Postgres, "19.1", "18"}, {dbms.MySQL, "9.7.4", "8.4"}, {dbms.MariaDB, "12.1", "11.8"}} {
 		in, err := Normalize(Input{Flavor: c.flavor, Version: c.asked, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"})
 		if err != nil || in.Version != c.want || in.Asked != c.asked {
 			t.Errorf("%s %s: tuned as %q (asked %q), %v; want %s", c.flavor, c.asked, in.Version, in.Asked, err, c.want)
@@ -390,7 +390,7 @@ func TestNewerThanKnown(t *testing.T) {
 	for _, c := range []struct {
 		flavor dbms.Flavor
 		v      string
-	}{{dbms.Postgres, "17"}, {dbms.Postgres, "15.8"}, {dbms.MySQL, "8.4.6"}, {dbms.MySQL, "8.0.39"}, {dbms.MariaDB, "11.8.3"}, {dbms.MariaDB, "10.11"}} {
+	}{{dbms.Postgres, "18"}, {dbms.Postgres, "17"}, {dbms.Postgres, "15.8"}, {dbms.MySQL, "8.4.6"}, {dbms.MySQL, "8.0.39"}, {dbms.MariaDB, "11.8.3"}, {dbms.MariaDB, "10.11"}} {
 		in, err := Normalize(Input{Flavor: c.flavor, Version: c.v, RAMBytes: 4 << 30, CPUs: 4})
 		if err != nil || in.Version != c.v || in.Asked != "" || NewerThanKnown(in) != "" {
 			t.Errorf("%s %s, a known release: tuned as %q (asked %q), %v", c.flavor, c.v, in.Version, in.Asked, err)
@@ -636,4 +636,39 @@ func TestReasonsTrue(t *testing.T) {
 func reasonOf(s Settings, name string) string {
 	x, _ := s.Get(name)
 	return x.Why
+}
+
+// TestPostgres18: the tuner knows PostgreSQL 18: effective_io_concurrency
+// where the storage is unknown is 18's own default (16), 1 before it; an
+// SD card's 2 on both; io_method and io_workers, new in 18, are taken as
+// overrides there and refused before it, naming the release.
+func TestPostgres18(t *testing.T) {
+	eio := func(v, storage string) (int64, string) {
+		t.Helper()
+		s, err := Recommend(Input{Flavor: dbms.Postgres, Version: v, RAMBytes: 4 << 30, CPUs: 4, Storage: storage}, Balanced, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _ := s.Get("effective_io_concurrency")
+		return x.Value.Int, x.Why
+	}
+	if n, why := eio("18", ""); n != 16 || !strings.Contains(why, "PostgreSQL 18's default") {
+		t.Errorf("18, storage unknown: %d (%s)", n, why)
+	}
+	if n, _ := eio("17", ""); n != 1 {
+		t.Errorf("17, storage unknown: %d", n)
+	}
+	for _, v := range []string{"17", "18"} {
+		if n, _ := eio(v, "sd"); n != 2 {
+			t.Errorf("%s on an SD card: %d", v, n)
+		}
+	}
+	over := map[string]string{"io_method": "sync", "io_workers": "2"}
+	s, err := Recommend(Input{Flavor: dbms.Postgres, Version: "18", RAMBytes: 1 << 30, CPUs: 4}, Balanced, over)
+	if m, ok := s.Get("io_method"); err != nil || !ok || m.Value.Word != "sync" {
+		t.Errorf("io_method on 18: %+v %v", m, err)
+	}
+	if _, err := Recommend(Input{Flavor: dbms.Postgres, Version: "17", RAMBytes: 1 << 30, CPUs: 4}, Balanced, map[string]string{"io_method": "sync"}); err == nil || !strings.Contains(err.Error(), "18") {
+		t.Errorf("io_method on 17: %v", err)
+	}
 }

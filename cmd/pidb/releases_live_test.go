@@ -39,7 +39,7 @@ var releaseHosts = map[string][]struct {
 // own: the direct runs and --ca would fail without it), and whose
 // snapshot isolation fails a quarter of tpcc's New-Orders and Payments
 // with 1020 (tried again, as sysbench does). On the ubuntu release,
-// PostgreSQL 18 (tuned as 17) and Oracle MySQL 9 (tuned as 8.4): its
+// PostgreSQL 18 and Oracle MySQL 9 (tuned as 8.4): its
 // drop-in must sort after Ubuntu's mysqld.cnf and its buffer pool be
 // whole chunks, or the read-back rolls the provision back; it has no
 // @@have_ssl.
