@@ -30,6 +30,7 @@ type TuneShowOptions struct {
 	RAMBytes       uint64 // the board's nominal RAM
 	CPUs           int
 	Storage        string // sd, usb, nvme or unknown
+	Bits           int    // the server's word size: 32 or 64 (0: 64)
 	MaxConnections int    // 0: scaled to RAM
 	Preset         string
 	Set            map[string]string // settings overridden, by name
@@ -50,7 +51,7 @@ type Tuned struct {
 // TuneShow is the tuner's recommendation for the board described, offline.
 // A board or a setting the tuner refuses is a usage error.
 func TuneShow(o TuneShowOptions) (Tuned, error) {
-	in := tune.Input{Flavor: dbms.Flavor(o.Engine), Version: o.Version, RAMBytes: o.RAMBytes, CPUs: o.CPUs, Storage: o.Storage, MaxConnections: o.MaxConnections,
+	in := tune.Input{Flavor: dbms.Flavor(o.Engine), Version: o.Version, RAMBytes: o.RAMBytes, CPUs: o.CPUs, Storage: o.Storage, Bits: o.Bits, MaxConnections: o.MaxConnections,
 		ConnectionsAsk: "--max-connections"}
 	s, err := tune.Recommend(in, tune.PresetName(o.Preset), o.Set)
 	if err != nil {
@@ -58,9 +59,7 @@ func TuneShow(o TuneShowOptions) (Tuned, error) {
 	}
 	in, _ = tune.Normalize(in)
 	var warn []string
-	if w := tune.NewerThanKnown(in); w != "" {
-		warn = append(warn, w)
-	}
+	warn = append(warn, tune.Warnings(in)...)
 	// beyond any Pi: the rules scale, but nothing here measured them there
 	if o.RAMBytes > 16<<30 {
 		warn = append(warn, fmt.Sprintf("--mem %d GiB is more than any Raspberry Pi has (16 GB, the Pi 5's largest): the rules scale to it, but were made and measured for Pis", o.RAMBytes>>30))

@@ -475,7 +475,7 @@ func (e Engine) Port() int { return Port(e.Flavor.Family()) }
 // facts), its preset and its [host.settings]. An override the tuner refuses
 // is an *inventory.Error at its line in the inventory file invPath.
 func Desired(e Engine, f facts.Facts, h inventory.Host, invPath, preset string) (tune.Input, tune.Settings, error) {
-	in := tune.Input{Flavor: e.Flavor, Version: e.TuneAs, RAMBytes: f.RAMBytes, MemBytes: f.MemBytes, CPUs: f.CPUs, Storage: f.DataOn(),
+	in := tune.Input{Flavor: e.Flavor, Version: e.TuneAs, RAMBytes: f.RAMBytes, MemBytes: f.MemBytes, CPUs: f.CPUs, Storage: f.DataOn(), Bits: f.WordBits(),
 		MaxConnections: h.Connections, ConnectionsAsk: "the inventory's max_connections", Replication: Replication(h)}
 	// a standby runs only with at least its primary's max_connections,
 	// and any host of a cluster may become its primary: where the

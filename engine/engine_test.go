@@ -359,3 +359,17 @@ func TestScriptsTakeValuesAsData(t *testing.T) {
 		}
 	}
 }
+
+// TestDesired32Bit: a host whose packages are 32-bit (dpkg says armhf,
+// whatever its kernel) is tuned within what a 32-bit process addresses;
+// arm64 packages on the same board use all of its RAM.
+func TestDesired32Bit(t *testing.T) {
+	for userland, want := range map[string]uint64{"armhf": 3 << 30, "arm64": 8 << 30} {
+		f := facts.Facts{RAMBytes: 8 << 30, CPUs: 4, Storage: "sd", Arch: "aarch64", Userland: userland, Engine: facts.EngineState{Flavor: "mariadb", Version: "11.8.3"}}
+		e, _ := Of(f)
+		in, _, err := Desired(e, f, inventory.Host{Name: "pi5"}, "pis.toml", "balanced")
+		if in, _ = tune.Normalize(in); err != nil || in.RAMBytes != want {
+			t.Errorf("%s on 8 GB: sized for %d MiB, %v; want %d MiB", userland, in.RAMBytes>>20, err, want>>20)
+		}
+	}
+}

@@ -96,7 +96,7 @@ func (configureStep) Check(ctx context.Context, t *Target) (Change, error) {
 	// knows, and said
 	note := ""
 	if in, _, err := t.settings(e); err == nil {
-		note = tune.NewerThanKnown(in)
+		note = strings.Join(tune.Warnings(in), "; ")
 	}
 	return Change{Needed: true, Diff: unified(e.ConfPath, string(have), want),
 		Commands: []string{e.CheckCmd(), e.RestartCmd()}, Note: note}, nil

@@ -401,8 +401,12 @@ func Render(in Input, preset PresetName, s Settings) string {
 	if in.Asked != "" {
 		server = in.Asked + " (tuned as " + in.Version + ", the newest pidb knows)"
 	}
-	fmt.Fprintf(&b, "# Managed by pidb: preset %q for %s %s, %d MiB RAM, %d CPUs, storage %s%s.\n",
-		preset, flavorName(in.Flavor), server, in.RAMBytes>>20, in.CPUs, in.Storage, cluster)
+	ram := fmt.Sprintf("%d MiB RAM", in.RAMBytes>>20)
+	if in.Board != 0 {
+		ram = fmt.Sprintf("%d MiB RAM (a 32-bit server on a board of %d MiB)", in.RAMBytes>>20, in.Board>>20)
+	}
+	fmt.Fprintf(&b, "# Managed by pidb: preset %q for %s %s, %s, %d CPUs, storage %s%s.\n",
+		preset, flavorName(in.Flavor), server, ram, in.CPUs, in.Storage, cluster)
 	b.WriteString("# pidb rewrites this file: put per-host changes in the inventory's [host.settings].\n")
 	if isMySQLFamily(in.Flavor) {
 		b.WriteString("[mysqld]\n")

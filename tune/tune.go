@@ -33,10 +33,45 @@ type Input struct {
 	ConnectionsAsk string
 	// Replication is the host's part in a cluster; nil on its own
 	Replication *Replication
+	// Bits is the server's word size: 32 for a 32-bit userland (armhf,
+	// Raspberry Pi OS's 32-bit image, also on a 64-bit kernel), else 64
+	// (0: 64). A 32-bit process addresses at most 3 GB (Addressable).
+	Bits int
+	// Board is, after Normalize, the board's RAM where a 32-bit server is
+	// sized within Addressable instead (RAMBytes is then Addressable); 0
+	// where nothing was capped
+	Board uint64
 	// Asked is, after Normalize, the version asked for where it is newer
 	// than any the tuner knows, and Version then the newest it knows,
 	// which it tunes as (NewerThanKnown says so); else ""
 	Asked string
+}
+
+// Addressable is the memory a 32-bit server is sized within: the
+// address space a 32-bit process has for its own (3 GB under a 32-bit
+// kernel's split), which its shared memory, caches and every
+// connection's buffers must fit in, whatever the board has.
+const Addressable = 3 << 30
+
+// Capped32 is the warning for a 32-bit server on a board with more RAM
+// than it can address (Normalize's Board); "" where nothing was capped.
+func Capped32(in Input) string {
+	if in.Board == 0 {
+		return ""
+	}
+	return fmt.Sprintf("a 32-bit server (a 32-bit userland) addresses at most %d MiB: memory sized as on a board of that much, not the board's %d MiB (a 64-bit Raspberry Pi OS uses it all)", uint64(Addressable)>>20, in.Board>>20)
+}
+
+// Warnings are what the tuner says of its input: a release newer than it
+// knows, a 32-bit server's capped memory.
+func Warnings(in Input) []string {
+	var out []string
+	for _, w := range []string{NewerThanKnown(in), Capped32(in)} {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // newest is the newest version of each flavour the tuner knows: a newer
@@ -150,6 +185,10 @@ func Normalize(in Input) (Input, error) {
 	}
 	if in.RAMBytes < 256<<20 {
 		return in, fmt.Errorf("RAM %d bytes is too little: a Pi has at least 256 MB", in.RAMBytes)
+	}
+	if in.Bits == 32 && in.RAMBytes > Addressable {
+		in.Board, in.RAMBytes = in.RAMBytes, Addressable
+		in.MemBytes = min(in.MemBytes, Addressable*85/100)
 	}
 	if in.CPUs < 1 {
 		return in, fmt.Errorf("cpus must be at least 1")

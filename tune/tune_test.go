@@ -672,3 +672,30 @@ func TestPostgres18(t *testing.T) {
 		t.Errorf("io_method on 17: %v", err)
 	}
 }
+
+// TestCapped32: a 32-bit server on a board with more RAM than a 32-bit
+// process addresses is sized within 3 GB, and says so (the warning, the
+// drop-in's first line); on a smaller board, or 64-bit, nothing changes.
+func TestCapped32(t *testing.T) {
+	in, err := Normalize(Input{Flavor: dbms.Postgres, Version: "17", RAMBytes: 8 << 30, MemBytes: 7 << 30, CPUs: 4, Bits: 32})
+	if err != nil || in.RAMBytes != 3<<30 || in.Board != 8<<30 || in.MemBytes > 3<<30 || !strings.Contains(Capped32(in), "addresses at most 3072 MiB") || !strings.Contains(Capped32(in), "8192 MiB") {
+		t.Errorf("8 GB, 32-bit: %+v %v: %s", in, err, Capped32(in))
+	}
+	s, _ := Recommend(in, Balanced, nil)
+	if sb, _ := s.Get("shared_buffers"); sb.Value.Bytes != 768<<20 {
+		t.Errorf("shared_buffers on 8 GB, 32-bit: %v, want 768MB (a quarter of 3 GB)", sb.Value.Bytes)
+	}
+	if head := strings.SplitN(Render(in, Balanced, s), "\n", 2)[0]; !strings.Contains(head, "3072 MiB RAM (a 32-bit server on a board of 8192 MiB)") {
+		t.Errorf("the drop-in's first line: %s", head)
+	}
+	for _, c := range []Input{
+		{Flavor: dbms.MariaDB, Version: "11.8", RAMBytes: 2 << 30, CPUs: 4, Bits: 32},
+		{Flavor: dbms.MariaDB, Version: "11.8", RAMBytes: 8 << 30, CPUs: 4, Bits: 64},
+		{Flavor: dbms.MariaDB, Version: "11.8", RAMBytes: 8 << 30, CPUs: 4},
+	} {
+		in, err := Normalize(c)
+		if err != nil || in.RAMBytes != c.RAMBytes || in.Board != 0 || len(Warnings(in)) != 0 {
+			t.Errorf("%d MiB, %d-bit: %+v %v", c.RAMBytes>>20, c.Bits, in, err)
+		}
+	}
+}

@@ -166,7 +166,7 @@ func TestMySQLClusterOnTheLab(t *testing.T) {
 	// their drop-ins and in the inventory; rows written on each new
 	// primary reach the others
 	configured := func(h inventory.Host) bool {
-		return strings.Contains(labtest.MustSSH(t, root(h), "my_print_defaults --mysqld"), "--read_only=ON")
+		return strings.Contains(labtest.MustSSH(t, root(h), "my_print_defaults mysqld"), "--read_only=ON")
 	}
 	for _, step := range []struct{ to, from, other inventory.Host }{{r1, primary, r2}, {primary, r1, r2}} {
 		if code, out := switchoverTo(t, inv.Path, "shop", step.to); code != 0 {

@@ -36,13 +36,14 @@ func tuneCommand(run tuneRun) *cli.Command {
 			{
 				Name:      "show",
 				Usage:     "print the settings for a board, offline",
-				UsageText: "pidb tune show --engine postgres|mysql|mariadb [--version V] --mem SIZE --cpus N [--storage S] [--preset P] [--set name=value]... [--max-connections N] [--format conf|json] [--json]",
+				UsageText: "pidb tune show --engine postgres|mysql|mariadb [--version V] --mem SIZE --cpus N [--storage S] [--bits 32|64] [--preset P] [--set name=value]... [--max-connections N] [--format conf|json] [--json]",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "engine", Usage: "postgres, mysql or mariadb"},
-					&cli.StringFlag{Name: "version", Usage: "the server's version (default: what Debian 12 / Raspberry Pi OS ships)"},
+					&cli.StringFlag{Name: "version", Usage: "the server's version (default: what current Raspberry Pi OS ships: PostgreSQL 17, MariaDB 11.8; MySQL 8.4)"},
 					&cli.StringFlag{Name: "mem", Usage: "the board's nominal RAM, e.g. 4GiB or 512MB (binary)"},
 					&cli.IntFlag{Name: "cpus", Usage: "cores", DefaultText: "none: give it"},
 					&cli.StringFlag{Name: "storage", Usage: "sd, usb, nvme or unknown", Value: "sd"},
+					&cli.IntFlag{Name: "bits", Usage: "the server's word size: 32 for a 32-bit userland (armhf: sized within 3 GB), else 64", Value: 64},
 					&cli.StringFlag{Name: "preset", Usage: strings.Join(action.PresetNames(), ", ") + " (see pidb tune presets)", Value: action.DefaultPreset},
 					&cli.StringSliceFlag{Name: "set", Usage: "override a setting: `name=value` (repeatable)"},
 					&cli.IntFlag{Name: "max-connections", Usage: "connections to plan for (default: scaled to RAM)"},
@@ -97,8 +98,11 @@ func tuneShowOptions(c *cli.Context) (action.TuneShowOptions, error) {
 	if err != nil {
 		return action.TuneShowOptions{}, usage.Errorf("--mem: %v", err)
 	}
+	if b := c.Int("bits"); b != 32 && b != 64 {
+		return action.TuneShowOptions{}, usage.Errorf("--bits %d: want 32 (a 32-bit userland, armhf) or 64", b)
+	}
 	o := action.TuneShowOptions{Engine: c.String("engine"), Version: c.String("version"), RAMBytes: mem, CPUs: c.Int("cpus"), Storage: c.String("storage"),
-		MaxConnections: c.Int("max-connections"), Preset: c.String("preset"), Set: map[string]string{}}
+		Bits: c.Int("bits"), MaxConnections: c.Int("max-connections"), Preset: c.String("preset"), Set: map[string]string{}}
 	for _, kv := range c.StringSlice("set") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) == "" {

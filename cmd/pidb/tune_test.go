@@ -49,6 +49,7 @@ func TestTuneShow(t *testing.T) {
 		{[]string{"--format", "yaml"}, "want conf or json"},
 		{[]string{"--format", "conf", "--json"}, "give one"},
 		{[]string{"--max-connections", "200", "--set", "max_connections=100"}, "the connections planned for are 200"},
+		{[]string{"--bits", "16"}, "--bits 16: want 32"},
 	} {
 		args := append([]string{"tune", "show", "--engine", "postgres", "--mem", "4GiB", "--cpus", "4"}, c.args...)
 		code, _, errOut := runPidb(t, args...)
@@ -58,6 +59,11 @@ func TestTuneShow(t *testing.T) {
 	}
 	if code, _, errOut := runPidb(t, "tune", "show", "--engine", "postgres", "--cpus", "4"); code != 2 || !strings.Contains(errOut, "--mem") {
 		t.Errorf("missing --mem: exit %d %q", code, errOut)
+	}
+	// a 32-bit server on an 8 GB board: sized within 3 GB, and said
+	if code, out, errOut := runPidb(t, "tune", "show", "--engine", "postgres", "--mem", "8GiB", "--cpus", "4", "--bits", "32"); code != 0 || !strings.Contains(out, "shared_buffers = 768MB") ||
+		!strings.Contains(errOut, "warning: a 32-bit server") {
+		t.Errorf("--bits 32: exit %d\n%s%s", code, out, errOut)
 	}
 	// --engine as people write it: postgresql is PostgreSQL
 	if code, out, errOut := runPidb(t, "tune", "show", "--engine", "PostgreSQL", "--mem", "4GiB", "--cpus", "4"); code != 0 || !strings.Contains(out, "for PostgreSQL 17") {
