@@ -296,25 +296,6 @@ func makeReplicationPassword(t *Target) (string, error) {
 	return sec.Replication, nil
 }
 
-// clusterFlavor refuses a synchronous cluster's host whose server is
-// Oracle MySQL's (installed, or what its distribution ships): pidb makes
-// MySQL's clusters asynchronous only (its semi-sync is a pair of plugins
-// pidb does not load yet), and a cluster that says synchronous must not
-// run without it. Run asks it before any step.
-func (t *Target) clusterFlavor() error {
-	if t.Cluster == nil || t.Host.Cluster == nil || !t.Host.Cluster.Synchronous {
-		return nil
-	}
-	flavor := t.Facts.Engine.Flavor
-	if flavor == "" {
-		flavor = dbms.FlavorOn(t.Host.Engine, t.Facts.OS.ID)
-	}
-	if flavor == dbms.MySQL {
-		return fmt.Errorf("cluster %q: %s runs Oracle MySQL (or its distribution ships it), and pidb makes MySQL clusters asynchronous only (semi-sync is not set up yet): set synchronous = false; nothing was changed on it", t.Cluster.Name, t.Host.Name)
-	}
-	return nil
-}
-
 // ServedCert is the certificate the host's server presents to a TLS
 // client (PEM), as its replicas will see it: read on the host's loopback.
 func ServedCert(ctx context.Context, root remote.Runner, e engine.Engine) (string, error) {

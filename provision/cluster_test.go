@@ -108,54 +108,6 @@ func TestReplicationStepReads(t *testing.T) {
 	}
 }
 
-// TestClusterFlavor: a synchronous cluster's host on Oracle MySQL's
-// server, installed or the one Ubuntu ships, is refused by Run before any
-// step, with nothing run on it (pidb does not set up MySQL's semi-sync);
-// an asynchronous one goes on, as MariaDB (Debian's) and PostgreSQL do,
-// and a host on its own is not asked.
-func TestClusterFlavor(t *testing.T) {
-	const refused = `cluster "quiz": pi3 runs Oracle MySQL (or its distribution ships it), and pidb makes MySQL clusters asynchronous only (semi-sync is not set up yet): set synchronous = false; nothing was changed on it`
-	for _, c := range []struct {
-		family       dbms.Family
-		osID, flavor string
-		alone, sync  bool
-		want         string
-	}{
-		{dbms.MySQLFamily, "ubuntu", "", false, true, refused},
-		{dbms.MySQLFamily, "debian", "mysql", false, true, refused},
-		{dbms.MySQLFamily, "ubuntu", "", false, false, ""},
-		{dbms.MySQLFamily, "debian", "mysql", false, false, ""},
-		{dbms.MySQLFamily, "debian", "", false, true, ""},
-		{dbms.MySQLFamily, "raspbian", "mariadb", false, true, ""},
-		{dbms.PostgresFamily, "ubuntu", "", false, true, ""},
-		{dbms.MySQLFamily, "ubuntu", "", true, true, ""},
-	} {
-		tg := member("pi3", &fakerun.Runner{})
-		tg.Host.Engine, tg.Facts.OS.ID, tg.Facts.Engine = c.family, c.osID, facts.EngineState{Flavor: dbms.Flavor(c.flavor)}
-		tg.Host.Cluster = &inventory.Cluster{Name: "quiz", Synchronous: c.sync}
-		if c.alone {
-			tg.Cluster, tg.Host.Cluster = nil, nil
-		}
-		err := tg.clusterFlavor()
-		if got := ""; err != nil {
-			got = err.Error()
-			if got != c.want {
-				t.Errorf("%+v: %q, want %q", c, got, c.want)
-			}
-		} else if c.want != "" {
-			t.Errorf("%+v: not refused", c)
-		}
-	}
-	// Run refuses it before its first step, running nothing
-	r := &fakerun.Runner{Strict: true}
-	tg := member("pi3", r)
-	tg.Host.Engine, tg.Facts.OS.ID, tg.Facts.Engine = dbms.MySQLFamily, "debian", facts.EngineState{Flavor: "mysql", Version: "8.0.39", Running: true}
-	tg.Host.Cluster = &inventory.Cluster{Name: "quiz", Synchronous: true}
-	if _, err := Run(context.Background(), tg, Steps(), false); err == nil || err.Error() != refused || len(r.Ran()) != 0 {
-		t.Errorf("Run: %v, ran %v", err, r.Ran())
-	}
-}
-
 func TestSeedCheck(t *testing.T) {
 	ctx := context.Background()
 	replica := func(rows [][]string) *Target {

@@ -109,9 +109,6 @@ func Run(ctx context.Context, t *Target, steps []Step, dryRun bool) (Report, err
 		}
 		return rep, fmt.Errorf("%s: %s: %w", t.Host.Name, step, err)
 	}
-	if err := t.clusterFlavor(); err != nil {
-		return rep, err
-	}
 	// a server that runs but is still starting (a Pi just booted, a
 	// recovery after a crash) answers no query yet: wait for it
 	if e, err := engine.Of(t.Facts); err == nil && t.Facts.Engine.Running {

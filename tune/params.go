@@ -143,6 +143,11 @@ var params = []Param{
 	{Name: "relay_log_recovery", Kind: Bool, Flavors: mysqls},
 	{Name: "slave_parallel_threads", Kind: Int, Min: 0, Max: 16383, Flavors: mariadb},
 	{Name: "rpl_semi_sync_master_enabled", Kind: Bool, Flavors: mariadb, Since: "10.3.3"},
+	{Name: "rpl_semi_sync_master_enabled", Kind: Bool, Flavors: mysql, Until: "8.0.26"},
+	{Name: "rpl_semi_sync_slave_enabled", Kind: Bool, Flavors: mysql, Until: "8.0.26"},
+	{Name: "rpl_semi_sync_source_enabled", Kind: Bool, Flavors: mysql, Since: "8.0.26"},
+	{Name: "rpl_semi_sync_replica_enabled", Kind: Bool, Flavors: mysql, Since: "8.0.26"},
+	{Name: "plugin_load_add", Kind: Quoted, Flavors: mysql},
 	{Name: "rpl_semi_sync_slave_enabled", Kind: Bool, Flavors: mariadb, Since: "10.3.3"},
 }
 

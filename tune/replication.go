@@ -38,8 +38,6 @@ func checkReplication(in Input) error {
 		return fmt.Errorf("cluster %q: %d hosts, want a primary and at least one replica", r.Cluster, r.Hosts)
 	case isMySQLFamily(in.Flavor) && r.ServerID == 0:
 		return fmt.Errorf("cluster %q: server_id 0 is not a replicating server's: give each host its own from 1", r.Cluster)
-	case r.Synchronous && in.Flavor == dbms.MySQL:
-		return fmt.Errorf("cluster %q: synchronous = true on MySQL needs the semisync plugins, which pidb does not install: leave it out, or run MariaDB, which has semi-sync built in", r.Cluster)
 	case r.Synchronous && in.Flavor == dbms.Postgres && r.Primary && len(r.Standbys) == 0:
 		return fmt.Errorf("cluster %q: synchronous = true with no standby named", r.Cluster)
 	}
@@ -143,6 +141,18 @@ func replication(in Input, preset PresetName) Settings {
 		s = append(s,
 			Setting{"rpl_semi_sync_master_enabled", Switch(true), of + " is synchronous (semi-sync): on the primary, a commit returns once a replica has its events, or after rpl_semi_sync_master_timeout (10 s) without one", false},
 			Setting{"rpl_semi_sync_slave_enabled", Switch(true), of + " is synchronous (semi-sync): a replica acknowledges what it receives", false})
+	}
+	if r.Synchronous && in.Flavor == dbms.MySQL {
+		// MySQL's semi-sync is two plugins, loaded at start, both on
+		// every member: a switchover changes neither
+		source, replica := "source", "replica"
+		if version.Less(in.Version, "8.0.26") {
+			source, replica = "master", "slave"
+		}
+		s = append(s,
+			Setting{"plugin_load_add", Text("semisync_" + source + ".so;semisync_" + replica + ".so"), of + " is synchronous (semi-sync): MySQL's two semi-sync plugins, loaded at start (their variables, read back, say they are)", false},
+			Setting{"rpl_semi_sync_" + source + "_enabled", Switch(true), of + " is synchronous (semi-sync): on the primary, a commit returns once a replica has its events, or after rpl_semi_sync_" + source + "_timeout (10 s) without one", false},
+			Setting{"rpl_semi_sync_" + replica + "_enabled", Switch(true), of + " is synchronous (semi-sync): a replica acknowledges what it receives", false})
 	}
 	return s
 }

@@ -156,6 +156,27 @@ func TestReplicationMySQL(t *testing.T) {
 		"gtid_strict_mode":           "-",
 		"binlog_expire_logs_seconds": "binlog_expire_logs_seconds = 259200",
 		"log_bin":                    "log_bin = pidb-bin",
+		"log_replica_updates":        "log_replica_updates = ON",
+		"log_slave_updates":          "-",
+		"binlog_format":              "-",
+		"plugin_load_add":            "-",
+	}, false)
+	// semi-sync: MySQL's two plugins loaded at start, both sides on on
+	// every member, by 8.0.26's names, and by the old ones before it
+	replica := Replication{Cluster: "shop", Hosts: 2, ServerID: 8, Synchronous: true}
+	primary.Synchronous = true
+	for _, r := range []Replication{primary, replica} {
+		expect(t, "MySQL 8.4, synchronous", clusterLines(t, "mysql", "8.4.6", pi4B4, Balanced, r), map[string]string{
+			"plugin_load_add":               "plugin_load_add = semisync_source.so;semisync_replica.so",
+			"rpl_semi_sync_source_enabled":  "rpl_semi_sync_source_enabled = ON",
+			"rpl_semi_sync_replica_enabled": "rpl_semi_sync_replica_enabled = ON",
+		}, false)
+	}
+	expect(t, "MySQL 8.0.25, synchronous", clusterLines(t, "mysql", "8.0.25", pi4B4, Balanced, replica), map[string]string{
+		"plugin_load_add":              "plugin_load_add = semisync_master.so;semisync_slave.so",
+		"rpl_semi_sync_master_enabled": "rpl_semi_sync_master_enabled = ON",
+		"rpl_semi_sync_slave_enabled":  "rpl_semi_sync_slave_enabled = ON",
+		"log_slave_updates":            "log_slave_updates = ON",
 	}, false)
 }
 
@@ -167,7 +188,6 @@ func TestReplicationRefused(t *testing.T) {
 	}{
 		{"mariadb", Replication{Cluster: "c", Primary: true, Hosts: 2}, `cluster "c": server_id 0 is not a replicating server's`},
 		{"postgres", Replication{Cluster: "c", Primary: true, Hosts: 1}, `cluster "c": 1 hosts, want a primary and at least one replica`},
-		{"mysql", Replication{Cluster: "c", Primary: true, Hosts: 2, ServerID: 1, Synchronous: true}, `synchronous = true on MySQL needs the semisync plugins`},
 		{"postgres", Replication{Cluster: "c", Primary: true, Hosts: 2, Synchronous: true}, `synchronous = true with no standby named`},
 		{"postgres", Replication{Cluster: "c", Primary: true, Hosts: 2, Synchronous: true, Standbys: []string{`a"); DROP`}}, `standby name "a\"); DROP"`},
 	} {

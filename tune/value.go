@@ -54,9 +54,10 @@ func Text(s string) Value { return Value{Kind: Quoted, Word: s} }
 
 // textChars are what a Quoted value may hold: names, spaces and the
 // punctuation of a list such as PostgreSQL's synchronous_standby_names
-// (ANY 1 ("pi3", "pi5")); never a quote that would end the value, a
+// (ANY 1 ("pi3", "pi5")) and of MySQL's plugin_load_add
+// (semisync_source.so;semisync_replica.so); never a quote that would end the value, a
 // newline or a comment.
-const textChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _.,()*\"-"
+const textChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _.,;()*\"-"
 
 func isMySQLFamily(flavor dbms.Flavor) bool { return flavor.Family() == dbms.MySQLFamily }
 

@@ -13,7 +13,7 @@ import (
 	"pidb/inventory"
 )
 
-// TestMySQLClusterOnTheLab: an Oracle MySQL cluster of three fresh CM4s
+// TestMySQLClusterOnTheLab: a semi-sync Oracle MySQL cluster of three fresh CM4s
 // of the lab's ubuntu release (MySQL 9.7), provisioned from scratch: the
 // replicas seeded from a mysqldump of the primary with its GTIDs and
 // replicating from it by auto-position over TLS, the primary's
@@ -29,7 +29,7 @@ func TestMySQLClusterOnTheLab(t *testing.T) {
 	t.Parallel()
 	inv := reserved.FreshOn(t, "ubuntu")
 	primary, r1, r2 := inv.Hosts[0], inv.Hosts[1], inv.Hosts[2]
-	addCluster(t, inv, "shop", "")
+	addCluster(t, inv, "shop", "synchronous = true\n")
 	root := func(h inventory.Host) inventory.Host { return labtest.RootHost(t, inv, h.Name) }
 	sql := func(h inventory.Host, q string) string {
 		return strings.TrimSpace(labtest.MustSSH(t, root(h), "mysql -NB -e "+shellQuote(q)))
@@ -82,6 +82,18 @@ func TestMySQLClusterOnTheLab(t *testing.T) {
 	if len(uuids) != 3 {
 		t.Errorf("server UUIDs: %v, want three", uuids)
 	}
+	// semi-sync: the primary has both replicas acknowledging (MySQL's
+	// plugins loaded at start, both sides on)
+	semisync := func(h inventory.Host) {
+		t.Helper()
+		q := "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_source_clients'"
+		for start := time.Now(); sql(h, q) != "Rpl_semi_sync_source_clients\t2"; time.Sleep(200 * time.Millisecond) {
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("%s: %q, want 2 semi-sync replicas", h.Name, sql(h, q))
+			}
+		}
+	}
+	semisync(primary)
 	status := func() (int, []cluster.Status, string) { t.Helper(); return clusterStatus(t, inv.Path) }
 	if code, sts, errOut := status(); code != 0 || len(sts) != 1 || !sts[0].OK || sts[0].Replicas[0].State != cluster.Streaming || sts[0].Replicas[1].State != cluster.Streaming || sts[0].Replicas[0].LagTransactions == nil {
 		t.Errorf("cluster status: exit %d %+v\n%s", code, sts, errOut)
@@ -172,6 +184,7 @@ func TestMySQLClusterOnTheLab(t *testing.T) {
 		if code, out := switchoverTo(t, inv.Path, "shop", step.to); code != 0 {
 			t.Fatalf("switchover to %s: exit %d\n%s", step.to.Name, code, out)
 		}
+		semisync(step.to)
 		if ro := sql(step.to, "SELECT @@read_only"); ro != "0" || replica(step.to) != nil || configured(step.to) {
 			t.Errorf("%s after the switchover to it: read_only %s (configured %v), SHOW REPLICA STATUS %v", step.to.Name, ro, configured(step.to), replica(step.to))
 		}
