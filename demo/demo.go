@@ -81,7 +81,7 @@ type Validation struct {
 func Run(ctx context.Context, o Options) (Result, error) {
 	o = o.withDefaults()
 	var res Result
-	l := lab.New(o.LabDir, o.Log)
+	l := lab.New(o.LabDir, o.Log).Own()
 	wasUp := false
 	for _, s := range l.Status() {
 		wasUp = wasUp || s.State == "up"

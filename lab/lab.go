@@ -25,7 +25,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -56,8 +55,8 @@ type Lab struct {
 	// The thermal simulation (see Simulate), set for Up: each host's
 	// cooling (default CoolingFan), the hosts left without
 	// vcgencmd, how fast simulated time runs (default 1), and the command
-	// that runs the simulator in its own process (`pidb lab simulate`);
-	// without it Up starts none.
+	// that runs the simulator in its own process (`pidb lab simulate`,
+	// set by RunsAs); without it Up starts none.
 	Cooling          map[string]Cooling
 	NoVcgencmd       map[string]bool
 	ThermalSpeed     float64
@@ -93,12 +92,24 @@ func New(dir string, log io.Writer) *Lab {
 	if log == nil {
 		log = io.Discard
 	}
-	l := &Lab{Dir: dir, Fleet: DefaultFleet(), Log: log}
-	// the simulator and the link run as `pidb lab simulate` and `pidb lab
-	// link`; a Go test binary cannot
-	if exe, err := os.Executable(); err == nil && !testing.Testing() {
-		l.SimulatorCommand = []string{exe, "lab", "simulate", "--dir", l.Dir}
-		l.LinkCommand = []string{exe, "lab", "link", "--dir", l.Dir}
+	return &Lab{Dir: dir, Fleet: DefaultFleet(), Log: log}
+}
+
+// RunsAs has the lab start its simulator and its link as `pidb lab
+// simulate` and `pidb lab link` of the pidb binary exe (the running one,
+// os.Executable): without it, as in a Go test binary, which cannot be
+// either, the lab goes on without them and says so.
+func (l *Lab) RunsAs(exe string) *Lab {
+	l.SimulatorCommand = []string{exe, "lab", "simulate", "--dir", l.Dir}
+	l.LinkCommand = []string{exe, "lab", "link", "--dir", l.Dir}
+	return l
+}
+
+// Own is RunsAs of the running binary: the lab as pidb's own commands
+// use it.
+func (l *Lab) Own() *Lab {
+	if exe, err := os.Executable(); err == nil {
+		l.RunsAs(exe)
 	}
 	return l
 }

@@ -56,7 +56,7 @@ type Run struct {
 // Command is `pidb lab` with its subcommands, doing their work with run's
 // functions (a zero Run: the lab's own).
 func Command(run Run) *cli.Command {
-	labOf := func(c *cli.Context) *lab.Lab { return lab.New(c.String("dir"), c.App.ErrWriter) }
+	labOf := func(c *cli.Context) *lab.Lab { return lab.New(c.String("dir"), c.App.ErrWriter).Own() }
 	return &cli.Command{
 		Name:  "lab",
 		Usage: "the simulated Pi fleet (systemd-nspawn; Linux, root)",
