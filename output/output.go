@@ -14,6 +14,12 @@ import (
 	"pidb/progress"
 )
 
+// Grid is a table's header and its rows, as Table writes them.
+type Grid struct {
+	Header []string
+	Rows   [][]string
+}
+
 // Table writes rows under a header as aligned columns. Empty cells print
 // "-". The cells hold what hosts said (facts, live settings, errors):
 // they are sanitized (progress.Sanitize) before the columns are laid out;

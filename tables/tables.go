@@ -14,16 +14,15 @@ import (
 	"pidb/action"
 	"pidb/facts"
 	"pidb/job"
+	"pidb/output"
 	"pidb/report"
 	"pidb/results"
 	"pidb/thermal"
 )
 
-// Table is a header and its rows.
-type Table struct {
-	Header []string
-	Rows   [][]string
-}
+// Table is a header and its rows (output.Grid, which the command line's
+// plumbing prints without knowing this package).
+type Table = output.Grid
 
 // Failed is a failed host's cell; its error is on stderr.
 const Failed = "FAILED (see stderr)"

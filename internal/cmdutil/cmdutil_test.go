@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"pidb/output"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pidb/config"
-	"pidb/tables"
 	"pidb/usage"
 )
 
@@ -91,7 +91,7 @@ func TestTidyFlags(t *testing.T) {
 func TestPrintResults(t *testing.T) {
 	failed := errors.New("1 of 2 hosts failed")
 	cmd := &cli.Command{Name: "x", Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}}, Action: func(c *cli.Context) error {
-		return PrintResults(c, []map[string]int{{"tps": 5}}, tables.Table{Header: []string{"HOST", "TPS"}, Rows: [][]string{{"pi4", "5.0"}}}, failed)
+		return PrintResults(c, []map[string]int{{"tps": 5}}, output.Grid{Header: []string{"HOST", "TPS"}, Rows: [][]string{{"pi4", "5.0"}}}, failed)
 	}}
 	out, _, err := app(t, cmd, "x")
 	if err != failed || out != "HOST  TPS\npi4   5.0\n" {

@@ -12,7 +12,6 @@ import (
 
 	"pidb/output"
 	"pidb/progress"
-	"pidb/tables"
 )
 
 // ViewFlags choose how progress looks on stderr (NewView reads them).
@@ -40,7 +39,7 @@ func IsTerminal(w io.Writer) bool {
 
 // Table writes a table on stdout; on a terminal, with colour allowed,
 // its verdicts are coloured.
-func Table(c *cli.Context, t tables.Table) error {
+func Table(c *cli.Context, t output.Grid) error {
 	return output.Table(c.App.Writer, t.Header, t.Rows, IsTerminal(c.App.Writer) && UseColor(c))
 }
 
@@ -52,7 +51,7 @@ func UseColor(c *cli.Context) bool {
 
 // PrintResults prints the JSON document with --json, else the table, and
 // then returns err, the command's own.
-func PrintResults(c *cli.Context, js any, t tables.Table, err error) error {
+func PrintResults(c *cli.Context, js any, t output.Grid, err error) error {
 	var perr error
 	if c.Bool("json") {
 		perr = output.JSON(c.App.Writer, js)
@@ -92,7 +91,7 @@ func OrWork[O any](run, work func(*cli.Context, O) error) func(*cli.Context, O) 
 
 // Printed is the work of a fleet command that prints its results as they
 // come: a table, or with --json the results themselves.
-func Printed[O, R any](do func(context.Context, O) ([]R, error), layout func([]R) tables.Table) func(*cli.Context, O) error {
+func Printed[O, R any](do func(context.Context, O) ([]R, error), layout func([]R) output.Grid) func(*cli.Context, O) error {
 	return func(c *cli.Context, o O) error {
 		rs, err := do(c.Context, o)
 		if rs == nil {
