@@ -13,7 +13,7 @@ import (
 
 	"pidb/bench/sqldb"
 	"pidb/inventory"
-	"pidb/validate"
+	"pidb/thermal"
 )
 
 // Bench is how a workload runs from the controller.
@@ -69,7 +69,7 @@ const (
 
 // DefaultThermal is [thermal] when the inventory says nothing.
 func DefaultThermal(k Kind) Thermal {
-	t := Thermal{Interval: 5 * time.Second, MaxTempC: validate.DefaultMaxTempC}
+	t := Thermal{Interval: 5 * time.Second, MaxTempC: thermal.SoftLimitC}
 	if k == ForValidate {
 		t.IdleBefore, t.IdleAfter = time.Minute, time.Minute
 	}

@@ -19,6 +19,11 @@ import (
 	"pidb/remote"
 )
 
+// SoftLimitC is where a Pi's firmware starts to throttle the Arm cores
+// (the soft temperature limit, 80 C by default on every model); 85 C is
+// the hard limit.
+const SoftLimitC = 80
+
 // Flags is `vcgencmd get_throttled`'s value: bits 0-3 are now, bits 16-19
 // the same conditions at any time since boot.
 type Flags uint32

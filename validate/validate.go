@@ -79,9 +79,9 @@ type Replica struct {
 	MaxLag    time.Duration // how far it may be
 }
 
-// DefaultMaxTempC is where the firmware starts to throttle the Arm cores;
-// 85 C is the hard limit on every model.
-const DefaultMaxTempC = 80
+// DefaultMaxTempC is the hottest a run may get before it fails: where
+// the firmware starts to throttle the Arm cores (thermal.SoftLimitC).
+const DefaultMaxTempC = thermal.SoftLimitC
 
 // nearMargin is how close to the limit a temperature warns.
 const nearMargin = 5
