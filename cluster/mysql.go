@@ -8,7 +8,6 @@ import (
 
 	"pidb/dbms"
 	"pidb/engine"
-	"pidb/inventory"
 	"pidb/remote"
 )
 
@@ -173,5 +172,5 @@ func (r Report) ByGTID() bool {
 // its address too (the one kept at PrimaryCert).
 func ChangeSource(address string, port int, password string) string {
 	return fmt.Sprintf("CHANGE REPLICATION SOURCE TO SOURCE_HOST = %s, SOURCE_PORT = %d, SOURCE_USER = %s, SOURCE_PASSWORD = %s, SOURCE_SSL = 1, SOURCE_SSL_CA = %s, SOURCE_SSL_VERIFY_SERVER_CERT = 1, SOURCE_AUTO_POSITION = 1, SOURCE_CONNECT_RETRY = 10;\n",
-		engine.MySQLString(address), port, engine.MySQLString(inventory.PidbReplication), engine.MySQLString(password), engine.MySQLString(PrimaryCert(oracle)))
+		engine.MySQLString(address), port, engine.MySQLString(engine.ReplicationUser), engine.MySQLString(password), engine.MySQLString(PrimaryCert(oracle)))
 }

@@ -11,7 +11,6 @@ import (
 	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
-	"pidb/inventory"
 	"pidb/remote"
 )
 
@@ -243,7 +242,7 @@ func (s Switchover) slots(ctx context.Context, followers []Node) error {
 
 // conninfo is how a follower, whose server is e, reaches the new primary.
 func (s Switchover) conninfo(f Node, e engine.Engine) string {
-	return ConnInfo("host", s.New.Address, "port", strconv.Itoa(e.Port()), "user", inventory.PidbReplication, "password", s.Password,
+	return ConnInfo("host", s.New.Address, "port", strconv.Itoa(e.Port()), "user", engine.ReplicationUser, "password", s.Password,
 		"sslmode", "verify-ca", "sslrootcert", PrimaryCert(e), "application_name", f.Name)
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"pidb/dbms"
 	"pidb/engine"
-	"pidb/inventory"
 )
 
 // The MySQL family's switchover (MariaDB's and Oracle MySQL's): the old
@@ -77,7 +76,7 @@ func dialectOf(f dbms.Flavor) dialect {
 // (the one kept at PrimaryCert).
 func ChangeMaster(address string, port int, password string) string {
 	return fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = %s, MASTER_PORT = %d, MASTER_USER = %s, MASTER_PASSWORD = %s, MASTER_SSL = 1, MASTER_SSL_CA = %s, MASTER_SSL_VERIFY_SERVER_CERT = 1, MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 10;\n",
-		engine.MySQLString(address), port, engine.MySQLString(inventory.PidbReplication), engine.MySQLString(password), engine.MySQLString(PrimaryCert(maria)))
+		engine.MySQLString(address), port, engine.MySQLString(engine.ReplicationUser), engine.MySQLString(password), engine.MySQLString(PrimaryCert(maria)))
 }
 
 func (s Switchover) planMySQL() []string {

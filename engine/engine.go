@@ -32,6 +32,11 @@ const (
 	BenchUser     = inventory.Pidb
 )
 
+// ReplicationUser is the account a cluster's replicas log in to its
+// primary as, for replication and nothing else; the inventory refuses
+// it for applications too.
+const ReplicationUser = inventory.PidbReplication
+
 // Engine is an installed server (or, before the install, the one the
 // distribution would install).
 type Engine struct {

@@ -55,7 +55,7 @@ func (t *Target) lockSecrets() func() {
 }
 
 // ReplicationUser is the account replicas log in to the primary as.
-const ReplicationUser = inventory.PidbReplication
+const ReplicationUser = engine.ReplicationUser
 
 // role is the host's part in its cluster: "" on its own.
 func (t *Target) role() inventory.Role {
