@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -152,7 +151,7 @@ func Bench(ctx context.Context, o BenchOptions) ([]job.BenchResult, error) {
 	}
 	switch {
 	case c == nil:
-	case slices.Contains(readOnly, plans[c.Primary].Spec.Name):
+	case plans[c.Primary].Spec.ReadOnly:
 		if err := onTheCopy(ctx, o.Fleet, env, hosts, plans); err != nil {
 			return nil, err
 		}
@@ -329,24 +328,17 @@ func clusterHosts(inv *inventory.Inventory, name, limit string) ([]inventory.Hos
 	return inv.HostsOf(c), &c, nil
 }
 
-// readOnly are the workloads a replica can run: they only read.
-var readOnly = []string{"quiz", "oltp-read-only"}
-
-// writers are the workloads that always write (their load and every
-// transaction), which a replica refuses.
-var writers = []string{"tpcb", "tpcc"}
-
 // replicasWrite refuses, before any host, a bench of a workload that
 // writes on a cluster's replica selected on its own (--limit), which the
 // server would refuse at its first write: --cluster runs it on the
 // primary with the replicas' lag read beside it.
 func replicasWrite(hosts []inventory.Host, plans map[string]job.Plan) error {
 	for _, h := range hosts {
-		c, w := h.Cluster, plans[h.Name].Spec.Name
-		if c == nil || c.Primary == h.Name || !slices.Contains(writers, w) {
+		c, spec := h.Cluster, plans[h.Name].Spec
+		if c == nil || c.Primary == h.Name || !spec.Writes {
 			continue
 		}
-		return usage.Errorf("%s is a replica in cluster %q, and %s writes, which a replica refuses: bench the cluster with --cluster %s (%s runs on its primary, %s, each replica's lag read beside it), or --limit %s", h.Name, c.Name, w, c.Name, w, c.Primary, c.Primary)
+		return usage.Errorf("%s is a replica in cluster %q, and %s writes, which a replica refuses: bench the cluster with --cluster %s (%s runs on its primary, %s, each replica's lag read beside it), or --limit %s", h.Name, c.Name, spec.Name, c.Name, spec.Name, c.Primary, c.Primary)
 	}
 	return nil
 }

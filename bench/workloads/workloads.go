@@ -75,13 +75,20 @@ type Spec struct {
 	ForeignKeys bool
 	// Scripted says it runs the user's script (Params.Script: --script).
 	Scripted bool
-	New      func(db sqldb.DB, p Params) bench.Workload
+	// ReadOnly says it only reads, once its data is there: a cluster's
+	// replicas can run it (bench --cluster runs it on every host; one
+	// that writes runs on the primary alone).
+	ReadOnly bool
+	// Writes says it always writes, its load and every transaction: a
+	// replica on its own refuses it (a user's script may or may not).
+	Writes bool
+	New    func(db sqldb.DB, p Params) bench.Workload
 }
 
 // All are the workloads, in the order the help lists them.
 func All() []Spec {
 	return []Spec{
-		{Name: tpcb.Name, Engines: []dbms.Family{dbms.PostgresFamily}, DefaultOn: []dbms.Family{dbms.PostgresFamily}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared},
+		{Name: tpcb.Name, Engines: []dbms.Family{dbms.PostgresFamily}, DefaultOn: []dbms.Family{dbms.PostgresFamily}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared}, Writes: true,
 			Defaults: Params{Scale: tpcb.DefaultScale}, Means: map[string]string{"scale": "pgbench's scale"},
 			Check: func(ctx context.Context, db sqldb.DB, p Params) ([]results.Check, error) {
 				return (&tpcb.Workload{DB: db}).Check(ctx)
@@ -89,17 +96,17 @@ func All() []Spec {
 			New: func(db sqldb.DB, p Params) bench.Workload {
 				return &tpcb.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Reload: p.Reload, Log: p.Log}
 			}},
-		{Name: oltp.Name, Engines: []dbms.Family{dbms.PostgresFamily, dbms.MySQLFamily}, DefaultOn: []dbms.Family{dbms.MySQLFamily}, Protocols: []sqldb.Protocol{sqldb.Prepared},
+		{Name: oltp.Name, Engines: []dbms.Family{dbms.PostgresFamily, dbms.MySQLFamily}, DefaultOn: []dbms.Family{dbms.MySQLFamily}, Protocols: []sqldb.Protocol{sqldb.Prepared}, ReadOnly: true,
 			Defaults: Params{Tables: oltp.DefaultTables, TableSize: oltp.DefaultTableSize}, Means: map[string]string{"tables": "sbtest tables", "table_size": "rows per table"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &oltp.Workload{DB: db, Tables: p.Tables, TableSize: p.TableSize, Reload: p.Reload, Log: p.Log}
 			}},
-		{Name: quiz.Name, Engines: []dbms.Family{dbms.PostgresFamily, dbms.MySQLFamily}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared}, Revision: quiz.Revision, FixedWork: true,
+		{Name: quiz.Name, Engines: []dbms.Family{dbms.PostgresFamily, dbms.MySQLFamily}, Protocols: []sqldb.Protocol{sqldb.Simple, sqldb.Prepared}, Revision: quiz.Revision, FixedWork: true, ReadOnly: true,
 			Defaults: Params{Scale: quiz.DefaultScale}, Means: map[string]string{"scale": "users"}, New: func(db sqldb.DB, p Params) bench.Workload {
 				return &quiz.Workload{DB: db, Scale: p.Scale, Protocol: p.Protocol, Reload: p.Reload, Log: p.Log}
 			}},
 		{Name: tpcc.Name, Engines: []dbms.Family{dbms.PostgresFamily, dbms.MySQLFamily}, Protocols: []sqldb.Protocol{sqldb.Simple},
 			Defaults: Params{Scale: tpcc.DefaultScale, Tables: tpcc.DefaultTables}, Means: map[string]string{"scale": "warehouses per table copy", "tables": "copies of the nine tables, as sysbench-tpcc's --tables"},
-			HasMix:  true,
+			HasMix: true, Writes: true,
 			Figures: tpcc.Figures, Ops: tpcc.Types[:], ForeignKeys: true,
 			Check: func(ctx context.Context, db sqldb.DB, p Params) ([]results.Check, error) {
 				return newTPCC(db, p).Check(ctx)

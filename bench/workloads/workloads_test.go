@@ -93,3 +93,21 @@ func TestHelp(t *testing.T) {
 func sqldbFor(s Spec) sqldb.DB {
 	return sqldb.DB{Dialect: s.Engines[0]}
 }
+
+// TestReadsAndWrites: what each workload does to the data once it is
+// there, which bench --cluster and a replica's refusal go by: the quiz
+// and oltp-read-only only read, tpcb and tpcc always write, a user's
+// script is neither known to read only nor to write.
+func TestReadsAndWrites(t *testing.T) {
+	want := map[string][2]bool{"quiz": {true, false}, "oltp-read-only": {true, false}, "tpcb": {false, true}, "tpcc": {false, true}, "sql": {false, false}}
+	for _, s := range All() {
+		w, ok := want[s.Name]
+		if !ok {
+			t.Errorf("%s: not known to this test", s.Name)
+			continue
+		}
+		if s.ReadOnly != w[0] || s.Writes != w[1] {
+			t.Errorf("%s: ReadOnly %v, Writes %v; want %v, %v", s.Name, s.ReadOnly, s.Writes, w[0], w[1])
+		}
+	}
+}
