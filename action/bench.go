@@ -210,15 +210,11 @@ func Check(ctx context.Context, o CheckOptions) ([]job.CheckResult, error) {
 		return nil, err
 	}
 	env := job.Env{Inventory: inv}
-	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.CheckResult, error) {
+	return over(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.CheckResult, error) {
 		return env.Check(ctx, h, c, plans[h.Name], r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return values(res, func(j *job.CheckResult, h inventory.Host, e string) {
+	}, func(j *job.CheckResult, h inventory.Host, e string) {
 		j.Host, j.Workload, j.Error = h.Name, o.Name, e
-	}), Err(res)
+	})
 }
 
 // CleanupOptions are `pidb bench cleanup`'s.
@@ -233,15 +229,11 @@ func Cleanup(ctx context.Context, o CleanupOptions) ([]job.CleanupResult, error)
 		return nil, err
 	}
 	env := job.Env{Inventory: inv}
-	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.CleanupResult, error) {
+	return over(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.CleanupResult, error) {
 		return env.Cleanup(ctx, h, c, r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return values(res, func(j *job.CleanupResult, h inventory.Host, e string) {
+	}, func(j *job.CleanupResult, h inventory.Host, e string) {
 		j.Host, j.Database, j.Error = h.Name, engine.BenchDatabase, e
-	}), Err(res)
+	})
 }
 
 // ValidateOptions are `pidb validate`'s.
@@ -272,14 +264,10 @@ func Validate(ctx context.Context, o ValidateOptions) ([]job.ValidateResult, err
 		return nil, usage.Wrap(err)
 	}
 	env := job.Env{Inventory: inv, Out: o.Out, Version: o.Version, Alongside: o.alongside(hosts)}
-	res, err := each(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.ValidateResult, error) {
-		return env.Validate(ctx, h, c, plans[h.Name], vc, r)
-	})
-	if err != nil {
-		return nil, err
-	}
 	failed := 0
-	out := values(res, func(j *job.ValidateResult, h inventory.Host, e string) {
+	out, err := over(ctx, o.Fleet, hosts, func(ctx context.Context, h inventory.Host, c job.Conn, r progress.Reporter) (job.ValidateResult, error) {
+		return env.Validate(ctx, h, c, plans[h.Name], vc, r)
+	}, func(j *job.ValidateResult, h inventory.Host, e string) {
 		j.Host, j.Error = h.Name, e
 		if j.Reasons == nil {
 			j.Reasons = []results.Reason{}
@@ -291,11 +279,11 @@ func Validate(ctx context.Context, o ValidateOptions) ([]job.ValidateResult, err
 			failed++
 		}
 	})
-	if err := Err(res); err != nil {
+	if err != nil {
 		return out, err
 	}
 	if failed > 0 {
-		return out, &Verdicts{Failed: failed, Total: len(res), Strict: vc.Strict}
+		return out, &Verdicts{Failed: failed, Total: len(out), Strict: vc.Strict}
 	}
 	return out, nil
 }

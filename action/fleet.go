@@ -125,6 +125,17 @@ func each[T any](ctx context.Context, f Fleet, hosts []inventory.Host, task Task
 	}), nil
 }
 
+// over is a use case's fleet loop and its tail: task on every host
+// (each), the hosts' results as the command returns them (values, set
+// writing in each one's host and error), and Err's error.
+func over[T any](ctx context.Context, f Fleet, hosts []inventory.Host, task Task[T], set func(v *T, h inventory.Host, err string)) ([]T, error) {
+	res, err := each(ctx, f, hosts, task)
+	if err != nil {
+		return nil, err
+	}
+	return values(res, set), Err(res)
+}
+
 // values are the hosts' results as a command returns them: each host's
 // value, with set writing in its host and its error ("" for none).
 func values[T any](res []Result[T], set func(v *T, h inventory.Host, err string)) []T {
