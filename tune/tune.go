@@ -76,7 +76,7 @@ func Warnings(in Input) []string {
 
 // newest is the newest version of each flavour the tuner knows: a newer
 // one is tuned as it, with a warning, and the read-back decides.
-var newest = map[dbms.Flavor]string{dbms.Postgres: "18", dbms.MySQL: "8.4", dbms.MariaDB: "11.8"}
+var newest = map[dbms.Flavor]string{dbms.Postgres: "18", dbms.MySQL: "9.7", dbms.MariaDB: "11.8"}
 
 // NewerThanKnown is the warning for a version newer than any the tuner
 // knows (Normalize's Asked), tuned as the newest it knows; "" where the

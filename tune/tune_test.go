@@ -370,7 +370,7 @@ func TestNewerThanKnown(t *testing.T) {
 	for _, c := range []struct {
 		flavor      dbms.Flavor
 		asked, want string
-	}{{dbms.Postgres, "19", "18"}, {dbms.Postgres, "19.1", "18"}, {dbms.MySQL, "9.7.4", "8.4"}, {dbms.MariaDB, "12.1", "11.8"}} {
+	}{{dbms.Postgres, "19", "18"}, {dbms.Postgres, "19.1", "18"}, {dbms.MySQL, "10.0.1", "9.7"}, {dbms.MariaDB, "12.1", "11.8"}} {
 		in, err := Normalize(Input{Flavor: c.flavor, Version: c.asked, RAMBytes: 4 << 30, CPUs: 4, Storage: "sd"})
 		if err != nil || in.Version != c.want || in.Asked != c.asked {
 			t.Errorf("%s %s: tuned as %q (asked %q), %v; want %s", c.flavor, c.asked, in.Version, in.Asked, err, c.want)
@@ -390,7 +390,7 @@ func TestNewerThanKnown(t *testing.T) {
 	for _, c := range []struct {
 		flavor dbms.Flavor
 		v      string
-	}{{dbms.Postgres, "18"}, {dbms.Postgres, "17"}, {dbms.Postgres, "15.8"}, {dbms.MySQL, "8.4.6"}, {dbms.MySQL, "8.0.39"}, {dbms.MariaDB, "11.8.3"}, {dbms.MariaDB, "10.11"}} {
+	}{{dbms.Postgres, "18"}, {dbms.Postgres, "17"}, {dbms.Postgres, "15.8"}, {dbms.MySQL, "9.7.4"}, {dbms.MySQL, "9.1.0"}, {dbms.MySQL, "8.4.6"}, {dbms.MySQL, "8.0.39"}, {dbms.MariaDB, "11.8.3"}, {dbms.MariaDB, "10.11"}} {
 		in, err := Normalize(Input{Flavor: c.flavor, Version: c.v, RAMBytes: 4 << 30, CPUs: 4})
 		if err != nil || in.Version != c.v || in.Asked != "" || NewerThanKnown(in) != "" {
 			t.Errorf("%s %s, a known release: tuned as %q (asked %q), %v", c.flavor, c.v, in.Version, in.Asked, err)
