@@ -131,3 +131,36 @@ func TestRunOutputIsCapped(t *testing.T) {
 		t.Errorf("a megabyte: %d bytes, %v", len(res.Stdout), err)
 	}
 }
+
+// TestSudoRefusalInAnyWords: sudo's refusal for want of a password is
+// known whatever words it is in (a German locale's, sudo-rs's), because
+// sudo -n true fails too; a command whose own error begins with "sudo:"
+// while sudo works is that command's failure, not sudo's.
+func TestSudoRefusalInAnyWords(t *testing.T) {
+	stubs := t.TempDir()
+	t.Setenv("PATH", stubs+":"+os.Getenv("PATH"))
+	sudo := func(script string) {
+		if err := os.WriteFile(filepath.Join(stubs, "sudo"), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr, key := shellServer(t)
+	root := dialTest(t, "pi3", addr, key, 0).AsRoot()
+	ctx := context.Background()
+	for _, msg := range []string{"sudo: Ein Passwort ist notwendig", "sudo-rs: interactive authentication is required"} {
+		sudo("echo '" + msg + "' >&2; exit 1\n")
+		_, err := root.Run(ctx, "systemctl restart mariadb")
+		var sp *SudoPasswordError
+		if !errors.As(err, &sp) || !strings.Contains(err.Error(), "pi3: sudo needs a password for pi") {
+			t.Errorf("%q: %v", msg, err)
+		}
+	}
+	// sudo works; the command's own error begins with "sudo:"
+	sudo(`[ "$2" = true ] && exit 0; echo 'sudo: unable to resolve host pi3' >&2; exit 1` + "\n")
+	_, err := root.Run(ctx, "systemctl restart mariadb")
+	var sp *SudoPasswordError
+	var ee *ExitError
+	if errors.As(err, &sp) || !errors.As(err, &ee) {
+		t.Errorf("a command's own failure: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,12 +140,30 @@ func (c *Client) run(ctx context.Context, cmd, full string, stdin io.Reader, std
 	var exit *ssh.ExitError
 	if errors.As(err, &exit) {
 		ee := &ExitError{Host: c.cfg.Name, Cmd: cmd, Code: exit.ExitStatus(), Stderr: res.Stderr}
-		if c.sudo() && bytes.Contains(res.Stderr, []byte("sudo: a password is required")) {
+		if c.sudo() && full != sudoProbe && (bytes.Contains(res.Stderr, []byte("sudo: a password is required")) || c.sudoRefuses(ctx, res.Stderr)) {
 			return res, &SudoPasswordError{Host: c.cfg.Name, User: c.cfg.User, Err: ee}
 		}
 		return res, ee
 	}
 	return res, c.lost(err, cmd)
+}
+
+// sudoProbe is a command that fails only where sudo refuses to run it.
+const sudoProbe = "sudo -n true"
+
+// sudoRefuses reports whether a failed command's standard error is sudo's
+// own refusal, in whatever language the Pi's locale gives it or in
+// sudo-rs's words (Ubuntu 26.04's sudo): its first line begins with
+// sudo's name, and sudo -n true, which cannot fail otherwise, fails too.
+// A command whose own error merely begins so is not taken for it.
+func (c *Client) sudoRefuses(ctx context.Context, stderr []byte) bool {
+	first, _, _ := strings.Cut(strings.TrimSpace(string(stderr)), "\n")
+	if !strings.HasPrefix(first, "sudo:") && !strings.HasPrefix(first, "sudo-rs:") {
+		return false
+	}
+	_, err := c.run(ctx, sudoProbe, sudoProbe, nil, nil)
+	var ee *ExitError
+	return errors.As(err, &ee)
 }
 
 func (c *Client) lost(err error, cmd string) error {
