@@ -112,6 +112,13 @@ func (s Switchover) Plan() []string {
 	return append(out, "start "+s.Old.Name+" as a standby of "+s.New.Name, "wait until every standby streams from "+s.New.Name)
 }
 
+// controlDataCmd runs the major's pg_controldata on the data directory as
+// postgres, in C's words: its "Database cluster state" is read, whatever
+// language the Pi's locale speaks.
+func controlDataCmd(major, dataDir string) string {
+	return "cd /tmp && LC_ALL=C runuser -u postgres -- " + remote.Command("/usr/lib/postgresql/"+major+"/bin/pg_controldata", "-D", dataDir)
+}
+
 // controlLine reads a line of pg_controldata.
 var controlLine = regexp.MustCompile(`(?m)^([^:\n]+):\s*(.*?)\s*$`)
 
@@ -165,7 +172,7 @@ func (s Switchover) Run(ctx context.Context) error {
 		}
 		return s.Old.Name + " runs on as the primary"
 	}
-	res, err := s.Old.Root.Run(ctx, "cd /tmp && runuser -u postgres -- "+remote.Command("/usr/lib/postgresql/"+old.Major+"/bin/pg_controldata", "-D", oldData))
+	res, err := s.Old.Root.Run(ctx, controlDataCmd(old.Major, oldData))
 	if err != nil {
 		return fmt.Errorf("%s: read its last checkpoint: %w (%s)", s.Old.Name, err, start())
 	}

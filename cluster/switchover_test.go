@@ -98,3 +98,11 @@ func TestParseConnInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestControlDataCmd: pg_controldata runs as postgres in C's words, the
+// data directory a word of its own.
+func TestControlDataCmd(t *testing.T) {
+	if got, want := controlDataCmd("17", "/srv/pidb data/17/main"), "cd /tmp && LC_ALL=C runuser -u postgres -- /usr/lib/postgresql/17/bin/pg_controldata -D '/srv/pidb data/17/main'"; got != want {
+		t.Errorf("controlDataCmd = %q, want %q", got, want)
+	}
+}

@@ -151,6 +151,13 @@ func lockHolder(msg string) string {
 	return "another apt"
 }
 
+// aptMessages has apt and dpkg say their messages in C's words, whatever
+// language the Pi's locale speaks: pidb reads them (a held lock, a
+// package that cannot be fetched). Only the messages: the collation and
+// character set a new PostgreSQL cluster takes from the locale stay the
+// Pi's.
+const aptMessages = "LC_MESSAGES=C "
+
 // DefaultAptLockWait is how long the install waits for another apt's lock
 // unless the run says otherwise (`pidb provision --apt-lock-timeout`).
 const DefaultAptLockWait = 5 * time.Minute
@@ -170,7 +177,7 @@ func (t *Target) retryLock(ctx context.Context, cmd string) (string, error) {
 	var said string
 	var saidAt time.Time
 	for {
-		out, err := t.run(ctx, cmd)
+		out, err := t.run(ctx, aptMessages+cmd)
 		if err == nil || !lockHeld(err.Error()) {
 			return out, err
 		}

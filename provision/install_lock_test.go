@@ -1,9 +1,13 @@
 package provision
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+
+	"pidb/facts"
+	"pidb/internal/fakerun"
 )
 
 // The messages are apt 2.6's and dpkg 1.21's own, copied from Debian 12.
@@ -41,5 +45,26 @@ func TestAptHints(t *testing.T) {
 	}
 	if err := aptHint(errors.New("E: Sub-process /usr/bin/dpkg returned an error code (1)"), ""); strings.Contains(err.Error(), "\n") {
 		t.Errorf("a dpkg failure got a network hint: %q", err)
+	}
+}
+
+// TestAptSpeaksC: every install command runs with apt's and dpkg's
+// messages in C's words (their lock and fetch messages are read), and
+// only the messages: a new PostgreSQL cluster's collation stays the
+// Pi's locale's.
+func TestAptSpeaksC(t *testing.T) {
+	r := &fakerun.Runner{Files: map[string]string{}}
+	_ = installStep{}.Apply(context.Background(), target("postgres", facts.EngineState{}, r))
+	n := 0
+	for _, c := range r.Ran() {
+		if strings.Contains(c, "apt-get -q") || strings.Contains(c, "systemctl enable") {
+			n++
+			if !strings.HasPrefix(c, "LC_MESSAGES=C ") || strings.Contains(c, "LC_ALL") {
+				t.Errorf("%q: want LC_MESSAGES=C first, and no LC_ALL", c)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d install commands ran, want 3: %q", n, r.Ran())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,5 +163,28 @@ func TestSudoRefusalInAnyWords(t *testing.T) {
 	var ee *ExitError
 	if errors.As(err, &sp) || !errors.As(err, &ee) {
 		t.Errorf("a command's own failure: %v", err)
+	}
+}
+
+// TestReadFileInAnyLocale: a file that is not there is fs.ErrNotExist
+// whatever language the host's locale speaks: cat is asked in C's words
+// (the stand-in cat below says it in German unless LC_ALL is C).
+func TestReadFileInAnyLocale(t *testing.T) {
+	stubs := t.TempDir()
+	t.Setenv("PATH", stubs+":"+os.Getenv("PATH"))
+	cat := `#!/bin/sh
+[ "$LC_ALL" = C ] && exec /bin/cat "$@"
+echo "cat: $2: Datei oder Verzeichnis nicht gefunden" >&2; exit 1
+`
+	if err := os.WriteFile(filepath.Join(stubs, "cat"), []byte(cat), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	addr, key := shellServer(t)
+	c := dialTest(t, "pi3", addr, key, 0)
+	if _, err := c.ReadFile(context.Background(), filepath.Join(stubs, "none")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+	if got, err := c.ReadFile(context.Background(), filepath.Join(stubs, "cat")); err != nil || string(got) != cat {
+		t.Errorf("a file that is there: %q, %v", got, err)
 	}
 }

@@ -21,7 +21,9 @@ import (
 // writes: a link that user planted cannot make root read, and pidb then
 // write back where that user reads it, a file the user may not read.
 func (c *Client) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	cmd := "cat -- " + Quote(p)
+	// in C's words: "No such file or directory" is read below, whatever
+	// language the Pi's locale speaks
+	cmd := "LC_ALL=C cat -- " + Quote(p)
 	if c.asRoot() {
 		user, err := FolderUser(ctx, c, path.Dir(p))
 		if err != nil {
