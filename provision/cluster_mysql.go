@@ -16,12 +16,14 @@ import (
 	"pidb/secrets"
 )
 
-// A MariaDB cluster: every member keeps the replication account for each
-// of the others (any of them may become the primary), REQUIRE SSL, with
-// REPLICATION SLAVE alone, made outside the binary log; a replica that
-// does not replicate from its primary is seeded from a consistent dump of
-// it (mariadb-dump --single-transaction --master-data --gtid, piped through
-// the controller), then follows it by GTID over TLS, the primary's
+// A cluster of the MySQL family (MariaDB, Oracle MySQL): every member
+// keeps the replication account for each of the others (any of them may
+// become the primary), REQUIRE SSL, with REPLICATION SLAVE alone, made
+// outside the binary log; a replica that does not replicate from its
+// primary is seeded from a consistent dump of it (mariadb-dump
+// --single-transaction --master-data --gtid, or mysqldump
+// --single-transaction --set-gtid-purged=ON, piped through the
+// controller), then follows it by GTID over TLS, the primary's
 // certificate verified.
 
 // systemDatabases are MariaDB's own, never dumped or dropped; the
