@@ -63,6 +63,12 @@ func Switchover(ctx context.Context, o SwitchoverOptions) (SwitchoverResult, err
 	if err != nil {
 		return res, usage.Wrap(err)
 	}
+	// the new roles, as the rewritten inventory says them: checked here,
+	// before any host, and given to the role step after the switchover
+	now, err := job.ParseInventory(inv.Path, after)
+	if err != nil {
+		return res, fmt.Errorf("the inventory as the switchover would rewrite it: %w", err)
+	}
 	sec, err := secrets.LoadCluster(inv.Path, c.Name)
 	if err != nil {
 		return res, err
@@ -113,10 +119,6 @@ func Switchover(ctx context.Context, o SwitchoverOptions) (SwitchoverResult, err
 		}
 		// the two whose part changed: their drop-ins for it (read_only,
 		// synchronous_standby_names), taken live
-		now, err := o.inventory()
-		if err != nil {
-			return err
-		}
 		env := job.Env{Inventory: now}
 		for _, name := range []string{o.To, c.Primary} {
 			h, err := now.Named(name)

@@ -9,6 +9,7 @@ package job
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
 
 	"pidb/bench/sqldb"
@@ -56,5 +57,27 @@ type Env struct {
 // identity files, the presets' names, and each
 // [host.settings] against the tuner's catalogue for its engine.
 func LoadInventory(path string) (*inventory.Inventory, error) {
-	return inventory.Load(path, config.Schema(), inventory.Keys(remote.CheckKey), inventory.Presets(string(tune.Balanced), tune.PresetNames()...), inventory.Settings(tune.Check), inventory.Durability(tune.Durability))
+	return inventory.Load(path, inventoryChecks()...)
+}
+
+// ParseInventory is LoadInventory of text, as if read from the file at
+// path (its errors name it, its relative paths resolve beside it): an
+// inventory pidb is about to write, checked before it is.
+func ParseInventory(path, text string) (*inventory.Inventory, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := inventory.Parse(path, filepath.Dir(abs), text, inventoryChecks()...)
+	if err != nil {
+		return nil, err
+	}
+	inv.Path = abs
+	return inv, nil
+}
+
+// inventoryChecks are every check pidb makes of an inventory before it
+// touches a host.
+func inventoryChecks() []inventory.Option {
+	return []inventory.Option{config.Schema(), inventory.Keys(remote.CheckKey), inventory.Presets(string(tune.Balanced), tune.PresetNames()...), inventory.Settings(tune.Check), inventory.Durability(tune.Durability)}
 }
