@@ -360,6 +360,12 @@ func Parse(out string) Facts {
 	f.SwapBytes, f.Swappiness = parseSwap(s["swap"])
 	f.Overcommit = parseOvercommit(s["overcommit"])
 	f.DataDir, f.DataDevice = DataDir(s["datadirs"], f.Engine.Flavor)
+	if c, ok := PGCluster(s["clusters"]); ok && f.Engine.Flavor == dbms.Postgres {
+		// the cluster pidb works on, where the host has several
+		if dir, dev, ok := clusterDir(s["datadirs"], c.DataDir); ok {
+			f.DataDir, f.DataDevice = dir, dev
+		}
+	}
 	if f.DataDir != "" {
 		f.DataStorage = storageKind(strings.TrimPrefix(f.DataDevice, "/dev/"))
 		if f.DataStorage == "" {
@@ -409,6 +415,25 @@ func DataDir(lines string, flavor dbms.Flavor) (dir, device string) {
 		}
 	}
 	return dir, device
+}
+
+// clusterDir is the datadirs line of PostgreSQL's data directory dir
+// (trimmed as DataDir trims it), with its device; false where no line
+// names it.
+func clusterDir(lines, dir string) (string, string, bool) {
+	for _, line := range strings.Split(lines, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == string(dbms.PostgresFamily) && f[1] == dir {
+			d := strings.TrimRight(dir, "/")
+			if d == "" {
+				d = "/"
+			}
+			if len(f) >= 3 {
+				return d, f[2], true
+			}
+			return d, "", true
+		}
+	}
+	return "", "", false
 }
 
 // simulated reads the lab's /etc/pisim/speed: "board" or "full", else ""
@@ -561,6 +586,44 @@ func DesktopEnabled(state string) bool {
 	return state == "enabled" || state == "alias"
 }
 
+// Cluster is one PostgreSQL cluster as pg_lsclusters lists it.
+type Cluster struct {
+	Major, Name, Port, DataDir string
+	Online                     bool
+}
+
+// PGCluster is the PostgreSQL cluster pidb works on, of pg_lsclusters'
+// lines: the one on port 5432, where pidb and every client connect by
+// default (online first, where two claim it), else the first online,
+// else the first. A Pi upgraded in place (bookworm to trixie) has its
+// old release's cluster on 5432 and the new release's, made empty by
+// its package, on 5433: pidb works on the one that holds the data until
+// pg_upgradecluster moves it. False where there is none.
+func PGCluster(lines string) (Cluster, bool) {
+	var all []Cluster
+	for _, line := range strings.Split(lines, "\n") {
+		// 15  main    5432 online postgres /var/lib/postgresql/15/main /var/log/...
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			continue
+		}
+		all = append(all, Cluster{Major: f[0], Name: f[1], Port: f[2], Online: strings.HasPrefix(f[3], "online"), DataDir: f[5]})
+	}
+	for _, want := range []func(c Cluster) bool{
+		func(c Cluster) bool { return c.Port == "5432" && c.Online },
+		func(c Cluster) bool { return c.Port == "5432" },
+		func(c Cluster) bool { return c.Online },
+		func(Cluster) bool { return true },
+	} {
+		for _, c := range all {
+			if want(c) {
+				return c, true
+			}
+		}
+	}
+	return Cluster{}, false
+}
+
 // ParseEngine decides which engine a host runs from the postgres binaries'
 // --version lines, pg_lsclusters, the MariaDB/MySQL server's --version and
 // the services' states. A running engine wins over one that is only
@@ -573,26 +636,27 @@ func ParseEngine(pgVersions, clusters, myVersion, active string) EngineState {
 		}
 	}
 	var pg EngineState
+	byMajor := map[string]string{} // major -> its binary's full version
 	for _, line := range strings.Split(pgVersions, "\n") {
 		// postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)
 		if f := strings.Fields(line); len(f) >= 3 && f[1] == "(PostgreSQL)" {
+			byMajor[dbms.Postgres.Major(f[2])] = f[2]
 			if pg.Version == "" || version.Less(pg.Version, f[2]) {
 				pg = EngineState{Flavor: dbms.Postgres, Version: f[2]}
 			}
 		}
 	}
 	if pg.Flavor != "" {
-		online := false
-		for _, line := range strings.Split(clusters, "\n") {
-			// 15  main    5432 online postgres /var/lib/postgresql/15/main ...
-			if f := strings.Fields(line); len(f) >= 4 && strings.HasPrefix(f[3], "online") {
-				online = true
-			}
+		// the cluster pidb works on (PGCluster), of its own major: a host
+		// upgraded in place has the old release's beside the new one's
+		c, ok := PGCluster(clusters)
+		if v := byMajor[c.Major]; ok && v != "" {
+			pg.Version = v
 		}
-		// a cluster online, or nothing runs: the "postgresql" umbrella
-		// unit is "active (exited)" with no cluster at all (an install cut
-		// off before its cluster was made)
-		pg.Running = online
+		// that cluster online, or nothing runs: the "postgresql"
+		// umbrella unit is "active (exited)" with no cluster at all (an
+		// install cut off before its cluster was made)
+		pg.Running = ok && c.Online
 	}
 	var my EngineState
 	if f := strings.Fields(myVersion); len(f) >= 3 && f[1] == "Ver" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"pidb/dbms"
 	"pidb/internal/fakerun"
 )
 
@@ -320,5 +321,40 @@ func TestWordBits(t *testing.T) {
 		if got := c.f.WordBits(); got != c.want {
 			t.Errorf("%+v: %d bits, want %d", c.f, got, c.want)
 		}
+	}
+}
+
+// TestUpgradedHost: a Pi upgraded in place (bookworm to trixie) keeps its
+// PostgreSQL 15 cluster on 5432 beside the empty 17 one its new package
+// made on 5433: pidb works on the one on 5432, its version, its data
+// directory and its device, not the newest binary's; a host with the 17
+// cluster alone on 5432 (after pg_upgradecluster) is 17's.
+func TestUpgradedHost(t *testing.T) {
+	versions := "postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)\npostgres (PostgreSQL) 17.6 (Debian 17.6-0+deb13u1)\n"
+	clusters := "15  main    5432 online postgres /var/lib/postgresql/15/main /var/log/postgresql/postgresql-15-main.log\n" +
+		"17  main    5433 online postgres /var/lib/postgresql/17/main /var/log/postgresql/postgresql-17-main.log\n"
+	e := ParseEngine(versions, clusters, "", "postgresql active\n")
+	if e.Flavor != dbms.Postgres || e.Version != "15.14" || !e.Running {
+		t.Errorf("upgraded in place: %+v, want 15.14, running", e)
+	}
+	// the 15 cluster stopped: still the one on 5432, not running
+	if e := ParseEngine(versions, strings.Replace(clusters, "5432 online", "5432 down", 1), "", ""); e.Version != "15.14" || e.Running {
+		t.Errorf("15 down: %+v", e)
+	}
+	after := "17  main    5432 online postgres /var/lib/postgresql/17/main /var/log/postgresql/postgresql-17-main.log\n"
+	if e := ParseEngine(versions, after, "", ""); e.Version != "17.6" || !e.Running {
+		t.Errorf("after pg_upgradecluster: %+v", e)
+	}
+	// no cluster yet (an install cut off): the newest binary's, not running
+	if e := ParseEngine(versions, "", "", ""); e.Version != "17.6" || e.Running {
+		t.Errorf("no cluster: %+v", e)
+	}
+	// the data directory and its device are the chosen cluster's
+	out := "\n@@pidb-facts:postgres\n" + versions + "\n@@pidb-facts:clusters\n" + clusters +
+		"\n@@pidb-facts:datadirs\npostgres /var/lib/postgresql/17/main /dev/mmcblk0p2\npostgres /srv/pidb-data/postgresql/15/main/ /dev/sda1\n"
+	out = strings.Replace(out, "/var/lib/postgresql/15/main", "/srv/pidb-data/postgresql/15/main/", 1)
+	f := Parse(out)
+	if f.Engine.Version != "15.14" || f.DataDir != "/srv/pidb-data/postgresql/15/main" || f.DataDevice != "/dev/sda1" {
+		t.Errorf("Parse: %s %s on %s", f.Engine.Version, f.DataDir, f.DataDevice)
 	}
 }
