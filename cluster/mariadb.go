@@ -80,11 +80,42 @@ func Transactions(pos string) (uint64, error) {
 }
 
 // parseMariaDB reads mariadbRead's output.
-func parseMariaDB(e engine.Engine, out string) (Report, error) {
-	r := Report{Flavor: dbms.MariaDB}
+func parseMariaDB(e engine.Engine, out string) (Report, error) { return mariaWords.parse(e, out) }
+
+// statusWords are how one flavour of the MySQL family says its side of
+// the replication: its replication status command and the columns pidb
+// reads of it, and how its own row's positions count transactions.
+type statusWords struct {
+	flavor              dbms.Flavor
+	command, first      string // SHOW SLAVE STATUS, its first column
+	host, user, io, sql string // the source, the account, the two threads
+	behind              string // the seconds behind
+	gtid                func(status map[string]string) string
+	positions           func(self []string) (wal, replayed uint64, err error)
+}
+
+var mariaWords = statusWords{
+	flavor: dbms.MariaDB, command: "SHOW SLAVE STATUS", first: "Slave_IO_State",
+	host: "Master_Host", user: "Master_User", io: "Slave_IO_Running", sql: "Slave_SQL_Running", behind: "Seconds_Behind_Master",
+	gtid: func(st map[string]string) string { return st["Using_Gtid"] },
+	positions: func(self []string) (wal, replayed uint64, err error) {
+		if wal, err = Transactions(self[2]); err != nil {
+			return 0, 0, fmt.Errorf("gtid_binlog_pos: %w", err)
+		}
+		if replayed, err = Transactions(self[3]); err != nil {
+			return 0, 0, fmt.Errorf("gtid_slave_pos: %w", err)
+		}
+		return wal, replayed, nil
+	},
+}
+
+// parse reads the output of the flavour's read command: its own row and
+// its senders' (4 values each), the mark, then its replication status.
+func (w statusWords) parse(e engine.Engine, out string) (Report, error) {
+	r := Report{Flavor: w.flavor}
 	own, status, ok := strings.Cut(out, slaveStatusMark+"\n")
 	if !ok {
-		return r, fmt.Errorf("read the replication state: no SHOW SLAVE STATUS")
+		return r, fmt.Errorf("read the replication state: no %s", w.command)
 	}
 	rows, err := e.Rows(own, 4)
 	if err != nil {
@@ -96,11 +127,8 @@ func parseMariaDB(e engine.Engine, out string) (Report, error) {
 		case "self":
 			self = true
 			r.ReadOnly = row[1] == "1"
-			if r.WAL, err = Transactions(row[2]); err != nil {
-				return r, fmt.Errorf("read the replication state: gtid_binlog_pos: %w", err)
-			}
-			if r.Replayed, err = Transactions(row[3]); err != nil {
-				return r, fmt.Errorf("read the replication state: gtid_slave_pos: %w", err)
+			if r.WAL, r.Replayed, err = w.positions(row); err != nil {
+				return r, fmt.Errorf("read the replication state: %w", err)
 			}
 		case "sender":
 			r.Senders = append(r.Senders, Sender{Name: row[1], State: Streaming})
@@ -111,16 +139,16 @@ func parseMariaDB(e engine.Engine, out string) (Report, error) {
 	if !self {
 		return r, fmt.Errorf("read the replication state: the server said nothing of itself")
 	}
-	ss, err := SlaveStatus(status)
+	st, err := statusRow(status, w.first)
 	if err != nil {
 		return r, fmt.Errorf("read the replication state: %w", err)
 	}
-	if ss == nil || ss["Master_Host"] == "" {
+	if st == nil || st[w.host] == "" {
 		return r, nil
 	}
 	r.InRecovery = true
-	r.ReceiveFrom, r.SourceUser, r.UsingGTID = ss["Master_Host"], ss["Master_User"], ss["Using_Gtid"]
-	io, sql := ss["Slave_IO_Running"], ss["Slave_SQL_Running"]
+	r.ReceiveFrom, r.SourceUser, r.UsingGTID = st[w.host], st[w.user], w.gtid(st)
+	io, sql := st[w.io], st[w.sql]
 	switch {
 	case io == "Yes" && sql == "Yes":
 		r.Receiver = Streaming
@@ -129,10 +157,10 @@ func parseMariaDB(e engine.Engine, out string) (Report, error) {
 	default:
 		r.Receiver = "receiving " + strings.ToLower(io) + ", applying " + strings.ToLower(sql)
 	}
-	r.LastError = strings.TrimSpace(ss["Last_IO_Error"] + " " + ss["Last_SQL_Error"])
-	if d := ss["Seconds_Behind_Master"]; d != "" && d != "NULL" {
+	r.LastError = strings.TrimSpace(st["Last_IO_Error"] + " " + st["Last_SQL_Error"])
+	if d := st[w.behind]; d != "" && d != "NULL" {
 		if r.ReplayDelay, err = seconds(d); err != nil {
-			return r, fmt.Errorf("read the replication state: Seconds_Behind_Master: %w", err)
+			return r, fmt.Errorf("read the replication state: %s: %w", w.behind, err)
 		}
 	}
 	return r, nil

@@ -97,63 +97,24 @@ func GTIDCount(set string) (uint64, error) {
 }
 
 // parseMySQL reads mysqlRead's output.
-func parseMySQL(out string) (Report, error) {
-	r := Report{Flavor: dbms.MySQL}
-	own, status, ok := strings.Cut(out, slaveStatusMark+"\n")
-	if !ok {
-		return r, fmt.Errorf("read the replication state: no SHOW REPLICA STATUS")
-	}
-	rows, err := oracle.Rows(own, 4)
-	if err != nil {
-		return r, fmt.Errorf("read the replication state: %w", err)
-	}
-	self := false
-	for _, row := range rows {
-		switch row[0] {
-		case "self":
-			self = true
-			r.ReadOnly = row[1] == "1"
-			if r.WAL, err = GTIDCount(row[2]); err != nil {
-				return r, fmt.Errorf("read the replication state: gtid_executed: %w", err)
-			}
-			r.Replayed = r.WAL
-		case "sender":
-			r.Senders = append(r.Senders, Sender{Name: row[1], State: Streaming})
-		default:
-			return r, fmt.Errorf("read the replication state: a row of kind %q", row[0])
+func parseMySQL(out string) (Report, error) { return mysqlWords.parse(oracle, out) }
+
+var mysqlWords = statusWords{
+	flavor: dbms.MySQL, command: "SHOW REPLICA STATUS", first: "Replica_IO_State",
+	host: "Source_Host", user: "Source_User", io: "Replica_IO_Running", sql: "Replica_SQL_Running", behind: "Seconds_Behind_Source",
+	gtid: func(st map[string]string) string {
+		if st["Auto_Position"] == "1" {
+			return AutoPosition
 		}
-	}
-	if !self {
-		return r, fmt.Errorf("read the replication state: the server said nothing of itself")
-	}
-	rs, err := statusRow(status, "Replica_IO_State")
-	if err != nil {
-		return r, fmt.Errorf("read the replication state: %w", err)
-	}
-	if rs == nil || rs["Source_Host"] == "" {
-		return r, nil
-	}
-	r.InRecovery = true
-	r.ReceiveFrom, r.SourceUser = rs["Source_Host"], rs["Source_User"]
-	if rs["Auto_Position"] == "1" {
-		r.UsingGTID = AutoPosition
-	}
-	io, sql := rs["Replica_IO_Running"], rs["Replica_SQL_Running"]
-	switch {
-	case io == "Yes" && sql == "Yes":
-		r.Receiver = Streaming
-	case io == "No" && sql == "No":
-		r.Receiver = "stopped"
-	default:
-		r.Receiver = "receiving " + strings.ToLower(io) + ", applying " + strings.ToLower(sql)
-	}
-	r.LastError = strings.TrimSpace(rs["Last_IO_Error"] + " " + rs["Last_SQL_Error"])
-	if d := rs["Seconds_Behind_Source"]; d != "" && d != "NULL" {
-		if r.ReplayDelay, err = seconds(d); err != nil {
-			return r, fmt.Errorf("read the replication state: Seconds_Behind_Source: %w", err)
+		return ""
+	},
+	// gtid_executed is both what it wrote and what it applied
+	positions: func(self []string) (wal, replayed uint64, err error) {
+		if wal, err = GTIDCount(self[2]); err != nil {
+			return 0, 0, fmt.Errorf("gtid_executed: %w", err)
 		}
-	}
-	return r, nil
+		return wal, wal, nil
+	},
 }
 
 // AutoPosition is a MySQL replica's UsingGTID where it follows its source
