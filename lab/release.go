@@ -16,6 +16,10 @@ type Release struct {
 	Name  string // what lab up --release takes: "trixie"
 	Suite string // the Debian suite debootstrap builds
 	About string // for people: what a Pi runs that it stands for
+	// Postgres is the PostgreSQL major its apt installs ("17"): the
+	// paths and unit names of a host's cluster (/etc/postgresql/17/main,
+	// postgresql@17-main)
+	Postgres string
 	// Unstable adds Debian unstable to the image's apt sources, below
 	// the suite's systemd, which boots here (unstable's refuses this
 	// kernel's cgroup v1), for the packages only unstable has: Oracle
@@ -44,14 +48,25 @@ UBUNTU_CODENAME=resolute
 // images still are; ubuntu stands for Ubuntu for the Pi, with Oracle
 // MySQL and PostgreSQL 18 from Debian unstable.
 var releases = []Release{
-	{Name: "bookworm", Suite: "bookworm", About: "Debian 12, as Raspberry Pi OS Legacy: PostgreSQL 15, MariaDB 10.11"},
-	{Name: "trixie", Suite: "trixie", About: "Debian 13, as Raspberry Pi OS since late 2025: PostgreSQL 17, MariaDB 11.8"},
-	{Name: "ubuntu", Suite: "trixie", Unstable: true, OSRelease: ubuntuOSRelease,
+	{Name: "bookworm", Suite: "bookworm", Postgres: "15", About: "Debian 12, as Raspberry Pi OS Legacy: PostgreSQL 15, MariaDB 10.11"},
+	{Name: "trixie", Suite: "trixie", Postgres: "17", About: "Debian 13, as Raspberry Pi OS since late 2025: PostgreSQL 17, MariaDB 11.8"},
+	{Name: "ubuntu", Suite: "trixie", Postgres: "18", Unstable: true, OSRelease: ubuntuOSRelease,
 		About: "Ubuntu 26.04 for the Pi as pidb sees it, built of Debian 13 with Debian unstable's servers, Ubuntu's own archive being out of reach here: Oracle MySQL 9.7, PostgreSQL 18"},
 }
 
-// DefaultRelease is the release a host boots when Lab.Releases names none.
-const DefaultRelease = "bookworm"
+// DefaultRelease is the release a host boots when Lab.Releases names
+// none: what Raspberry Pi OS is built on today.
+const DefaultRelease = "trixie"
+
+// legacyRelease is the release of a host or a snapshot an older lab
+// made, before it had releases: the only one it booted then.
+const legacyRelease = "bookworm"
+
+// Default is DefaultRelease's entry.
+func Default() Release {
+	r, _ := ReleaseNamed(DefaultRelease)
+	return r
+}
 
 // Releases are the releases the lab boots, oldest first.
 func Releases() []Release { return slices.Clone(releases) }
@@ -95,8 +110,8 @@ func (l *Lab) releaseFor(name string) (Release, error) {
 // lies over, while the host is there.
 func (l *Lab) releaseMark(name string) string { return filepath.Join(l.hostDir(name), "release") }
 
-// Release is the release the host was booted with: DefaultRelease for a
-// host booted before the lab had releases, "" for a host that is not
+// Release is the release the host was booted with: bookworm for a host
+// booted before the lab had releases, "" for a host that is not
 // there.
 func (l *Lab) Release(name string) string {
 	if !fileExists(l.hostDir(name)) {
@@ -104,7 +119,7 @@ func (l *Lab) Release(name string) string {
 	}
 	data, err := os.ReadFile(l.releaseMark(name))
 	if err != nil {
-		return DefaultRelease
+		return legacyRelease
 	}
 	return strings.TrimSpace(string(data))
 }

@@ -163,8 +163,8 @@ type SnapshotInfo struct {
 	Name  string `json:"name"`
 	From  string `json:"from"`  // the host it was taken of
 	Model string `json:"model"` // that host's board
-	// Release is that host's release (see Releases): DefaultRelease for
-	// a snapshot an older lab took
+	// Release is that host's release (see Releases): bookworm for a
+	// snapshot an older lab took, before it had releases
 	Release string    `json:"release"`
 	Taken   time.Time `json:"taken"`
 }
@@ -175,7 +175,7 @@ func (l *Lab) snapshotRelease(name string) string {
 	if r := kv["release"]; r != "" {
 		return r
 	}
-	return DefaultRelease
+	return legacyRelease
 }
 
 // Snapshot copies the disk of the running host into the snapshot called

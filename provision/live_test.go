@@ -107,7 +107,7 @@ func TestRootFollowsNoLinkOfTheServersUser(t *testing.T) {
 		pi4 := inv.Hosts[0] // the clone of pi4
 		root := labtest.RootHost(t, inv, pi4.Name)
 		provision(t, pi4, "balanced", Steps())
-		const dir = "/etc/postgresql/15/main"
+		const dir = labtest.PGEtc
 		var names []string
 		for _, f := range []string{"conf.d/90-pidb.conf", "conf.d/91-pidb-access.conf", "pg_hba.conf"} {
 			names = append(names, f+".pidb-previous", f+".pidb-none")
@@ -123,7 +123,7 @@ func TestRootFollowsNoLinkOfTheServersUser(t *testing.T) {
 			target := fmt.Sprintf("/etc/pidb-link-targets/%d", i)
 			fmt.Fprintf(&setup, "echo 'root'\\''s own %d' > %s; chmod 0644 %s; rm -f %s/%s; runuser -u postgres -- ln -s %s %s/%s; ", i, target, target, dir, n, target, dir, n)
 		}
-		setup.WriteString("systemctl restart postgresql@15-main; until pg_isready -q; do sleep 0.2; done")
+		setup.WriteString("systemctl restart " + labtest.PGUnit + "; until pg_isready -q; do sleep 0.2; done")
 		labtest.MustSSH(t, root, setup.String())
 		t.Cleanup(func() {
 			labtest.MustSSH(t, root, "rm -rf /etc/pidb-link-targets "+dir+"/conf.d/00-pidb-test-ssl-off.conf "+dir+"/pidb-server.crt "+dir+"/pidb-server.key "+

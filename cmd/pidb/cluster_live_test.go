@@ -186,17 +186,17 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 	}
 
 	// a replica stopped: status fails and names it; started, it catches up
-	labtest.MustSSH(t, root(r2), "systemctl stop postgresql@15-main")
+	labtest.MustSSH(t, root(r2), "systemctl stop "+labtest.PGUnit)
 	code, sts, _ := status()
 	if code != 1 || sts[0].OK || sts[0].Replicas[1].State != cluster.Unreachable || sts[0].Replicas[1].RetainedBytes == nil {
 		t.Errorf("a stopped replica: exit %d %+v", code, sts)
 	}
 	psql(primary, "INSERT INTO canary SELECT g, 'row ' || g FROM generate_series(1001, 2000) g")
-	labtest.MustSSH(t, root(r2), "systemctl start postgresql@15-main")
+	labtest.MustSSH(t, root(r2), "systemctl start "+labtest.PGUnit)
 	replicated(r2, "2000")
 
 	// a replica made anew, a server of its own: seeded again
-	labtest.MustSSH(t, root(r1), "pg_dropcluster --stop 15 main && pg_createcluster 15 main >/dev/null && systemctl start postgresql@15-main")
+	labtest.MustSSH(t, root(r1), "pg_dropcluster --stop "+labtest.PG+" main && pg_createcluster "+labtest.PG+" main >/dev/null && systemctl start "+labtest.PGUnit)
 	if code, sts, _ := status(); code != 1 || sts[0].Replicas[0].State != cluster.NotAStandby {
 		t.Errorf("a replica made anew: exit %d %+v", code, sts)
 	}
@@ -263,11 +263,11 @@ func TestPostgresClusterOnTheLab(t *testing.T) {
 		}
 	}
 	// to a replica that is stopped: refused, the primary as it was
-	labtest.MustSSH(t, root(r2), "systemctl stop postgresql@15-main")
+	labtest.MustSSH(t, root(r2), "systemctl stop "+labtest.PGUnit)
 	if code, out := switchover(r2); code != 1 || psql(primary, "SELECT pg_is_in_recovery()") != "f" {
 		t.Errorf("a switchover to a stopped replica: exit %d\n%s", code, out)
 	}
-	labtest.MustSSH(t, root(r2), "systemctl start postgresql@15-main")
+	labtest.MustSSH(t, root(r2), "systemctl start "+labtest.PGUnit)
 	// every canary row on every host
 	for _, h := range inv.Hosts {
 		replicated(h, fmt.Sprint(rows))

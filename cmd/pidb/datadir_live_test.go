@@ -105,7 +105,7 @@ func TestDataDevice(t *testing.T) {
 			}
 		}
 		mend()
-		if got := psql("SHOW data_directory"); got != "/var/lib/postgresql/15/main" {
+		if got := psql("SHOW data_directory"); got != labtest.PGData {
 			t.Errorf("after the cut move, the server runs on %s", got)
 		}
 		if got := psql(count); got != want {
@@ -119,13 +119,13 @@ func TestDataDevice(t *testing.T) {
 		if code != 0 || !res["pi4"].OK || !contains(res["pi4"].Changed, "datadir") || !contains(res["pi4"].Changed, "configure") {
 			t.Fatalf("provision after the cut: exit %d %+v\n%s", code, res, errOut)
 		}
-		if got := psql("SHOW data_directory"); got != "/srv/pidb-data/postgresql/15/main" {
+		if got := psql("SHOW data_directory"); got != "/srv/pidb-data/postgresql/"+labtest.PG+"/main" {
 			t.Errorf("the server runs on %s", got)
 		}
 		if got := psql(count); got != want {
 			t.Errorf("the canary holds %s after the move, want %s", got, want)
 		}
-		if dir, dev, kind := dataFacts(t, moved); dir != "/srv/pidb-data/postgresql/15/main" || dev != "/dev/sda" || kind != "usb" {
+		if dir, dev, kind := dataFacts(t, moved); dir != "/srv/pidb-data/postgresql/"+labtest.PG+"/main" || dev != "/dev/sda" || kind != "usb" {
 			t.Errorf("facts: data in %s on %s (%s)", dir, dev, kind)
 		}
 		if rest := labtest.MustSSH(t, h, "ls -A /var/lib/postgresql/15; findmnt -n -o SOURCE,OPTIONS /srv/pidb-data; grep -c ' /srv/pidb-data ext4 noatime,nofail ' /etc/fstab"); !strings.Contains(rest, "/dev/sda rw,noatime") || !strings.HasSuffix(strings.TrimSpace(rest), "\n1") || strings.Contains(rest, "main") {
@@ -135,7 +135,7 @@ func TestDataDevice(t *testing.T) {
 			t.Errorf("a second provision: exit %d, changed %v\n%s", code, res["pi4"].Changed, errOut)
 		}
 		labtest.Reboot(t, h)
-		if got := psql("SHOW data_directory") + " " + psql(count); got != "/srv/pidb-data/postgresql/15/main "+want {
+		if got := psql("SHOW data_directory") + " " + psql(count); got != "/srv/pidb-data/postgresql/"+labtest.PG+"/main "+want {
 			t.Errorf("after a reboot: %s", got)
 		}
 	})

@@ -25,7 +25,7 @@ func TestWrittenNotApplied(t *testing.T) {
 	t.Parallel()
 	inv := labtest.Clone(t, "pi4", "pi3")
 	for _, tc := range []struct{ host, conf, live string }{
-		{inv.Hosts[0].Name, "/etc/postgresql/15/main/conf.d/90-pidb.conf", `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT setting FROM pg_settings WHERE name = 'synchronous_commit'" -c "SELECT count(*) FROM pg_settings WHERE pending_restart"`},
+		{inv.Hosts[0].Name, labtest.PGEtc + "/conf.d/90-pidb.conf", `cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT setting FROM pg_settings WHERE name = 'synchronous_commit'" -c "SELECT count(*) FROM pg_settings WHERE pending_restart"`},
 		{inv.Hosts[1].Name, "/etc/mysql/mariadb.conf.d/90-pidb.cnf", `mariadb -NBe "SELECT @@innodb_flush_log_at_trx_commit"`},
 	} {
 		t.Run(tc.host, func(t *testing.T) {
@@ -84,7 +84,7 @@ func TestBenchServerKilled(t *testing.T) {
 	// 45 s one another time
 	f := startFaultBench(t, "500ms", "90s")
 	time.Sleep(3 * time.Second)
-	labtest.MustSSH(t, f.h, "systemctl kill -s KILL postgresql@15-main")
+	labtest.MustSSH(t, f.h, "systemctl kill -s KILL "+labtest.PGUnit)
 	f.r.wait(t, 4*time.Minute)
 	b, run := f.outcome(t)
 	if f.r.code != 1 || b.DownS <= 0 || !strings.Contains(b.Error, "the server went away") || !strings.Contains(f.r.stderr, "the server went away") {
@@ -171,7 +171,7 @@ func TestUploadToAFullDisk(t *testing.T) {
 	inv := labtest.Clone(t, "pi4")
 	name := inv.Hosts[0].Name
 	h := provisionedAsRoot(t, inv, name)
-	const dir = "/etc/postgresql/15/main/conf.d"
+	const dir = labtest.PGEtc + "/conf.d"
 	// a small disk under the drop-ins, postgres's as the folder is (a
 	// folder anyone can write, tmpfs's own 1777, pidb refuses outright)
 	labtest.MustSSH(t, h, "mount -t tmpfs -o size=16k,mode=0755,uid=$(id -u postgres),gid=$(id -g postgres) tmpfs "+dir+

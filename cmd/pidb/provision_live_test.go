@@ -60,7 +60,7 @@ func provisionLabCmd(t *testing.T, args ...string) (int, map[string]provisionJSO
 const etcState = "find /etc -path /etc/pisim -prune -o -type f -print0 | sort -z | xargs -0 md5sum; dpkg-query -W -f '${Package} ${Status}\\n'"
 
 // startTime is when the host's database server last started.
-const startTime = "systemctl show -p ActiveEnterTimestampMonotonic --value postgresql@15-main mariadb 2>/dev/null | tr '\\n' ' '"
+const startTime = "systemctl show -p ActiveEnterTimestampMonotonic --value " + labtest.PGUnit + " mariadb 2>/dev/null | tr '\\n' ' '"
 
 // TestProvisionTheLab provisions a fresh Pi 4, a Pi 3 and a Zero (clones
 // of provisioned ones: scripts/test.sh's own first provision of the lab
@@ -160,7 +160,7 @@ func TestProvisionTheLab(t *testing.T) {
 				t.Errorf("%s boots to %s", n, got)
 			}
 			// systemd starts the server again when it dies
-			unit := map[string]string{pi4: "postgresql@15-main", zero: "postgresql@15-main", pi3: "mariadb"}[n]
+			unit := map[string]string{pi4: labtest.PGUnit, zero: labtest.PGUnit, pi3: "mariadb"}[n]
 			if got := strings.TrimSpace(labtest.MustSSH(t, hosts[n], "systemctl show -p Restart --value "+unit)); got != "on-failure" {
 				t.Errorf("%s: Restart=%s for %s", n, got, unit)
 			}
@@ -301,10 +301,10 @@ func TestProvisionTheLab(t *testing.T) {
 		}
 		// the dry run: the drop-in's diff back to balanced's (seed sets no
 		// work_mem), nothing changed, the server not restarted
-		before := labtest.MustSSH(t, root(pi4), "systemctl show -p ExecMainStartTimestamp postgresql@15-main")
+		before := labtest.MustSSH(t, root(pi4), "systemctl show -p ExecMainStartTimestamp "+labtest.PGUnit)
 		code, out, errOut = runPidb(t, "tune", "rollback", "-i", inv.Path, "--limit", pi4, "--dry-run", "--json")
 		if code != 0 || !strings.Contains(out, `"plan"`) || !strings.Contains(out, `+work_mem = 5MB`) || workMem() != "4MB" ||
-			labtest.MustSSH(t, root(pi4), "systemctl show -p ExecMainStartTimestamp postgresql@15-main") != before {
+			labtest.MustSSH(t, root(pi4), "systemctl show -p ExecMainStartTimestamp "+labtest.PGUnit) != before {
 			t.Fatalf("rollback --dry-run: exit %d, work_mem %s\n%s%s", code, workMem(), out, errOut)
 		}
 		if code, _, errOut := runPidb(t, "tune", "rollback", "-i", inv.Path, "--limit", pi4); code != 0 || workMem() != "5MB" {
@@ -325,7 +325,7 @@ func TestProvisionTheLab(t *testing.T) {
 	t.Run("a setting that stops the server is rolled back", func(t *testing.T) {
 		z := root(zero)
 		labtest.MustSSH(t, z, `cd /tmp && runuser -u postgres -- psql -qX -c "DROP TABLE IF EXISTS canary; CREATE TABLE canary AS SELECT g AS id FROM generate_series(1, 1000) g"`)
-		before := labtest.MustSSH(t, z, "cat /etc/postgresql/15/main/conf.d/90-pidb.conf")
+		before := labtest.MustSSH(t, z, "cat "+labtest.PGEtc+"/conf.d/90-pidb.conf")
 		src, _ := os.ReadFile(inv.Path)
 		p := filepath.Join(t.TempDir(), "huge.toml")
 		os.WriteFile(p, append(src, []byte("[host.settings]\nhuge_pages = \"on\"\n")...), 0o644) // the last host: zero
@@ -336,10 +336,10 @@ func TestProvisionTheLab(t *testing.T) {
 		if e := res[zero].Error; !strings.Contains(e, zero+": configure") || !strings.Contains(e, "the previous configuration is back") {
 			t.Errorf("error: %s", e)
 		}
-		if after := labtest.MustSSH(t, z, "cat /etc/postgresql/15/main/conf.d/90-pidb.conf"); after != before {
+		if after := labtest.MustSSH(t, z, "cat "+labtest.PGEtc+"/conf.d/90-pidb.conf"); after != before {
 			t.Errorf("the drop-in was not put back:\n%s", after)
 		}
-		got := strings.TrimSpace(labtest.MustSSH(t, z, `systemctl is-active postgresql@15-main; cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT count(*) FROM canary" -c "SHOW huge_pages"`))
+		got := strings.TrimSpace(labtest.MustSSH(t, z, `systemctl is-active `+labtest.PGUnit+`; cd /tmp && runuser -u postgres -- psql -AtX -c "SELECT count(*) FROM canary" -c "SHOW huge_pages"`))
 		if got != "active\n1000\ntry" {
 			t.Errorf("after the rollback: %q, want the server active, 1000 canary rows, huge_pages back at try", got)
 		}

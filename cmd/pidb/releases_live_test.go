@@ -29,20 +29,18 @@ var releaseHosts = map[string][]struct {
 }
 
 // TestReleasesOnTheLab is the release matrix: on each release the lab
-// boots other than its default (whose servers every other lab test
-// runs), fresh Pis with each engine the release ships, at its own
-// versions: provisioned, provisioned again with nothing to change,
-// every workload that fits the engine for 5 s over direct TLS and
-// through SSH with no transaction lost to an error, validated, and
-// logged in to with credentials --ca. On trixie this is MariaDB 11.8,
-// which makes a throw-away certificate at each start (pidb makes its
-// own: the direct runs and --ca would fail without it), and whose
-// snapshot isolation fails a quarter of tpcc's New-Orders and Payments
-// with 1020 (tried again, as sysbench does). On the ubuntu release,
-// PostgreSQL 18 and Oracle MySQL 9 (tuned as 8.4): its
-// drop-in must sort after Ubuntu's mysqld.cnf and its buffer pool be
-// whole chunks, or the read-back rolls the provision back; it has no
-// @@have_ssl.
+// boots other than its default (trixie, whose servers every other lab
+// test runs: MariaDB 11.8's throw-away certificate and its snapshot
+// isolation's 1020 are theirs), fresh Pis with each engine the release
+// ships, at its own versions: provisioned, provisioned again with
+// nothing to change, every workload that fits the engine for 5 s over
+// direct TLS and through SSH with no transaction lost to an error,
+// validated, and logged in to with credentials --ca. On bookworm this is
+// PostgreSQL 15 and MariaDB 10.11, as Raspberry Pi OS Legacy runs them.
+// On the ubuntu release, PostgreSQL 18 and Oracle MySQL 9 (tuned as
+// 8.4): its drop-in must sort after Ubuntu's mysqld.cnf and its buffer
+// pool be whole chunks, or the read-back rolls the provision back; it
+// has no @@have_ssl.
 func TestReleasesOnTheLab(t *testing.T) {
 	var rels []lab.Release
 	for _, r := range lab.Releases() {

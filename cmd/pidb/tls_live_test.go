@@ -78,7 +78,7 @@ func TestTLSOnTheLab(t *testing.T) {
 		if got := labtest.MustSSH(t, root("pi3"), "stat -c '%U %a' /etc/mysql/pidb-server.key /etc/mysql/pidb-server.crt"); strings.Join(strings.Fields(got), " ") != "mysql 600 mysql 644" {
 			t.Errorf("pi3: pidb's certificate and key: %q", got)
 		}
-		if got := labtest.MustSSH(t, root("pi4"), "grep -c '^hostssl' /etc/postgresql/15/main/pg_hba.conf; grep -c '^host ' /etc/postgresql/15/main/pg_hba.conf || true"); strings.Fields(got)[0] == "0" {
+		if got := labtest.MustSSH(t, root("pi4"), "grep -c '^hostssl' "+labtest.PGEtc+"/pg_hba.conf; grep -c '^host ' "+labtest.PGEtc+"/pg_hba.conf || true"); strings.Fields(got)[0] == "0" {
 			t.Errorf("pi4: no hostssl line in pg_hba.conf: %q", got)
 		}
 	})
