@@ -101,7 +101,7 @@ func TestLabUpFlags(t *testing.T) {
 		"--storage pi3=usb-ssd":      `--storage: pi3: a Raspberry Pi 3 Model B Rev 1.2 has no USB 3`,
 		"--storage pi4-3=nvme":       `--storage: pi4-3: a Raspberry Pi 4 Model B Rev 1.4 has no PCIe`,
 		"--storage pi5=nvme,":        `--storage "": want NAME=usb-ssd or NAME=nvme`,
-		"--release sid":              `--release "sid": want bookworm or trixie or ubuntu, for all hosts or as NAME=bookworm`,
+		"--release sid":              `--release "sid": want bookworm or trixie or ubuntu, for all hosts or as NAME=trixie`,
 		"--release pi9=trixie":       `--release: no lab host "pi9"`,
 		"--without-vcgencmd pi3,pi9": `--without-vcgencmd: no lab host "pi9"`,
 		"--thermal-speed 0":          `--thermal-speed 0: want more than 0, at most 1000`,
