@@ -526,26 +526,12 @@ func Replication(h inventory.Host) *tune.Replication {
 // Live reads the live values of s as the server's administrator, through
 // root on the host, and lists those that differ.
 func Live(ctx context.Context, root remote.Runner, e Engine, s tune.Settings) ([]Mismatch, error) {
-	s = variables(s)
+	s = s.Variables(e.Flavor, e.TuneAs) // plugin_load_add: the plugins' variables are read instead
 	res, err := root.Run(ctx, e.Query(e.ReadBackSQL(s)))
 	if err != nil {
 		return nil, fmt.Errorf("read the live settings: %w", err)
 	}
 	return e.CompareLive(s, string(res.Stdout))
-}
-
-// variables are the settings the server holds as variables, which it
-// can be asked for: not MySQL's plugin_load_add, an option that loads
-// plugins at start (the plugins' own variables, which only a loaded
-// plugin has, are read back instead).
-func variables(s tune.Settings) tune.Settings {
-	out := make(tune.Settings, 0, len(s))
-	for _, x := range s {
-		if x.Name != "plugin_load_add" {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // Sentences are the mismatches as people read them: "NAME is LIVE, not WANT".

@@ -19,6 +19,10 @@ type Param struct {
 	// Until, which pidb sets there: the server ignores this one where
 	// that is set (MySQL's innodb_log_file_size from 8.0.30)
 	Successor string
+	// StartOnly is an option the server reads at its start and keeps no
+	// variable of (MySQL's plugin_load_add, which loads plugins): a
+	// read-back cannot ask for it, and asks for what it did instead
+	StartOnly bool
 }
 
 // has reports whether the flavour at version v has the parameter.
@@ -147,7 +151,7 @@ var params = []Param{
 	{Name: "rpl_semi_sync_slave_enabled", Kind: Bool, Flavors: mysql, Until: "8.0.26"},
 	{Name: "rpl_semi_sync_source_enabled", Kind: Bool, Flavors: mysql, Since: "8.0.26"},
 	{Name: "rpl_semi_sync_replica_enabled", Kind: Bool, Flavors: mysql, Since: "8.0.26"},
-	{Name: "plugin_load_add", Kind: Quoted, Flavors: mysql},
+	{Name: "plugin_load_add", Kind: Quoted, Flavors: mysql, StartOnly: true},
 	{Name: "rpl_semi_sync_slave_enabled", Kind: Bool, Flavors: mariadb, Since: "10.3.3"},
 }
 
@@ -159,6 +163,19 @@ func lookup(flavor dbms.Flavor, version, name string) (Param, bool) {
 		}
 	}
 	return Param{}, false
+}
+
+// Variables are the settings of s the server of flavor at version holds
+// as variables, which a read-back can ask for: all but the StartOnly
+// options.
+func (s Settings) Variables(flavor dbms.Flavor, version string) Settings {
+	out := make(Settings, 0, len(s))
+	for _, x := range s {
+		if p, ok := lookup(flavor, version, x.Name); !ok || !p.StartOnly {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Names lists the parameters the tuner knows for the flavour and version.
