@@ -340,14 +340,14 @@ func sampleLag(ctx context.Context, root remote.Runner, p Plan) func(start time.
 	read := func(ctx context.Context) []reading {
 		pg := engine.Engine{Flavor: dbms.Postgres}
 		var these []reading
-		if p.ReplicaRoots != nil {
-			st, err := cluster.Read(ctx, root, maria)
+		if p.ReplicaRoots != nil { // the MySQL family's: each replica is read on its own host
+			st, err := cluster.Read(ctx, root, mysqlFamily())
 			if err != nil {
 				return nil
 			}
 			now := time.Now()
 			for _, name := range p.Replicas {
-				these = append(these, reading{now, mariadbLag(ctx, st, name, p.ReplicaRoots[name])})
+				these = append(these, reading{now, familyLag(ctx, st, name, p.ReplicaRoots[name])})
 			}
 		} else {
 			st, err := cluster.Read(ctx, root, pg)
@@ -398,18 +398,21 @@ func sampleLag(ctx context.Context, root remote.Runner, p Plan) func(start time.
 // lastLagWait bounds the last reading of a cluster's lag, after the run.
 const lastLagWait = 2 * time.Minute
 
-var maria = engine.Engine{Flavor: dbms.MariaDB}
+// mysqlFamily is the engine cluster.Read is given for the MySQL family's
+// hosts: it asks each host's client which flavour answers (MariaDB or
+// Oracle MySQL) and reads that flavour's words.
+func mysqlFamily() engine.Engine { return engine.Engine{Flavor: dbms.MariaDB} }
 
-// mariadbLag is where the MariaDB replica called name, reached through
-// root (nil: it could not be), is behind the primary that reported p:
-// the primary's transactions it has not applied, and its
-// Seconds_Behind_Master; nothing known where it does not replicate.
-func mariadbLag(ctx context.Context, p cluster.Report, name string, root remote.Runner) results.Lag {
+// familyLag is where the MySQL family's replica called name, reached
+// through root (nil: it could not be), is behind the primary that
+// reported p: the primary's transactions it has not applied, and its
+// seconds behind; nothing known where it does not replicate.
+func familyLag(ctx context.Context, p cluster.Report, name string, root remote.Runner) results.Lag {
 	l := results.Lag{Host: name}
 	if root == nil {
 		return l
 	}
-	r, err := cluster.Read(ctx, root, maria)
+	r, err := cluster.Read(ctx, root, mysqlFamily())
 	if err != nil || r.Receiver != cluster.Streaming {
 		return l
 	}

@@ -27,24 +27,24 @@ func myReplicaReport(io, sql, behind string) string {
 func TestMariaDBLag(t *testing.T) {
 	ctx := context.Background()
 	p := cluster.Report{Flavor: dbms.MariaDB, WAL: 120}
-	if l := mariadbLag(ctx, p, "pi3", nil); l != (results.Lag{Host: "pi3"}) {
+	if l := familyLag(ctx, p, "pi3", nil); l != (results.Lag{Host: "pi3"}) {
 		t.Errorf("no runner: %+v", l)
 	}
 	streaming := (&fakerun.Runner{Name: "pi3"}).Contains("pidb-slave-status", fakerun.Reply{Stdout: myReplicaReport("Yes", "Yes", "3")})
-	l := mariadbLag(ctx, p, "pi3", streaming)
+	l := familyLag(ctx, p, "pi3", streaming)
 	if l.Host != "pi3" || l.Transactions == nil || *l.Transactions != 12 || l.Seconds == nil || *l.Seconds != 3 || l.Bytes != nil {
 		t.Errorf("streaming: %+v", l)
 	}
 	// read a moment before the replica: it has all of it
-	if l := mariadbLag(ctx, cluster.Report{Flavor: dbms.MariaDB, WAL: 100}, "pi3", streaming); l.Transactions == nil || *l.Transactions != 0 {
+	if l := familyLag(ctx, cluster.Report{Flavor: dbms.MariaDB, WAL: 100}, "pi3", streaming); l.Transactions == nil || *l.Transactions != 0 {
 		t.Errorf("ahead of the position read: %+v", l)
 	}
 	stopped := (&fakerun.Runner{Name: "pi3"}).Contains("pidb-slave-status", fakerun.Reply{Stdout: myReplicaReport("No", "No", "NULL")})
-	if l := mariadbLag(ctx, p, "pi3", stopped); l != (results.Lag{Host: "pi3"}) {
+	if l := familyLag(ctx, p, "pi3", stopped); l != (results.Lag{Host: "pi3"}) {
 		t.Errorf("stopped: %+v", l)
 	}
 	down := (&fakerun.Runner{Name: "pi3"}).Contains("pidb-slave-status", fakerun.Reply{Code: 1, Stderr: "ERROR 2002 (HY000): Can't connect"})
-	if l := mariadbLag(ctx, p, "pi3", down); l != (results.Lag{Host: "pi3"}) {
+	if l := familyLag(ctx, p, "pi3", down); l != (results.Lag{Host: "pi3"}) {
 		t.Errorf("down: %+v", l)
 	}
 }
