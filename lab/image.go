@@ -11,9 +11,13 @@ import (
 
 // baseRecipe names the base image's contents. Change it whenever buildBase
 // changes, so cached images are rebuilt.
-const baseRecipe = "pidb-lab-base v1: minbase + openssh-server,systemd,systemd-sysv,dbus,iproute2,sudo,procps,ca-certificates,less; pi user; apt timers masked"
+const baseRecipe = "pidb-lab-base v2: minbase + openssh-server,systemd,systemd-sysv,dbus,iproute2,sudo,procps,ca-certificates,less,e2fsprogs; pi user; apt timers masked"
 
-var basePackages = "openssh-server,systemd,systemd-sysv,dbus,iproute2,sudo,procps,ca-certificates,less"
+// basePackages are what debootstrap adds to minbase: what Raspberry Pi OS
+// Lite has of them. e2fsprogs (mkfs.ext4, fsck of its ext4 root) is
+// required in bookworm and only important in trixie, so minbase leaves it
+// out there.
+var basePackages = "openssh-server,systemd,systemd-sysv,dbus,iproute2,sudo,procps,ca-certificates,less,e2fsprogs"
 
 // Source is an apt source the base image is bootstrapped from.
 type Source struct {

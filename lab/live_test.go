@@ -254,7 +254,8 @@ func TestCPUTimeIsAccountedPerHost(t *testing.T) {
 // TestAptInstallsInside installs a package on two hosts at once, each
 // downloading it (their own archives are cleaned first) through the fleet's
 // shared package cache, which keeps one copy. Other tests fill the cache at
-// the same time with packages of their own: the count is of hello's alone.
+// the same time with packages of their own, and hosts of other releases
+// with their own hello: the count is of the version these two installed.
 func TestAptInstallsInside(t *testing.T) {
 	t.Parallel()
 	inv := labtest.Lease(t, "pi3", "zero")
@@ -271,9 +272,10 @@ func TestAptInstallsInside(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	debs, _ := filepath.Glob(filepath.Join(labtest.Lab(t).Dir, "cache/apt/*/*/pool/main/h/hello/hello_*.deb"))
-	if len(debs) != 1 {
-		t.Errorf("the shared package cache holds %v, want one hello package", debs)
+	ver := strings.TrimSpace(labtest.MustSSH(t, inv.Hosts[0], "dpkg-query -W -f '${Version}' hello"))
+	debs, _ := filepath.Glob(filepath.Join(labtest.Lab(t).Dir, "cache/apt/*/*/pool/main/h/hello/hello_"+ver+"_*.deb"))
+	if ver == "" || len(debs) != 1 {
+		t.Errorf("the shared package cache holds %v of hello %q, want one", debs, ver)
 	}
 }
 

@@ -95,6 +95,7 @@ for d in /dev/sd[a-z] /dev/sd[a-z][a-z] /dev/nvme[0-9]n[0-9] /dev/nvme[0-9][0-9]
 	awk -v d="$d" 'index($1, d) == 1 { print "mount " $1 "=" $2 }' /proc/mounts
 done
 echo "at $(findmnt -n -o SOURCE,OPTIONS ` + dataMount + ` 2>/dev/null)"
+PATH=$PATH:/usr/sbin:/sbin command -v mkfs.ext4 >/dev/null || echo "nomkfs"
 true`
 
 // probe is what probeScript saw.
@@ -102,7 +103,14 @@ type probe struct {
 	root  string // the root filesystem's device
 	disks []disk
 	at    string // "SOURCE OPTIONS" mounted at dataMount; "" for none
+	// noMkfs: mkfs.ext4 is not installed (e2fsprogs is not in a minimal
+	// Debian 13, where it is no longer a required package)
+	noMkfs bool
 }
+
+// installMkfs installs e2fsprogs, which has mkfs.ext4, as the install
+// step installs the server: waiting for another apt's lock.
+const installMkfs = "DEBIAN_FRONTEND=noninteractive apt-get -q install -y e2fsprogs"
 
 func parseProbe(out string) probe {
 	var p probe
@@ -129,6 +137,8 @@ func parseProbe(out string) probe {
 			}
 		case "at":
 			p.at = rest
+		case "nomkfs":
+			p.noMkfs = true
 		}
 	}
 	return p
@@ -415,6 +425,9 @@ func (datadirStep) Check(ctx context.Context, t *Target) (Change, error) {
 	}
 	var cmds []string
 	if !d.ours() {
+		if p.noMkfs {
+			cmds = append(cmds, strings.TrimPrefix(installMkfs, "DEBIAN_FRONTEND=noninteractive ")+"   # mkfs.ext4 is not installed")
+		}
 		if !d.blank() {
 			cmds = append(cmds, "wipefs -a "+d.Path+"   # it holds "+d.holds())
 		}
@@ -468,6 +481,12 @@ func (datadirStep) Apply(ctx context.Context, t *Target) error {
 		return err
 	}
 	dev := remote.Quote(d.Path)
+	if !d.ours() && p.noMkfs {
+		t.Step("datadir: installing e2fsprogs (mkfs.ext4 is not installed)")
+		if out, err := t.retryLock(ctx, installMkfs); err != nil {
+			return fmt.Errorf("install e2fsprogs for mkfs.ext4: %w", aptHint(err, out))
+		}
+	}
 	if !d.ours() {
 		t.Step("datadir: making the filesystem on " + d.Path)
 		if _, err := t.run(ctx, "wipefs -a "+dev+" >/dev/null && mkfs.ext4 -q -F -L "+dataLabel+" "+dev); err != nil {

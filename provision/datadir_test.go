@@ -361,3 +361,40 @@ func TestStrictOvercommit(t *testing.T) {
 		t.Errorf("MariaDB: %+v", ch)
 	}
 }
+
+// TestMkfsInstalledWhereMissing: a minimal Debian 13 has no e2fsprogs
+// (no longer a required package): the probe says mkfs.ext4 is missing,
+// the plan installs e2fsprogs before it makes the filesystem, and Apply
+// installs it (through apt, waiting for another apt's lock) before mkfs.
+func TestMkfsInstalledWhereMissing(t *testing.T) {
+	ctx := context.Background()
+	if p := parseProbe("root /dev/mmcblk0p2\ndisk /dev/sda\nat \nnomkfs\n"); !p.noMkfs || len(p.disks) != 1 {
+		t.Fatalf("%+v", p)
+	}
+	if p := parseProbe(probeOut); p.noMkfs {
+		t.Errorf("a probe that found mkfs.ext4: %+v", p)
+	}
+	for _, missing := range []bool{true, false} {
+		out := "root /dev/mmcblk0p2\ndisk /dev/sda\nat \n"
+		if missing {
+			out += "nomkfs\n"
+		}
+		r := (&fakerun.Runner{Files: map[string]string{}}).Contains("command -v mkfs.ext4", fakerun.Reply{Stdout: out})
+		tg := target("postgres", facts.EngineState{}, r)
+		tg.Host.DataDevice = "auto"
+		ch, err := datadirStep{}.Check(ctx, tg)
+		if err != nil || !ch.Needed {
+			t.Fatalf("missing %v: %+v %v", missing, ch, err)
+		}
+		if got := strings.HasPrefix(ch.Commands[0], "apt-get -q install -y e2fsprogs"); got != missing {
+			t.Errorf("missing %v: the plan %q", missing, ch.Commands)
+		}
+		// Apply: e2fsprogs before mkfs (the UUID read fails here, after both)
+		_ = datadirStep{}.Apply(ctx, tg)
+		ran := strings.Join(r.Ran(), "\n")
+		apt, mkfs := strings.Index(ran, "apt-get -q install -y e2fsprogs"), strings.Index(ran, "mkfs.ext4 -q")
+		if mkfs < 0 || (apt >= 0) != missing || (missing && apt > mkfs) {
+			t.Errorf("missing %v: ran\n%s", missing, ran)
+		}
+	}
+}
