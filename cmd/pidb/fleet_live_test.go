@@ -90,7 +90,7 @@ func TestFleetOfTen(t *testing.T) {
 	// (its apt fetches and unpacks beside nine other installs: a minute
 	// was once not enough)
 	r.waitOn(t, rebootHost, "pgrep -x dpkg && ls /var/lib/dpkg/info/postgresql-common.list", 5*time.Minute)
-	labtest.Reboot(t, rebootHost)
+	labtest.RebootNow(t, rebootHost) // a clean reboot waits for dpkg (apt's inhibitor)
 	r.wait(t, 10*time.Minute)
 	(<-faults)()
 	labtest.MustSSH(t, lockHost, "pkill -x apt-get; pkill -f '^sleep 600$'; true")

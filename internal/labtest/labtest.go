@@ -290,8 +290,23 @@ func Cut(t testing.TB, h inventory.Host) (mend func()) {
 // from a new boot (a mark in /run, a tmpfs, is gone) with its units started.
 func Reboot(t testing.TB, h inventory.Host) {
 	t.Helper()
+	reboot(t, h, "systemctl reboot")
+}
+
+// RebootNow reboots h at once, its units not stopped but its processes
+// killed (systemctl --force reboot), and waits as Reboot does: as a Pi
+// goes down in the middle of an install. A clean reboot waits for the
+// install instead: Debian 13's apt holds a logind inhibitor while dpkg
+// runs, which refuses it ("Access denied", also to root).
+func RebootNow(t testing.TB, h inventory.Host) {
+	t.Helper()
+	reboot(t, h, "systemctl --force reboot")
+}
+
+func reboot(t testing.TB, h inventory.Host, cmd string) {
+	t.Helper()
 	MustSSH(t, h, "touch /run/pidb-test-before-reboot")
-	_, _, _ = SSH(h, "systemctl reboot")
+	_, _, _ = SSH(h, cmd)
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		if _, _, err := SSH(h, "test ! -e /run/pidb-test-before-reboot && { systemctl is-system-running --wait >/dev/null 2>&1; true; }"); err == nil {
