@@ -13,9 +13,11 @@ import (
 	"pidb/inventory"
 )
 
-// TestMySQLClusterOnTheLab: a semi-sync Oracle MySQL cluster of three fresh CM4s
-// of the lab's ubuntu release (MySQL 9.7), provisioned from scratch: the
-// replicas seeded from a mysqldump of the primary with its GTIDs and
+// TestMySQLClusterOnTheLab: a semi-sync Oracle MySQL cluster of three CM4s
+// of the lab's ubuntu release (MySQL 9.7), whose cards were copied from
+// one on which pidb had installed and provisioned MySQL alone (so each
+// starts with its server_uuid and its certificate, which pidb makes
+// their own: one install, not three): the replicas seeded from a mysqldump of the primary with its GTIDs and
 // replicating from it by auto-position over TLS, the primary's
 // certificate and address verified (the servers' own SHOW REPLICA
 // STATUS, and pidb cluster status); validate judging the replicas by
@@ -27,7 +29,11 @@ import (
 func TestMySQLClusterOnTheLab(t *testing.T) {
 	reserved := labtest.Reserve(t, "cm4", "cm4", "cm4")
 	t.Parallel()
-	inv := reserved.FreshOn(t, "ubuntu")
+	inv := reserved.CardCopies(t, "ubuntu", func(first *inventory.Inventory) {
+		if code, res, errOut := provisionLab(t, "-i", first.Path); code != 0 {
+			t.Fatalf("provision %s alone: exit %d %+v\n%s", first.Hosts[0].Name, code, res, errOut)
+		}
+	})
 	primary, r1, r2 := inv.Hosts[0], inv.Hosts[1], inv.Hosts[2]
 	addCluster(t, inv, "shop", "synchronous = true\n")
 	root := func(h inventory.Host) inventory.Host { return labtest.RootHost(t, inv, h.Name) }
@@ -53,6 +59,15 @@ func TestMySQLClusterOnTheLab(t *testing.T) {
 			}
 		}
 		return m
+	}
+
+	// the copies are their first's card: one server_uuid on all three
+	copied := map[string]bool{}
+	for _, h := range inv.Hosts {
+		copied[sql(h, "SELECT @@server_uuid")] = true
+	}
+	if len(copied) != 1 {
+		t.Fatalf("the copied cards' server UUIDs: %v, want one", copied)
 	}
 
 	code, res, errOut := provisionLab(t, "-i", inv.Path)

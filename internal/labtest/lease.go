@@ -488,3 +488,61 @@ func atFullSpeed(l *lab.Lab, names []string) *lab.Lab {
 	}
 	return l
 }
+
+// CardCopies boots the first reserved host fresh on release (as FreshOn
+// does), hands prepare an inventory of it alone (to install and set it up
+// as a user would), then boots the others from a copy of its card: Pis
+// whose cards were cloned from one set up once, with its server's
+// identity (MySQL's server_uuid, the certificate's address) on each. The
+// copy is a snapshot of the test's own, removed after its hosts. It
+// returns an inventory of all of them, the first first.
+func (r *Reserved) CardCopies(t testing.TB, release string, prepare func(first *inventory.Inventory)) *inventory.Inventory {
+	t.Helper()
+	r.t = t
+	l := atFullSpeed(Lab(t), r.names)
+	l.Releases = map[string]string{r.names[0]: release}
+	ctx := context.Background()
+	if err := l.Remove(ctx, r.names); err != nil { // what a killed test left
+		t.Fatal(err)
+	}
+	snap := snapshotPrefix + "copy-" + r.names[0]   // the host is the test's alone, so is the name
+	if err := removeSnapshot(l, snap); err != nil { // what a killed test left
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // after the hosts' removal (cleanups run last first)
+		if err := removeSnapshot(l, snap); err != nil {
+			t.Errorf("lab: %v", err)
+		}
+	})
+	t.Cleanup(func() {
+		if err := l.Remove(context.Background(), r.names); err != nil {
+			t.Errorf("lab: remove %v: %v", r.names, err)
+		}
+	})
+	if _, err := l.Up(ctx, r.names[:1]); err != nil {
+		t.Fatalf("lab up %s: %v", r.names[0], err)
+	}
+	prepare(InventoryOf(t, r.names[0]))
+	if t.Failed() {
+		t.FailNow()
+	}
+	if err := l.Snapshot(ctx, r.names[0], snap); err != nil {
+		t.Fatalf("snapshot %s as %s: %v", r.names[0], snap, err)
+	}
+	if _, err := l.UpFrom(ctx, r.names[1:], snap); err != nil {
+		t.Fatalf("lab up %v from %s: %v", r.names[1:], snap, err)
+	}
+	return InventoryOf(t, r.names...)
+}
+
+// removeSnapshot removes the snapshot called name where there is one.
+func removeSnapshot(l *lab.Lab, name string) error {
+	snaps, err := l.Snapshots()
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(snaps, func(s lab.SnapshotInfo) bool { return s.Name == name }) {
+		return nil
+	}
+	return l.RemoveSnapshot(name)
+}
