@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -203,11 +204,11 @@ func (st serverState) loginsOf(u string) []login {
 const pgListing = "SELECT 'role', rolname, coalesce(rolpassword, ''), coalesce(shobj_description(oid, 'pg_authid'), '') FROM pg_authid " +
 	"UNION ALL SELECT 'db', datname, '', coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database"
 
-// mysqlListing lists the accounts (kind, user, host, hash, ssl_type), the
+// mysqlListing lists the accounts (kind, user, host, hash in hex, ssl_type), the
 // databases (kind, name, pidb's mark when it holds ownerTable) and whether
 // markTable is there, five values in every row: three statements, as
 // UNION would mix mysql.user's and information_schema's collations.
-const mysqlListing = "SELECT 'user', user, host, IFNULL(authentication_string, ''), ssl_type FROM mysql.user;\n" +
+const mysqlListing = "SELECT 'user', user, host, IFNULL(HEX(authentication_string), ''), ssl_type FROM mysql.user;\n" +
 	"SELECT 'db', s.schema_name, IF(t.table_name IS NULL, '', '" + ownerMark + "'), '', '' FROM information_schema.schemata s " +
 	"LEFT JOIN information_schema.tables t ON t.table_schema = s.schema_name AND t.table_name = '" + ownerTable + "';\n" +
 	"SELECT 'marks', COUNT(*), '', '', '' FROM information_schema.tables WHERE table_schema = '" + markDatabase + "' AND table_name = '" + markTable + "'"
@@ -258,7 +259,11 @@ func existing(ctx context.Context, t *Target, e engine.Engine) (serverState, err
 			default:
 				return bad(fmt.Sprintf("ssl_type %q", r[4]), r)
 			}
-			st.accounts[login{r[1], r[2]}] = stored{hash: r[3], ssl: r[4]}
+			hash, err := unhex(r[3])
+			if err != nil {
+				return bad("a hash not in hex", r)
+			}
+			st.accounts[login{r[1], r[2]}] = stored{hash: hash, ssl: r[4]}
 		case "db":
 			if r[1] == "" || (r[2] != "" && r[2] != ownerMark) {
 				return bad("a bad database", r)
@@ -285,6 +290,14 @@ func existing(ctx context.Context, t *Target, e engine.Engine) (serverState, err
 		}
 	}
 	return st, nil
+}
+
+// unhex reads a hash the MySQL family was asked for in hex: Oracle
+// MySQL's caching_sha2_password hashes hold bytes of any value (a
+// newline, a tab), which would not pass through the client's rows.
+func unhex(s string) (string, error) {
+	b, err := hex.DecodeString(s)
+	return string(b), err
 }
 
 // query runs a SELECT as the server's administrator and reads its rows of

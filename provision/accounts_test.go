@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -192,7 +193,7 @@ func TestForeignOwnerRefused(t *testing.T) {
 				}
 				return psqlRows([][]string{{"role", "pidb", "", accountMark}, {"db", "pidb", "", "created by pidb for pidb"}, {"role", "app", appHash, mark}})
 			}
-			return batchRows([][]string{{"user", "pidb", "localhost", "", ""}, {"user", "app", "%", appHash, ""}, {"db", "pidb", ownerMark, "", ""}, {"marks", "1", "", "", ""}})
+			return batchRows([][]string{{"user", "pidb", "localhost", "", ""}, {"user", "app", "%", strings.ToUpper(hex.EncodeToString([]byte(appHash))), ""}, {"db", "pidb", ownerMark, "", ""}, {"marks", "1", "", "", ""}})
 		}
 		marks := func(appMarked bool) string {
 			rows := [][]string{{"pidb", accountMark}}

@@ -43,7 +43,7 @@ func TestDropBenchDatabase(t *testing.T) {
 	}{
 		{"postgres", psqlRows([][]string{{"role", "pidb", "SCRAM", ownerMark}, {"db", "pidb", "", "created by pidb for pidb"}}),
 			psqlRows([][]string{{"db", "pidb", "", ""}}), "DROP DATABASE pidb WITH (FORCE)"},
-		{"mariadb", batchRows([][]string{{"user", "pidb", "localhost", "*AB", ""}, {"db", "pidb", "created by pidb", "", ""}, {"marks", "0", "", "", ""}}),
+		{"mariadb", batchRows([][]string{{"user", "pidb", "localhost", "2A4142", ""}, {"db", "pidb", "created by pidb", "", ""}, {"marks", "0", "", "", ""}}),
 			batchRows([][]string{{"db", "pidb", "", "", ""}, {"marks", "0", "", "", ""}}), "DROP DATABASE `pidb`"},
 	} {
 		r := &fakerun.Runner{Files: map[string]string{}}

@@ -37,7 +37,7 @@ type myReplicationAccount struct {
 	okay      bool // REPLICATION SLAVE and nothing more
 }
 
-const myReplicationListing = "SELECT host, IFNULL(authentication_string, ''), ssl_type, IF(Repl_slave_priv = 'Y' AND CONCAT(Select_priv, Insert_priv, Update_priv, Delete_priv, Create_priv, Drop_priv, Grant_priv, Super_priv, File_priv, Alter_priv, Process_priv, Reload_priv) = 'NNNNNNNNNNNN', 'ok', 'more') FROM mysql.user WHERE user = '" + ReplicationUser + "'"
+const myReplicationListing = "SELECT host, IFNULL(HEX(authentication_string), ''), ssl_type, IF(Repl_slave_priv = 'Y' AND CONCAT(Select_priv, Insert_priv, Update_priv, Delete_priv, Create_priv, Drop_priv, Grant_priv, Super_priv, File_priv, Alter_priv, Process_priv, Reload_priv) = 'NNNNNNNNNNNN', 'ok', 'more') FROM mysql.user WHERE user = '" + ReplicationUser + "'"
 
 func readMyReplication(ctx context.Context, t *Target, e engine.Engine) (map[string]myReplicationAccount, error) {
 	rows, err := query(ctx, t, e, myReplicationListing, 4)
@@ -46,7 +46,11 @@ func readMyReplication(ctx context.Context, t *Target, e engine.Engine) (map[str
 	}
 	out := map[string]myReplicationAccount{}
 	for _, r := range rows {
-		out[r[0]] = myReplicationAccount{hash: r[1], ssl: r[2], okay: r[3] == "ok"}
+		hash, err := unhex(r[1])
+		if err != nil {
+			return nil, fmt.Errorf("read the replication accounts: a hash not in hex for %q", r[0])
+		}
+		out[r[0]] = myReplicationAccount{hash: hash, ssl: r[2], okay: r[3] == "ok"}
 	}
 	return out, nil
 }

@@ -19,10 +19,13 @@ import (
 
 // matchesStored reports whether password matches a server's stored hash:
 // PostgreSQL's SCRAM-SHA-256 verifier (RFC 5802/7677) or the
-// mysql_native_password hash MariaDB keeps ("*" + hex(SHA1(SHA1(pw)))).
-// ok is false for a hash it cannot check (MySQL 8's caching_sha2_password).
+// mysql_native_password hash MariaDB keeps ("*" + hex(SHA1(SHA1(pw)))),
+// or Oracle MySQL's caching_sha2_password ("$A$..."). ok is false for a
+// hash it cannot check (another plugin's).
 func matchesStored(stored, password string) (match, ok bool) {
 	switch {
+	case strings.HasPrefix(stored, caching2Prefix):
+		return caching2Matches(stored, password)
 	case strings.HasPrefix(stored, "SCRAM-SHA-256$"):
 		return scramMatches(stored, password), true
 	case strings.HasPrefix(stored, "*") && len(stored) == 41:

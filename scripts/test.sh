@@ -191,7 +191,7 @@ export PIDB_LAB
 # keepalive and forwards): the others wait on SSH and the servers, and
 # their concurrency is fleet's, bench's and progress's, which the unit
 # tests run with it.
-phase "lab tests (with the lab at $PIDB_LAB; LAB_PARALLEL=${LAB_PARALLEL:=12})"
+phase "lab tests (with the lab at $PIDB_LAB; LAB_PARALLEL=${LAB_PARALLEL:=8}, and the longest 8 at once)"
 PIDB_BIN=$PWD/bin/pidb
 export PIDB_BIN
 # LAB_PARALLEL runs the packages and their tests at once, that many tests
@@ -204,14 +204,29 @@ export PIDB_BIN
 # waited 150 s for a slot);
 # LAB_PARALLEL=1 runs one test at a time, to tell a test's own failure
 # from one that only shows beside others
+# The longest lab tests (each many minutes beside the others: fresh
+# installs, clusters, ten hosts, a release's matrix) run in a go test of
+# their own, all of them from the first second: within one go test the
+# order in which parallel tests get their slots is the scheduler's, and
+# one of them that got its slot minutes late ended the suite minutes
+# after the rest. LAB_PARALLEL is then the slots of the others.
+long='^(TestProvisionTheLab|TestUpgradedHostOnTheLab|TestMySQLClusterOnTheLab|TestPostgresClusterOnTheLab|TestMariaDBClusterOnTheLab|TestFleetOfTen|TestReleaseBookwormOnTheLab|TestReleaseUbuntuOnTheLab)$'
 if [ "$LAB_PARALLEL" -gt 1 ]; then
+  go test -count=1 -run '^$' ./provision ./cmd/pidb >/dev/null # built once, for both go tests
   lab_json=$(mktemp /tmp/pidb-test-lab.XXXXXX.json)
-  cleanups+=('rm -f "$lab_json"')
+  long_json=$(mktemp /tmp/pidb-test-long.XXXXXX.json)
+  cleanups+=('rm -f "$lab_json" "$long_json"')
   go test -json -race -p 2 -parallel "$LAB_PARALLEL" -count=1 -timeout 45m ./lab ./remote > "$lab_json" 2>&1 &
   raced_pid=$!
   cleanups+=('kill "$raced_pid" 2>/dev/null')
+  go test -json -parallel 8 -count=1 -timeout 45m -run "$long" ./cmd/pidb > "$long_json" 2>&1 &
+  long_pid=$!
+  cleanups+=('kill "$long_pid" 2>/dev/null')
   lab_ok=true
-  gotest -p 2 -parallel "$LAB_PARALLEL" -count=1 -timeout 45m ./provision ./cmd/pidb || lab_ok=false
+  gotest -p 2 -parallel "$LAB_PARALLEL" -count=1 -timeout 45m -skip "$long" ./provision ./cmd/pidb || lab_ok=false
+  wait "$long_pid" || lab_ok=false
+  cat "$long_json" >> "$json"
+  bin/testsum -slowest 0 < "$long_json" || lab_ok=false
   wait "$raced_pid" || lab_ok=false
   cat "$lab_json" >> "$json"
   bin/testsum -slowest 0 < "$lab_json" || lab_ok=false

@@ -532,7 +532,11 @@ func (r *Reserved) CardCopies(t testing.TB, release string, prepare func(first *
 	if _, err := l.UpFrom(ctx, r.names[1:], snap); err != nil {
 		t.Fatalf("lab up %v from %s: %v", r.names[1:], snap, err)
 	}
-	return InventoryOf(t, r.names...)
+	inv := InventoryOf(t, r.names...)
+	for _, n := range r.names[1:] { // its units started (the server up), as Reboot waits
+		MustSSH(t, RootHost(t, inv, n), "systemctl is-system-running --wait >/dev/null 2>&1; true")
+	}
+	return inv
 }
 
 // removeSnapshot removes the snapshot called name where there is one.
