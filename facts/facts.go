@@ -5,6 +5,7 @@
 package facts
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -359,13 +360,11 @@ func Parse(out string) Facts {
 	f.RAMBytes = RAMBytes(ci.Revision, f.MemBytes)
 	f.SwapBytes, f.Swappiness = parseSwap(s["swap"])
 	f.Overcommit = parseOvercommit(s["overcommit"])
-	f.DataDir, f.DataDevice = DataDir(s["datadirs"], f.Engine.Flavor)
+	cluster := "" // the PostgreSQL cluster pidb works on, where the host has several
 	if c, ok := PGCluster(s["clusters"]); ok && f.Engine.Flavor == dbms.Postgres {
-		// the cluster pidb works on, where the host has several
-		if dir, dev, ok := clusterDir(s["datadirs"], c.DataDir); ok {
-			f.DataDir, f.DataDevice = dir, dev
-		}
+		cluster = c.DataDir
 	}
+	f.DataDir, f.DataDevice = dataDir(s["datadirs"], f.Engine.Flavor, cluster)
 	if f.DataDir != "" {
 		f.DataStorage = storageKind(strings.TrimPrefix(f.DataDevice, "/dev/"))
 		if f.DataStorage == "" {
@@ -394,46 +393,33 @@ func parseSwap(s string) (bytes uint64, swappiness int) {
 	return bytes, swappiness
 }
 
-// DataDir reads the data directories the script found (a line each:
-// "postgres DIR DEVICE", "mysql DIR DEVICE"), and returns the one of the
-// engine flavor's family, with the device of the filesystem that holds it.
-func DataDir(lines string, flavor dbms.Flavor) (dir, device string) {
+// dataDir reads the data directories the script found (a line each:
+// "postgres DIR DEVICE", "mysql DIR DEVICE") and returns the engine
+// flavor's family's: the one named cluster where a line names it
+// (PostgreSQL's cluster pidb works on), else the first; with the device
+// of the filesystem that holds it.
+func dataDir(lines string, flavor dbms.Flavor, cluster string) (dir, device string) {
 	if flavor == "" {
 		return "", ""
 	}
-	want := string(flavor.Family())
+	found := false
 	for _, line := range strings.Split(lines, "\n") {
 		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == want && dir == "" {
-			dir = f[1]
-			if len(dir) > 1 {
-				dir = strings.TrimRight(dir, "/") // datadir = /var/lib/mysql/ is that folder
-			}
-			if len(f) >= 3 {
-				device = f[2]
-			}
+		if len(f) < 2 || f[0] != string(flavor.Family()) || (found && f[1] != cluster) {
+			continue
+		}
+		dir, device, found = f[1], "", true
+		if len(dir) > 1 {
+			dir = cmp.Or(strings.TrimRight(dir, "/"), "/") // datadir = /var/lib/mysql/ is that folder
+		}
+		if len(f) >= 3 {
+			device = f[2]
+		}
+		if f[1] == cluster {
+			break
 		}
 	}
 	return dir, device
-}
-
-// clusterDir is the datadirs line of PostgreSQL's data directory dir
-// (trimmed as DataDir trims it), with its device; false where no line
-// names it.
-func clusterDir(lines, dir string) (string, string, bool) {
-	for _, line := range strings.Split(lines, "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == string(dbms.PostgresFamily) && f[1] == dir {
-			d := strings.TrimRight(dir, "/")
-			if d == "" {
-				d = "/"
-			}
-			if len(f) >= 3 {
-				return d, f[2], true
-			}
-			return d, "", true
-		}
-	}
-	return "", "", false
 }
 
 // simulated reads the lab's /etc/pisim/speed: "board" or "full", else ""

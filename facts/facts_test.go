@@ -358,3 +358,29 @@ func TestUpgradedHost(t *testing.T) {
 		t.Errorf("Parse: %s %s on %s", f.Engine.Version, f.DataDir, f.DataDevice)
 	}
 }
+
+// TestDataDirOfTheCluster: the data directory is the engine family's
+// first, or the one of the PostgreSQL cluster pidb works on where a host
+// has several (an upgraded Pi: 15 on 5432, its new release's 17 beside
+// it), trimmed of a trailing slash, with its device.
+func TestDataDirOfTheCluster(t *testing.T) {
+	lines := "mysql /var/lib/mysql/ /dev/mmcblk0p2\npostgres /var/lib/postgresql/17/main /dev/mmcblk0p2\npostgres /srv/pidb-data/postgresql/15/main/ /dev/sda\n"
+	for _, c := range []struct {
+		flavor      dbms.Flavor
+		cluster     string
+		dir, device string
+	}{
+		{dbms.Postgres, "", "/var/lib/postgresql/17/main", "/dev/mmcblk0p2"},
+		{dbms.Postgres, "/srv/pidb-data/postgresql/15/main/", "/srv/pidb-data/postgresql/15/main", "/dev/sda"},
+		{dbms.Postgres, "/var/lib/postgresql/16/main", "/var/lib/postgresql/17/main", "/dev/mmcblk0p2"}, // named by no line: the first
+		{dbms.MariaDB, "", "/var/lib/mysql", "/dev/mmcblk0p2"},
+		{"", "", "", ""},
+	} {
+		if dir, dev := dataDir(lines, c.flavor, c.cluster); dir != c.dir || dev != c.device {
+			t.Errorf("%s %q: %q %q, want %q %q", c.flavor, c.cluster, dir, dev, c.dir, c.device)
+		}
+	}
+	if dir, _ := dataDir("postgres / /dev/sda\n", dbms.Postgres, ""); dir != "/" {
+		t.Errorf("the root: %q", dir)
+	}
+}

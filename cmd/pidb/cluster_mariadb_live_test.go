@@ -129,38 +129,7 @@ func TestMariaDBClusterOnTheLab(t *testing.T) {
 
 	// a workload that writes: on the primary alone, each replica's lag
 	// read on it beside the run, and the rows it wrote on both replicas
-	dir := t.TempDir()
-	setup, script := dir+"/setup.sql", dir+"/notes.sql"
-	os.WriteFile(setup, []byte("CREATE TABLE IF NOT EXISTS notes (id INT AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL);\n"), 0o644)
-	os.WriteFile(script, []byte("\\set n random(1, 1000)\nINSERT INTO notes (n) VALUES (:n);\n"), 0o644)
-	code, out, errOut = runPidb(t, "bench", "-i", inv.Path, "--cluster", "shop", "--workload", "sql", "--setup-script", setup, "--script", script, "--clients", "4", "--duration", "8s", "--warmup", "1s", "--thermal-interval", "1s", "--out", t.TempDir(), "--json")
-	var writes []struct {
-		Host     string `json:"host"`
-		Replicas []struct {
-			Host            string  `json:"host"`
-			Readings        int     `json:"readings"`
-			NotConnected    int     `json:"not_connected"`
-			MaxTransactions *uint64 `json:"max_transactions"`
-		} `json:"replicas"`
-	}
-	if err := json.Unmarshal([]byte(out), &writes); code != 0 || err != nil || len(writes) != 1 || writes[0].Host != primary.Name || len(writes[0].Replicas) != 2 {
-		t.Fatalf("bench --cluster with a script that writes: exit %d, %v: %s\n%s", code, err, out, errOut)
-	}
-	for _, r := range writes[0].Replicas {
-		// how many readings fit in the run is the machine's pace: one
-		// is the evidence that it was read beside the workload
-		if r.Readings < 1 || r.NotConnected != 0 || r.MaxTransactions == nil {
-			t.Errorf("%s's lag under writes: %+v, want readings, each of it replicating\n%s", r.Host, r, out)
-		}
-	}
-	notes := sql(primary, "SELECT COUNT(*) FROM pidb.notes")
-	for _, r := range []inventory.Host{r1, r2} {
-		for start := time.Now(); sql(r, "SELECT COUNT(*) FROM pidb.notes") != notes; time.Sleep(200 * time.Millisecond) {
-			if time.Since(start) > time.Minute {
-				t.Fatalf("%s has not the primary's %s notes a minute on", r.Name, notes)
-			}
-		}
-	}
+	familyWrites(t, inv, primary, []inventory.Host{r1, r2}, sql)
 
 	// again: nothing to change anywhere
 	code, res, errOut = provisionLab(t, "-i", inv.Path)
@@ -268,4 +237,44 @@ func TestMariaDBClusterOnTheLab(t *testing.T) {
 	}
 	_, out, _ = runPidb(t, "cluster", "status", "-i", inv.Path)
 	t.Logf("cluster status:\n%s", out)
+}
+
+// familyWrites runs a workload that writes on the MySQL family's cluster
+// shop of inv, on its primary alone, with each replica's lag read on it
+// beside the run, and checks the rows it wrote reach both replicas (sql
+// asks a host's server as root).
+func familyWrites(t *testing.T, inv *inventory.Inventory, primary inventory.Host, replicas []inventory.Host, sql func(inventory.Host, string) string) {
+	t.Helper()
+	dir := t.TempDir()
+	setup, script := dir+"/setup.sql", dir+"/notes.sql"
+	os.WriteFile(setup, []byte("CREATE TABLE IF NOT EXISTS notes (id INT AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL);\n"), 0o644)
+	os.WriteFile(script, []byte("\\set n random(1, 1000)\nINSERT INTO notes (n) VALUES (:n);\n"), 0o644)
+	code, out, errOut := runPidb(t, "bench", "-i", inv.Path, "--cluster", "shop", "--workload", "sql", "--setup-script", setup, "--script", script, "--clients", "4", "--duration", "8s", "--warmup", "1s", "--thermal-interval", "1s", "--out", t.TempDir(), "--json")
+	var writes []struct {
+		Host     string `json:"host"`
+		Replicas []struct {
+			Host            string  `json:"host"`
+			Readings        int     `json:"readings"`
+			NotConnected    int     `json:"not_connected"`
+			MaxTransactions *uint64 `json:"max_transactions"`
+		} `json:"replicas"`
+	}
+	if err := json.Unmarshal([]byte(out), &writes); code != 0 || err != nil || len(writes) != 1 || writes[0].Host != primary.Name || len(writes[0].Replicas) != len(replicas) {
+		t.Fatalf("bench --cluster with a script that writes: exit %d, %v: %s\n%s", code, err, out, errOut)
+	}
+	for _, r := range writes[0].Replicas {
+		// how many readings fit in the run is the machine's pace: one
+		// is the evidence that it was read beside the workload
+		if r.Readings < 1 || r.NotConnected != 0 || r.MaxTransactions == nil {
+			t.Errorf("%s's lag under writes: %+v, want readings, each of it replicating\n%s", r.Host, r, out)
+		}
+	}
+	notes := sql(primary, "SELECT COUNT(*) FROM pidb.notes")
+	for _, r := range replicas {
+		for start := time.Now(); sql(r, "SELECT COUNT(*) FROM pidb.notes") != notes; time.Sleep(200 * time.Millisecond) {
+			if time.Since(start) > time.Minute {
+				t.Fatalf("%s has not the primary's %s notes a minute on", r.Name, notes)
+			}
+		}
+	}
 }

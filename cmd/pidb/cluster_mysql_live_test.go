@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -144,36 +143,7 @@ func TestMySQLClusterOnTheLab(t *testing.T) {
 
 	// a workload that writes: on the primary alone, each replica's lag
 	// read on it beside the run, and the rows it wrote on both replicas
-	dir := t.TempDir()
-	setup, script := dir+"/setup.sql", dir+"/notes.sql"
-	os.WriteFile(setup, []byte("CREATE TABLE IF NOT EXISTS notes (id INT AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL);\n"), 0o644)
-	os.WriteFile(script, []byte("\\set n random(1, 1000)\nINSERT INTO notes (n) VALUES (:n);\n"), 0o644)
-	code, out, errOut := runPidb(t, "bench", "-i", inv.Path, "--cluster", "shop", "--workload", "sql", "--setup-script", setup, "--script", script, "--clients", "4", "--duration", "8s", "--warmup", "1s", "--thermal-interval", "1s", "--out", t.TempDir(), "--json")
-	var writes []struct {
-		Host     string `json:"host"`
-		Replicas []struct {
-			Host            string  `json:"host"`
-			Readings        int     `json:"readings"`
-			NotConnected    int     `json:"not_connected"`
-			MaxTransactions *uint64 `json:"max_transactions"`
-		} `json:"replicas"`
-	}
-	if err := json.Unmarshal([]byte(out), &writes); code != 0 || err != nil || len(writes) != 1 || writes[0].Host != primary.Name || len(writes[0].Replicas) != 2 {
-		t.Fatalf("bench --cluster with a script that writes: exit %d, %v: %s\n%s", code, err, out, errOut)
-	}
-	for _, r := range writes[0].Replicas {
-		if r.Readings < 1 || r.NotConnected != 0 || r.MaxTransactions == nil {
-			t.Errorf("%s's lag under writes: %+v, want readings, each of it replicating\n%s", r.Host, r, out)
-		}
-	}
-	notes := sql(primary, "SELECT COUNT(*) FROM pidb.notes")
-	for _, r := range []inventory.Host{r1, r2} {
-		for start := time.Now(); sql(r, "SELECT COUNT(*) FROM pidb.notes") != notes; time.Sleep(200 * time.Millisecond) {
-			if time.Since(start) > time.Minute {
-				t.Fatalf("%s has not the primary's %s notes a minute on", r.Name, notes)
-			}
-		}
-	}
+	familyWrites(t, inv, primary, []inventory.Host{r1, r2}, sql)
 
 	idle := func(after string) {
 		t.Helper()
@@ -220,6 +190,6 @@ func TestMySQLClusterOnTheLab(t *testing.T) {
 		}
 		idle("after the switchover to " + step.to.Name)
 	}
-	_, out, _ = runPidb(t, "cluster", "status", "-i", inv.Path)
+	_, out, _ := runPidb(t, "cluster", "status", "-i", inv.Path)
 	t.Logf("cluster status:\n%s", out)
 }
