@@ -250,15 +250,7 @@ func familyWrites(t *testing.T, inv *inventory.Inventory, primary inventory.Host
 	os.WriteFile(setup, []byte("CREATE TABLE IF NOT EXISTS notes (id INT AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL);\n"), 0o644)
 	os.WriteFile(script, []byte("\\set n random(1, 1000)\nINSERT INTO notes (n) VALUES (:n);\n"), 0o644)
 	code, out, errOut := runPidb(t, "bench", "-i", inv.Path, "--cluster", "shop", "--workload", "sql", "--setup-script", setup, "--script", script, "--clients", "4", "--duration", "8s", "--warmup", "1s", "--thermal-interval", "1s", "--out", t.TempDir(), "--json")
-	var writes []struct {
-		Host     string `json:"host"`
-		Replicas []struct {
-			Host            string  `json:"host"`
-			Readings        int     `json:"readings"`
-			NotConnected    int     `json:"not_connected"`
-			MaxTransactions *uint64 `json:"max_transactions"`
-		} `json:"replicas"`
-	}
+	var writes []clusterBenchJSON
 	if err := json.Unmarshal([]byte(out), &writes); code != 0 || err != nil || len(writes) != 1 || writes[0].Host != primary.Name || len(writes[0].Replicas) != len(replicas) {
 		t.Fatalf("bench --cluster with a script that writes: exit %d, %v: %s\n%s", code, err, out, errOut)
 	}

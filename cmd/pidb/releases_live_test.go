@@ -70,13 +70,13 @@ func TestReleaseUbuntuOnTheLab(t *testing.T) { releaseMatrix(t, "ubuntu") }
 
 // releaseMatrix runs the matrix on fresh hosts of the release called rel.
 func releaseMatrix(t *testing.T, rel string) {
+	want := releaseHosts[rel]
 	var kinds []string
-	for _, h := range releaseHosts[rel] {
+	for _, h := range want {
 		kinds = append(kinds, h.kind)
 	}
 	reserved := labtest.Reserve(t, kinds...)
 	t.Parallel()
-	want := releaseHosts[rel]
 	inv := reserved.FreshOn(t, rel)
 	var names, pgs []string
 	flavor := map[string]dbms.Flavor{}
