@@ -25,7 +25,7 @@ const slaveStatusMark = "pidb-slave-status"
 
 // mariadbRead is the command that reads a MariaDB host's report.
 func mariadbRead(e engine.Engine) string {
-	return e.Query(myReadSQL) + " && echo " + slaveStatusMark + " && mariadb --batch --default-character-set=utf8mb4 -e 'SHOW SLAVE STATUS'"
+	return e.Query(myReadSQL) + " && echo " + slaveStatusMark + " && " + e.SQLClient() + " --batch --default-character-set=utf8mb4 -e 'SHOW SLAVE STATUS'"
 }
 
 // SlaveStatus is SHOW SLAVE STATUS's row as MariaDB prints it in batch

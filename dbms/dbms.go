@@ -93,9 +93,11 @@ func (f Flavor) Major(version string) string {
 // it past 8.0.30 (which changed how the redo log is sized), as the
 // releases' updates are.
 var shipped = map[string]map[Flavor]string{
+	"debian 10":    {Postgres: "11", MariaDB: "10.3"},
 	"debian 11":    {Postgres: "13", MariaDB: "10.5"},
 	"debian 12":    {Postgres: "15", MariaDB: "10.11"},
 	"debian 13":    {Postgres: "17", MariaDB: "11.8"},
+	"raspbian 10":  {Postgres: "11", MariaDB: "10.3"},
 	"raspbian 11":  {Postgres: "13", MariaDB: "10.5"},
 	"raspbian 12":  {Postgres: "15", MariaDB: "10.11"},
 	"raspbian 13":  {Postgres: "17", MariaDB: "11.8"},

@@ -19,6 +19,7 @@ import (
 
 	"pidb/dbms"
 	"pidb/facts"
+	"pidb/internal/version"
 	"pidb/inventory"
 	"pidb/remote"
 	"pidb/tune"
@@ -94,9 +95,39 @@ func (e Engine) CheckCmd() string {
 	case dbms.MySQL:
 		return "cd /tmp && mysqld --validate-config"
 	default:
-		return "cd /tmp && mariadbd --user=mysql --verbose --help >/dev/null"
+		return "cd /tmp && " + e.Daemon() + " --user=mysql --verbose --help >/dev/null"
 	}
 }
+
+// mariadbNames is the first MariaDB whose programs answer to MariaDB's
+// own names (mariadb, mariadb-admin, mariadb-dump, mariadbd): 10.4.6 made
+// them symlinks, 10.5.2 the programs' names. Before it (Debian 10's and
+// Ubuntu 20.04's 10.3) only MySQL's names exist; 10.4 is taken as before
+// it, since a distribution's 10.4 may leave the links out.
+const mariadbNames = "10.5"
+
+// program is the name of one of the server's programs on the host: its
+// MariaDB name, or its MySQL name on Oracle MySQL and on a MariaDB before
+// mariadbNames. An engine of no version (a cluster's, read before its
+// hosts' versions are known) takes MariaDB's names.
+func (e Engine) program(maria, mysql string) string {
+	if e.Flavor == dbms.MySQL || (e.Flavor == dbms.MariaDB && e.Version != "" && version.Less(e.Version, mariadbNames)) {
+		return mysql
+	}
+	return maria
+}
+
+// Daemon is the MySQL family's server program on the host: mariadbd, or
+// mysqld (Oracle MySQL, and MariaDB before mariadbNames).
+func (e Engine) Daemon() string { return e.program("mariadbd", "mysqld") }
+
+// SQLClient is the MySQL family's command-line client on the host:
+// mariadb, or mysql (Oracle MySQL, and MariaDB before mariadbNames).
+func (e Engine) SQLClient() string { return e.program("mariadb", "mysql") }
+
+// DumpClient is the MySQL family's dump client on the host: mariadb-dump,
+// or mysqldump (Oracle MySQL, and MariaDB before mariadbNames).
+func (e Engine) DumpClient() string { return e.program("mariadb-dump", "mysqldump") }
 
 // RestartCmd restarts the server. It first clears systemd's start limit
 // (five starts in ten seconds): a rollback right after a failed start, or a
@@ -122,13 +153,10 @@ const PostgresScript = "cd /tmp && runuser -u postgres -- psql -qAtX -v ON_ERROR
 // batch mode without column names, in utf8mb4 (so that a string's escapes
 // mean what they say).
 func (e Engine) Script() string {
-	switch e.Flavor {
-	case dbms.Postgres:
+	if e.Flavor == dbms.Postgres {
 		return PostgresScript
-	case dbms.MySQL:
-		return "mysql --batch --skip-column-names --default-character-set=utf8mb4"
 	}
-	return "mariadb --batch --skip-column-names --default-character-set=utf8mb4"
+	return e.SQLClient() + " --batch --skip-column-names --default-character-set=utf8mb4"
 }
 
 // ReadyCmd succeeds once the server accepts connections.
@@ -136,10 +164,8 @@ func (e Engine) ReadyCmd() string {
 	switch e.Flavor {
 	case dbms.Postgres:
 		return "pg_isready -q"
-	case dbms.MySQL:
-		return "mysqladmin ping --silent"
 	default:
-		return "mariadb-admin ping --silent"
+		return e.program("mariadb-admin", "mysqladmin") + " ping --silent"
 	}
 }
 
@@ -163,10 +189,8 @@ func (e Engine) Client(sql string) string {
 	switch e.Flavor {
 	case dbms.Postgres:
 		return "cd /tmp && runuser -u postgres -- psql -AtqX -F '|' -c " + remote.Quote(sql)
-	case dbms.MySQL:
-		return "mysql -NB -e " + remote.Quote(sql)
 	default:
-		return "mariadb -NB -e " + remote.Quote(sql)
+		return e.SQLClient() + " -NB -e " + remote.Quote(sql)
 	}
 }
 
@@ -185,10 +209,8 @@ func (e Engine) Query(sql string) string {
 	switch e.Flavor {
 	case dbms.Postgres:
 		return "cd /tmp && runuser -u postgres -- psql -X -A -t -q -z -0 -c " + remote.Quote(sql)
-	case dbms.MySQL:
-		return "mysql --batch --skip-column-names --default-character-set=utf8mb4 -e " + remote.Quote(sql)
 	default:
-		return "mariadb --batch --skip-column-names --default-character-set=utf8mb4 -e " + remote.Quote(sql)
+		return e.Script() + " -e " + remote.Quote(sql)
 	}
 }
 

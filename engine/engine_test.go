@@ -48,6 +48,57 @@ func TestEngineCommands(t *testing.T) {
 	}
 }
 
+// TestMariaDBProgramNames: MariaDB's programs answer to MariaDB's names
+// from 10.5 (10.4.6 added them as links); a 10.3, as Debian 10 and Ubuntu
+// 20.04 ship, has only MySQL's, and pidb calls those there.
+func TestMariaDBProgramNames(t *testing.T) {
+	for _, c := range []struct {
+		flavor  dbms.Flavor
+		version string
+		client  string // the SQL client, the admin client, the dump, the server
+		admin   string
+		dump    string
+		daemon  string
+	}{
+		{dbms.MariaDB, "10.3.39", "mysql", "mysqladmin", "mysqldump", "mysqld"},
+		{dbms.MariaDB, "10.4.34", "mysql", "mysqladmin", "mysqldump", "mysqld"},
+		{dbms.MariaDB, "10.5.29", "mariadb", "mariadb-admin", "mariadb-dump", "mariadbd"},
+		{dbms.MariaDB, "11.8.3", "mariadb", "mariadb-admin", "mariadb-dump", "mariadbd"},
+		{dbms.MariaDB, "", "mariadb", "mariadb-admin", "mariadb-dump", "mariadbd"}, // a cluster's engine, of no version
+		{dbms.MySQL, "9.7.4", "mysql", "mysqladmin", "mysqldump", "mysqld"},
+	} {
+		e := Engine{Flavor: c.flavor, Version: c.version}
+		if c.version != "" {
+			var err error
+			if e, err = New(c.flavor, c.version); err != nil {
+				t.Fatal(err)
+			}
+		}
+		name := string(c.flavor) + " " + c.version
+		if got := e.Script(); got != c.client+" --batch --skip-column-names --default-character-set=utf8mb4" {
+			t.Errorf("%s: script %q", name, got)
+		}
+		if got := e.Client("SELECT 1"); got != c.client+" -NB -e 'SELECT 1'" {
+			t.Errorf("%s: client %q", name, got)
+		}
+		if got := e.Query("SELECT 1"); !strings.HasPrefix(got, c.client+" --batch ") {
+			t.Errorf("%s: query %q", name, got)
+		}
+		if got := e.ReadyCmd(); got != c.admin+" ping --silent" {
+			t.Errorf("%s: ready %q", name, got)
+		}
+		if got := e.DumpClient(); got != c.dump {
+			t.Errorf("%s: dump %q", name, got)
+		}
+		if got := e.Daemon(); got != c.daemon {
+			t.Errorf("%s: server %q", name, got)
+		}
+		if c.flavor == dbms.MariaDB && !strings.Contains(e.CheckCmd(), "&& "+c.daemon+" --user=mysql --verbose --help") {
+			t.Errorf("%s: check %q", name, e.CheckCmd())
+		}
+	}
+}
+
 func TestCompareLive(t *testing.T) {
 	pg := Engine{Flavor: "postgres"}
 	s := tune.Settings{

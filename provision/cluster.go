@@ -14,6 +14,7 @@ import (
 	"pidb/dbms"
 	"pidb/engine"
 	"pidb/facts"
+	"pidb/internal/version"
 	"pidb/inventory"
 	"pidb/remote"
 	"pidb/secrets"
@@ -505,6 +506,14 @@ func ClusterAlike(cluster string, family dbms.Family, members []Member) error {
 	}
 	first := members[0]
 	ff, fmaj, fhow := runs(first)
+	for _, m := range members {
+		// the cluster's reads and switchover call MariaDB's programs by
+		// their MariaDB names, which a MariaDB before 10.5 does not have
+		if mf, mmaj, mhow := runs(m); mf == dbms.MariaDB && mmaj != "" && version.Less(mmaj, "10.5") {
+			return fmt.Errorf("cluster %q: %s would run %s (%s): pidb's clusters need MariaDB 10.5 or later, whose clients answer to MariaDB's names (mariadb, mariadb-dump); put its members on a newer release (Raspberry Pi OS 11 or later ships 10.5 and later); nothing was changed",
+				cluster, m.Name, versionText(mf, mmaj), mhow)
+		}
+	}
 	for _, m := range members[1:] {
 		mf, mmaj, mhow := runs(m)
 		same := mf == ff && mmaj == fmaj && fmaj != ""

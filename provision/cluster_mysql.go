@@ -207,15 +207,7 @@ func myCheckSeed(ctx context.Context, t *Target, e engine.Engine) (Change, error
 	case st.report.InRecovery:
 		was = "its copy of " + st.report.ReceiveFrom + " is"
 	}
-	return Change{Needed: true, Note: fmt.Sprintf("seeded from %s (a consistent %s, then replication by GTID over TLS): %s replaced by a copy of %s's", p.Name, dumpTool(e), was, p.Name)}, nil
-}
-
-// dumpTool is the flavour's dump client.
-func dumpTool(e engine.Engine) string {
-	if e.Flavor == dbms.MySQL {
-		return "mysqldump"
-	}
-	return "mariadb-dump"
+	return Change{Needed: true, Note: fmt.Sprintf("seeded from %s (a consistent %s, then replication by GTID over TLS): %s replaced by a copy of %s's", p.Name, e.DumpClient(), was, p.Name)}, nil
 }
 
 // dumpCmd is the consistent dump of the primary's databases: one
@@ -228,7 +220,7 @@ func dumpCmd(e engine.Engine, dbs []string) string {
 	if e.Flavor == dbms.MySQL {
 		position = []string{"--set-gtid-purged=ON"}
 	}
-	args := append([]string{dumpTool(e), "--single-transaction"}, position...)
+	args := append([]string{e.DumpClient(), "--single-transaction"}, position...)
 	// "--": a database named like an option is a name
 	args = append(args, "--routines", "--events", "--triggers", "--hex-blob", "--default-character-set=utf8mb4", "--databases", "--")
 	return remote.Command(append(args, dbs...)...)
@@ -340,7 +332,7 @@ func myApplySeed(ctx context.Context, t *Target, e engine.Engine, password strin
 	if _, err := t.Root.RunInput(ctx, e.Script(), []byte(clearSQL(e, st))); err != nil {
 		return fmt.Errorf("make ready for the copy: %w", err)
 	}
-	t.Step(fmt.Sprintf("seeding from %s (%s of %s)", p.Name, dumpTool(e), strings.Join(names, ", ")))
+	t.Step(fmt.Sprintf("seeding from %s (%s of %s)", p.Name, e.DumpClient(), strings.Join(names, ", ")))
 	if len(names) > 0 {
 		if err := remote.Pipe(ctx, from, dumpCmd(e, names), to, seedLoad(e), []byte(mysqlQuietSession)); err != nil {
 			return fmt.Errorf("copy %s's data: %w %s", p.Name, err, cutShort)

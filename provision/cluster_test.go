@@ -241,6 +241,11 @@ func TestClusterAlike(t *testing.T) {
 		{"one unknown distribution twice", dbms.PostgresFamily, []Member{on("a", "arch", "", "", facts.EngineState{}), on("b", "arch", "", "", facts.EngineState{})}, ""},
 		{"an unknown distribution beside a known one", dbms.PostgresFamily, []Member{on("a", "debian", "13", "arm64", facts.EngineState{}), on("b", "fedora", "41", "", facts.EngineState{})},
 			`a would run PostgreSQL 17 (what debian 13 ships) and b PostgreSQL (what fedora 41 ships, which pidb does not know)`},
+		{"MariaDB 10.3 (Debian 10)", dbms.MySQLFamily, []Member{on("pi4", "debian", "13", "arm64", maria118), on("pi3", "raspbian", "10", "armhf", facts.EngineState{})},
+			`cluster "c": pi3 would run MariaDB 10.3 (what raspbian 10 ships): pidb's clusters need MariaDB 10.5 or later`},
+		{"an installed MariaDB 10.4", dbms.MySQLFamily, []Member{on("pi4", "debian", "11", "arm64", facts.EngineState{Flavor: dbms.MariaDB, Version: "10.4.34"}), on("pi3", "debian", "11", "arm64", facts.EngineState{})},
+			`cluster "c": pi4 would run MariaDB 10.4 (installed): pidb's clusters need MariaDB 10.5 or later`},
+		{"two Debian 11s", dbms.MySQLFamily, []Member{on("pi4", "debian", "11", "arm64", facts.EngineState{}), on("pi3", "raspbian", "11", "armhf", facts.EngineState{})}, ""},
 		{"one host", dbms.PostgresFamily, []Member{on("pi4", "debian", "13", "arm64", pg17)}, ""},
 	} {
 		err := ClusterAlike("c", c.family, c.members)

@@ -548,10 +548,7 @@ func allowInAppArmor(ctx context.Context, t *Target, e engine.Engine) error {
 	if e.Flavor == dbms.Postgres {
 		return nil
 	}
-	profile := "/etc/apparmor.d/usr.sbin.mysqld"
-	if e.Flavor == dbms.MariaDB {
-		profile = "/etc/apparmor.d/usr.sbin.mariadbd"
-	}
+	profile := "/etc/apparmor.d/usr.sbin." + e.Daemon()
 	if _, err := t.Root.ReadFile(ctx, profile); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	} else if err != nil {
