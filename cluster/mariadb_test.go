@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pidb/dbms"
+	"pidb/engine"
 	"pidb/internal/fakerun"
 )
 
@@ -130,7 +131,7 @@ func myOutput(rows, status string) string { return rows + "pidb-slave-status\n" 
 // where neither does, else each thread's state; the last errors;
 // Seconds_Behind_Master, nil where NULL.
 func TestParseMariaDB(t *testing.T) {
-	p, err := parseMariaDB(maria, myOutput("self\t0\t0-1-120\t0-1-100\n"+
+	p, err := parseMariaDB(engine.For(dbms.MariaDB), myOutput("self\t0\t0-1-120\t0-1-100\n"+
 		"sender\t10.0.0.30\tMaster has sent all binlog to slave; waiting for more updates\t\n"+
 		"sender\t10.0.0.50\tMaster has sent all binlog to slave; waiting for more updates\t\n", ""))
 	if err != nil {
@@ -143,7 +144,7 @@ func TestParseMariaDB(t *testing.T) {
 	}
 
 	self := "self\t1\t0-1-108\t0-1-108\n"
-	r, err := parseMariaDB(maria, myOutput(self, slaveStatus(streamingFrom40)))
+	r, err := parseMariaDB(engine.For(dbms.MariaDB), myOutput(self, slaveStatus(streamingFrom40)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestParseMariaDB(t *testing.T) {
 	// both threads stopped, the IO thread's last error kept, no lag known
 	stopped := with(streamingFrom40, "Slave_IO_Running", "No", "Slave_SQL_Running", "No", "Seconds_Behind_Master", "NULL",
 		"Last_IO_Errno", "1045", "Last_IO_Error", "error connecting to master 'pidb_replication@10.0.0.40:3306' - retry-time: 10  maximum-retries: 100000  message: Access denied")
-	r, err = parseMariaDB(maria, myOutput(self, slaveStatus(stopped)))
+	r, err = parseMariaDB(engine.For(dbms.MariaDB), myOutput(self, slaveStatus(stopped)))
 	if err != nil || !r.InRecovery || r.Receiver != "stopped" || r.ReplayDelay != nil ||
 		r.LastError != "error connecting to master 'pidb_replication@10.0.0.40:3306' - retry-time: 10  maximum-retries: 100000  message: Access denied" {
 		t.Errorf("stopped replica: %+v, %v", r, err)
@@ -165,21 +166,21 @@ func TestParseMariaDB(t *testing.T) {
 	// one thread alone is neither; both errors, unescaped, in one
 	half := with(streamingFrom40, "Slave_IO_Running", "Connecting", "Seconds_Behind_Master", "NULL",
 		"Last_IO_Error", "error reconnecting", "Last_SQL_Error", `Could not execute\tWrite_rows`)
-	r, err = parseMariaDB(maria, myOutput(self, slaveStatus(half)))
+	r, err = parseMariaDB(engine.For(dbms.MariaDB), myOutput(self, slaveStatus(half)))
 	if err != nil || r.Receiver != "receiving connecting, applying yes" || r.LastError != "error reconnecting Could not execute\tWrite_rows" || r.ReplayDelay != nil {
 		t.Errorf("connecting replica: %+v, %v", r, err)
 	}
-	r, err = parseMariaDB(maria, myOutput(self, slaveStatus(with(streamingFrom40, "Slave_SQL_Running", "No", "Last_SQL_Error", "Duplicate entry"))))
+	r, err = parseMariaDB(engine.For(dbms.MariaDB), myOutput(self, slaveStatus(with(streamingFrom40, "Slave_SQL_Running", "No", "Last_SQL_Error", "Duplicate entry"))))
 	if err != nil || r.Receiver != "receiving yes, applying no" || r.LastError != "Duplicate entry" {
 		t.Errorf("applying stopped: %+v, %v", r, err)
 	}
 	// caught up: 0 s, not nil
-	r, err = parseMariaDB(maria, myOutput(self, slaveStatus(with(streamingFrom40, "Seconds_Behind_Master", "0"))))
+	r, err = parseMariaDB(engine.For(dbms.MariaDB), myOutput(self, slaveStatus(with(streamingFrom40, "Seconds_Behind_Master", "0"))))
 	if err != nil || r.ReplayDelay == nil || *r.ReplayDelay != 0 {
 		t.Errorf("caught up: %+v, %v", r, err)
 	}
 	// a status row without a source (RESET SLAVE without ALL) replicates from nobody
-	r, err = parseMariaDB(maria, myOutput("self\t0\t0-1-5\t\n", slaveStatus(with(streamingFrom40, "Master_Host", "", "Slave_IO_Running", "No", "Slave_SQL_Running", "No"))))
+	r, err = parseMariaDB(engine.For(dbms.MariaDB), myOutput("self\t0\t0-1-5\t\n", slaveStatus(with(streamingFrom40, "Master_Host", "", "Slave_IO_Running", "No", "Slave_SQL_Running", "No"))))
 	if err != nil || r.InRecovery || r.Receiver != "" || r.ReceiveFrom != "" || r.WAL != 5 || r.Replayed != 0 {
 		t.Errorf("no source: %+v, %v", r, err)
 	}
@@ -195,11 +196,11 @@ func TestParseMariaDB(t *testing.T) {
 		"a bad Seconds_Behind_Master": myOutput(self, slaveStatus(with(streamingFrom40, "Seconds_Behind_Master", "soon"))),
 		"a bad SHOW SLAVE STATUS":     myOutput(self, "Slave_IO_State\tMaster_Host\n\t10.0.0.40\n"),
 	} {
-		if r, err := parseMariaDB(maria, bad); err == nil {
+		if r, err := parseMariaDB(engine.For(dbms.MariaDB), bad); err == nil {
 			t.Errorf("%s read: %+v", what, r)
 		}
 	}
-	if _, err := parseMariaDB(maria, myOutput("self\t0\tjunk\t\n", "")); err == nil || err.Error() != `read the replication state: gtid_binlog_pos: GTID "junk"` {
+	if _, err := parseMariaDB(engine.For(dbms.MariaDB), myOutput("self\t0\tjunk\t\n", "")); err == nil || err.Error() != `read the replication state: gtid_binlog_pos: GTID "junk"` {
 		t.Errorf("a bad binlog position: %v", err)
 	}
 }
@@ -210,12 +211,12 @@ func TestParseMariaDB(t *testing.T) {
 func TestReadMariaDB(t *testing.T) {
 	const cmd = `mariadb --batch --skip-column-names --default-character-set=utf8mb4 -e 'SELECT '\''self'\'', @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos UNION ALL SELECT '\''sender'\'', SUBSTRING_INDEX(host, '\'':'\'', 1), state, '\'''\'' FROM information_schema.processlist WHERE command = '\''Binlog Dump'\''' && echo pidb-slave-status && mariadb --batch --default-character-set=utf8mb4 -e 'SHOW SLAVE STATUS'`
 	r := (&fakerun.Runner{Strict: true}).Contains(cmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + myOutput("self\t1\t0-1-108\t0-1-108\n", slaveStatus(streamingFrom40))})
-	got, err := Read(context.Background(), r, maria)
+	got, err := Read(context.Background(), r, engine.For(dbms.MariaDB))
 	if err != nil || got.Flavor != dbms.MariaDB || got.Receiver != "streaming" || got.ReceiveFrom != "10.0.0.40" || got.Replayed != 108 {
 		t.Errorf("Read = %+v, %v", got, err)
 	}
 	down := (&fakerun.Runner{}).Contains(cmd, fakerun.Reply{Code: 1, Stderr: "ERROR 2002 (HY000): Can't connect to local server through socket"})
-	if _, err := Read(context.Background(), down, maria); err == nil || !strings.HasPrefix(err.Error(), "read the replication state: ") {
+	if _, err := Read(context.Background(), down, engine.For(dbms.MariaDB)); err == nil || !strings.HasPrefix(err.Error(), "read the replication state: ") {
 		t.Errorf("a server down: %v", err)
 	}
 }
@@ -333,15 +334,15 @@ func TestAwait(t *testing.T) {
 	stopped := slaveStatus(with(streamingFrom40, "Slave_IO_Running", "No", "Slave_SQL_Running", "No", "Last_IO_Error", "Access denied"))
 	r := (&fakerun.Runner{}).Contains(myReadCmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + myOutput(self, stopped), Times: 1}).
 		Contains(myReadCmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + myOutput(self, slaveStatus(streamingFrom40))})
-	if err := Await(ctx, r, maria, "pi3", pi4, 10*time.Second); err != nil || len(r.Ran()) != 2 {
+	if err := Await(ctx, r, engine.For(dbms.MariaDB), "pi3", pi4, 10*time.Second); err != nil || len(r.Ran()) != 2 {
 		t.Errorf("replicating at the second look: %v, after %d reads", err, len(r.Ran()))
 	}
 	r = (&fakerun.Runner{}).Contains(myReadCmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + myOutput(self, stopped)})
-	if err := Await(ctx, r, maria, "pi3", pi4, time.Second); err == nil || err.Error() != "pi3 does not replicate from pi4 after 1s: its replication is stopped: Access denied" {
+	if err := Await(ctx, r, engine.For(dbms.MariaDB), "pi3", pi4, time.Second); err == nil || err.Error() != "pi3 does not replicate from pi4 after 1s: its replication is stopped: Access denied" {
 		t.Errorf("never replicating: %v", err)
 	}
 	r = (&fakerun.Runner{}).Contains(myReadCmd, fakerun.Reply{Stdout: "pidb-flavor mariadb\n" + myOutput(self, slaveStatus(streamingFrom40))})
-	if err := Await(ctx, r, maria, "pi3", Member{Name: "pi5", Address: "10.0.0.50"}, time.Second); err == nil || err.Error() != "pi3 does not replicate from pi5 after 1s: it replicates from 10.0.0.40, not from pi5 (10.0.0.50)" {
+	if err := Await(ctx, r, engine.For(dbms.MariaDB), "pi3", Member{Name: "pi5", Address: "10.0.0.50"}, time.Second); err == nil || err.Error() != "pi3 does not replicate from pi5 after 1s: it replicates from 10.0.0.40, not from pi5 (10.0.0.50)" {
 		t.Errorf("a replica of another: %v", err)
 	}
 }

@@ -37,11 +37,9 @@ const flavorMark = "pidb-flavor "
 // familyRead reads a MySQL-family host's report with the client its
 // server has: mariadb where it is there, else MySQL's mysql.
 func familyRead() string {
-	return "if command -v mariadb >/dev/null 2>&1; then echo " + flavorMark + "mariadb && " + mariadbRead(maria) +
-		"; else echo " + flavorMark + "mysql && " + mysqlRead(oracle) + "; fi"
+	return "if command -v mariadb >/dev/null 2>&1; then echo " + flavorMark + "mariadb && " + mariadbRead(engine.For(dbms.MariaDB)) +
+		"; else echo " + flavorMark + "mysql && " + mysqlRead(engine.For(dbms.MySQL)) + "; fi"
 }
-
-var oracle = engine.Engine{Flavor: dbms.MySQL}
 
 // readFamily asks a MySQL-family host for its side of the replication.
 func readFamily(ctx context.Context, root remote.Runner) (Report, error) {
@@ -52,7 +50,7 @@ func readFamily(ctx context.Context, root remote.Runner) (Report, error) {
 	first, rest, _ := strings.Cut(string(res.Stdout), "\n")
 	switch strings.TrimPrefix(first, flavorMark) {
 	case "mariadb":
-		return parseMariaDB(maria, rest)
+		return parseMariaDB(engine.For(dbms.MariaDB), rest)
 	case "mysql":
 		return parseMySQL(rest)
 	}
@@ -97,7 +95,7 @@ func GTIDCount(set string) (uint64, error) {
 }
 
 // parseMySQL reads mysqlRead's output.
-func parseMySQL(out string) (Report, error) { return mysqlWords.parse(oracle, out) }
+func parseMySQL(out string) (Report, error) { return mysqlWords.parse(engine.For(dbms.MySQL), out) }
 
 var mysqlWords = statusWords{
 	flavor: dbms.MySQL, command: "SHOW REPLICA STATUS", first: "Replica_IO_State",
@@ -133,5 +131,5 @@ func (r Report) ByGTID() bool {
 // its address too (the one kept at PrimaryCert).
 func ChangeSource(address string, port int, password string) string {
 	return fmt.Sprintf("CHANGE REPLICATION SOURCE TO SOURCE_HOST = %s, SOURCE_PORT = %d, SOURCE_USER = %s, SOURCE_PASSWORD = %s, SOURCE_SSL = 1, SOURCE_SSL_CA = %s, SOURCE_SSL_VERIFY_SERVER_CERT = 1, SOURCE_AUTO_POSITION = 1, SOURCE_CONNECT_RETRY = 10;\n",
-		engine.MySQLString(address), port, engine.MySQLString(engine.ReplicationUser), engine.MySQLString(password), engine.MySQLString(PrimaryCert(oracle)))
+		engine.MySQLString(address), port, engine.MySQLString(engine.ReplicationUser), engine.MySQLString(password), engine.MySQLString(PrimaryCert(engine.For(dbms.MySQL))))
 }

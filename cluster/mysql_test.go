@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pidb/dbms"
+	"pidb/engine"
 	"pidb/internal/fakerun"
 )
 
@@ -91,12 +92,12 @@ func TestParseMySQL(t *testing.T) {
 func TestReadFamily(t *testing.T) {
 	r := (&fakerun.Runner{Strict: true}).Prefix("if command -v mariadb >/dev/null 2>&1; then echo pidb-flavor mariadb && mariadb ",
 		fakerun.Reply{Stdout: "pidb-flavor mysql\nself\t0\t" + uuid40 + ":1-7\t\npidb-slave-status\n"})
-	got, err := Read(context.Background(), r, maria)
+	got, err := Read(context.Background(), r, engine.For(dbms.MariaDB))
 	if err != nil || got.Flavor != dbms.MySQL || got.WAL != 7 {
 		t.Errorf("Read = %+v, %v", got, err)
 	}
 	r = (&fakerun.Runner{}).Prefix("if command -v", fakerun.Reply{Stdout: "pidb-flavor sqlite\n"})
-	if _, err := Read(context.Background(), r, maria); err == nil {
+	if _, err := Read(context.Background(), r, engine.For(dbms.MariaDB)); err == nil {
 		t.Error("an unknown flavour read")
 	}
 }

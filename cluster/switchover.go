@@ -50,16 +50,14 @@ func PrimaryCert(e engine.Engine) string {
 	return "/etc/postgresql/" + e.Major + "/main/pidb-primary.crt"
 }
 
-var pg = engine.Engine{Flavor: dbms.Postgres}
-
 // serverOf is the host's server as the switchover works on it: its
 // engine (service, major version) and its data directory.
 func serverOf(ctx context.Context, root remote.Runner) (engine.Engine, string, error) {
-	res, err := root.Run(ctx, pg.Query("SELECT current_setting('server_version_num'), current_setting('data_directory')"))
+	res, err := root.Run(ctx, engine.For(dbms.Postgres).Query("SELECT current_setting('server_version_num'), current_setting('data_directory')"))
 	if err != nil {
 		return engine.Engine{}, "", fmt.Errorf("read the server's version and data directory: %w", err)
 	}
-	rows, err := pg.Rows(string(res.Stdout), 2)
+	rows, err := engine.For(dbms.Postgres).Rows(string(res.Stdout), 2)
 	if err != nil || len(rows) != 1 {
 		return engine.Engine{}, "", fmt.Errorf("read the server's version and data directory: %v rows, %v", len(rows), err)
 	}
@@ -156,7 +154,7 @@ func (s Switchover) Run(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", s.New.Name, err)
 	}
 	s.Say("stopping " + s.Old.Name + " cleanly")
-	if _, err := s.Old.Root.Run(ctx, pg.Client("CHECKPOINT")); err != nil {
+	if _, err := s.Old.Root.Run(ctx, engine.For(dbms.Postgres).Client("CHECKPOINT")); err != nil {
 		return fmt.Errorf("%s: checkpoint before stopping: %w", s.Old.Name, err)
 	}
 	if _, err := s.Old.Root.Run(ctx, "systemctl stop "+remote.Quote(old.Service)); err != nil {
@@ -200,7 +198,7 @@ func (s Switchover) Run(ctx context.Context) error {
 		return fmt.Errorf("%s: %w (%s)", s.New.Name, err, start())
 	}
 	s.Say("promoting " + s.New.Name)
-	res, err = s.New.Root.Run(ctx, pg.Client("SELECT pg_promote(true, 60)"))
+	res, err = s.New.Root.Run(ctx, engine.For(dbms.Postgres).Client("SELECT pg_promote(true, 60)"))
 	if err != nil || strings.TrimSpace(string(res.Stdout)) != "t" {
 		return fmt.Errorf("%s: promote: %v %q (%s is stopped, its data whole: start it to go back)", s.New.Name, err, res.Stdout, s.Old.Name)
 	}
@@ -215,7 +213,7 @@ func (s Switchover) Run(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", s.Old.Name, err)
 	}
 	for _, f := range followers {
-		if err := Await(ctx, f.Root, pg, f.Name, Member{Name: s.New.Name, Address: s.New.Address}, 4*wait); err != nil {
+		if err := Await(ctx, f.Root, engine.For(dbms.Postgres), f.Name, Member{Name: s.New.Name, Address: s.New.Address}, 4*wait); err != nil {
 			return err
 		}
 	}
@@ -223,7 +221,7 @@ func (s Switchover) Run(ctx context.Context) error {
 }
 
 func replayedOf(ctx context.Context, root remote.Runner) (uint64, error) {
-	res, err := root.Run(ctx, pg.Client("SELECT pg_last_wal_replay_lsn()"))
+	res, err := root.Run(ctx, engine.For(dbms.Postgres).Client("SELECT pg_last_wal_replay_lsn()"))
 	if err != nil {
 		return 0, err
 	}

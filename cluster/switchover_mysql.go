@@ -20,8 +20,6 @@ import (
 // it applies (log_slave_updates, log_replica_updates), so each finds its
 // position in the new primary's.
 
-var maria = engine.Engine{Flavor: dbms.MariaDB}
-
 // dialect is how one flavour of the family says each of the
 // switchover's statements.
 type dialect struct {
@@ -45,7 +43,7 @@ type dialect struct {
 func dialectOf(f dbms.Flavor) dialect {
 	if f == dbms.MySQL {
 		return dialect{
-			e:        oracle,
+			e:        engine.For(dbms.MySQL),
 			position: "SELECT REPLACE(@@GLOBAL.gtid_executed, '\\n', '');\n",
 			count:    GTIDCount,
 			wait:     "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %d);\n",
@@ -56,7 +54,7 @@ func dialectOf(f dbms.Flavor) dialect {
 		}
 	}
 	return dialect{
-		e:        maria,
+		e:        engine.For(dbms.MariaDB),
 		position: "SELECT @@GLOBAL.gtid_binlog_pos;\n",
 		count:    Transactions,
 		wait:     "SELECT MASTER_GTID_WAIT(%s, %d);\n",
@@ -76,7 +74,7 @@ func dialectOf(f dbms.Flavor) dialect {
 // (the one kept at PrimaryCert).
 func ChangeMaster(address string, port int, password string) string {
 	return fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = %s, MASTER_PORT = %d, MASTER_USER = %s, MASTER_PASSWORD = %s, MASTER_SSL = 1, MASTER_SSL_CA = %s, MASTER_SSL_VERIFY_SERVER_CERT = 1, MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 10;\n",
-		engine.MySQLString(address), port, engine.MySQLString(engine.ReplicationUser), engine.MySQLString(password), engine.MySQLString(PrimaryCert(maria)))
+		engine.MySQLString(address), port, engine.MySQLString(engine.ReplicationUser), engine.MySQLString(password), engine.MySQLString(PrimaryCert(engine.For(dbms.MariaDB))))
 }
 
 func (s Switchover) planMySQL() []string {

@@ -49,6 +49,11 @@ type Engine struct {
 	ConfPath string // pidb's drop-in with the tuner's settings
 }
 
+// For is a flavour's engine before its version is known: what needs no
+// version (the administrator's client, Query, Rows, Script, ReadyCmd), its
+// programs by their newest names. Paths, units and the tuner need New.
+func For(flavor dbms.Flavor) Engine { return Engine{Flavor: flavor} }
+
 // Of describes the server the facts found.
 func Of(f facts.Facts) (Engine, error) { return New(f.Engine.Flavor, f.Engine.Version) }
 

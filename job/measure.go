@@ -338,7 +338,7 @@ func sampleLag(ctx context.Context, root remote.Runner, p Plan) func(start time.
 	// read is one reading of every replica, nil where the primary could
 	// not be read or ctx ended during it (a reading cut off is none)
 	read := func(ctx context.Context) []reading {
-		pg := engine.Engine{Flavor: dbms.Postgres}
+		pg := engine.For(dbms.Postgres)
 		var these []reading
 		if p.ReplicaRoots != nil { // the MySQL family's: each replica is read on its own host
 			st, err := cluster.Read(ctx, root, mysqlFamily())
@@ -401,7 +401,7 @@ const lastLagWait = 2 * time.Minute
 // mysqlFamily is the engine cluster.Read is given for the MySQL family's
 // hosts: it asks each host's client which flavour answers (MariaDB or
 // Oracle MySQL) and reads that flavour's words.
-func mysqlFamily() engine.Engine { return engine.Engine{Flavor: dbms.MariaDB} }
+func mysqlFamily() engine.Engine { return engine.For(dbms.MariaDB) }
 
 // familyLag is where the MySQL family's replica called name, reached
 // through root (nil: it could not be), is behind the primary that

@@ -60,9 +60,9 @@ func ClusterOf(inv *inventory.Inventory, h inventory.Host) *provision.Cluster {
 // Oracle MySQL).
 func ClusterEngine(c inventory.Cluster) engine.Engine {
 	if c.Engine == dbms.PostgresFamily {
-		return engine.Engine{Flavor: dbms.Postgres}
+		return engine.For(dbms.Postgres)
 	}
-	return engine.Engine{Flavor: dbms.MariaDB}
+	return engine.For(dbms.MariaDB)
 }
 
 // PresetFor is the preset a host is provisioned with.

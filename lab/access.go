@@ -68,7 +68,7 @@ func knownHostsLine(addr, pubFile string) (string, error) {
 // import the tuner for one word.
 const preset = "balanced"
 
-// Inventory renders the lab's inventory for the given boards, as DESIGN.md
+// Inventory renders the lab's inventory for the given boards, as ARCHITECTURE.md
 // describes it: preset balanced, storage detected (each host's card),
 // database access allowed from the lab's subnet, user pi with the lab
 // key, and the lab's known_hosts.

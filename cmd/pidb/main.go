@@ -36,7 +36,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(err, stderr)
 }
 
-// exitCode prints err and maps it to the exit codes of DESIGN.md. The
+// exitCode prints err and maps it to the exit codes ARCHITECTURE.md lists. The
 // error is every failed host's, with what the host said (a command's
 // stderr): sanitized, so that a host cannot send the terminal escapes.
 func exitCode(err error, stderr io.Writer) int {
