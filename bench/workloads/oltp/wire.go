@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"pidb/bench"
+	"pidb/bench/wire"
 	"pidb/bench/wire/mywire"
 	"pidb/bench/wire/netx"
 	"pidb/bench/wire/pgwire"
@@ -36,12 +37,7 @@ const steps = 1 + pointSelects + 4 + 1
 // client is one connection on either engine's wire, with the transaction's
 // statements prepared on it.
 type client interface {
-	Send() error
-	Receive() (done bool, err error)
-	Broken() bool
-	Fd() int
-	Interrupt()
-	Close() error
+	wire.Conn
 	// Query puts a statement without parameters in the request (BEGIN,
 	// COMMIT, ROLLBACK).
 	Query(sql string)

@@ -30,6 +30,7 @@ import (
 
 	"pidb/bench"
 	"pidb/bench/sqldb"
+	"pidb/bench/wire"
 	"pidb/bench/wire/mywire"
 	"pidb/bench/wire/netx"
 	"pidb/bench/wire/pgwire"
@@ -291,18 +292,9 @@ func Statements(engine dbms.Family, protocol sqldb.Protocol) [4][2]string {
 	return out
 }
 
-// conn is a client's connection on either engine's wire.
-type conn interface {
-	Send() error
-	Receive() (done bool, err error)
-	Fd() int
-	Interrupt()
-	Close() error
-}
-
 // worker is one client: load.py's loop, one statement per transaction.
 type worker struct {
-	c    conn
+	c    wire.Conn
 	set  func(k int, id int64) // puts statement k with its id in the request
 	rows [4]int64
 	rnd  *rand.Rand

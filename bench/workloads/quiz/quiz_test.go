@@ -173,6 +173,7 @@ type fakeConn struct{ sent int }
 func (f *fakeConn) Send() error            { f.sent++; return nil }
 func (f *fakeConn) Receive() (bool, error) { return true, nil }
 func (f *fakeConn) Fd() int                { return -1 }
+func (f *fakeConn) Broken() bool           { return false }
 func (f *fakeConn) Interrupt()             {}
 func (f *fakeConn) Close() error           { return nil }
 func (f *fakeConn) count() (sent int)      { return f.sent }

@@ -13,6 +13,7 @@ import (
 
 	"pidb/bench"
 	"pidb/bench/sqldb"
+	"pidb/bench/wire"
 	"pidb/bench/wire/mywire"
 	"pidb/bench/wire/netx"
 	"pidb/bench/wire/pgwire"
@@ -265,21 +266,11 @@ func unpreparable(err error) bool {
 	return errors.As(err, &me) && me.Number == 1295
 }
 
-// conn is a client's connection on either engine's wire.
-type conn interface {
-	Send() error
-	Receive() (done bool, err error)
-	Broken() bool
-	Fd() int
-	Interrupt()
-	Close() error
-}
-
 // worker is one client running the script.
 type worker struct {
 	p   *program
 	v   *vars
-	c   conn
+	c   wire.Conn
 	set func(k int) // puts statement k, with its values, in the request
 	// rollback ends a transaction a failed statement left open, if it
 	// did; false when no ROLLBACK was needed

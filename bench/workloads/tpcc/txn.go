@@ -10,6 +10,7 @@ import (
 
 	"pidb/bench"
 	"pidb/bench/sqldb"
+	"pidb/bench/wire"
 	"pidb/bench/wire/mywire"
 	"pidb/bench/wire/netx"
 	"pidb/bench/wire/pgwire"
@@ -24,24 +25,14 @@ import (
 type conn interface {
 	send(sql []byte) error
 	rows() *rows.Set
-	wire
-}
-
-// wire is what pgwire.Conn and mywire.Conn both are.
-type wire interface {
-	Send() error
-	Receive() (done bool, err error)
-	Broken() bool
-	Fd() int
-	Close() error
-	Interrupt()
+	wire.Conn
 }
 
 // lean is a conn on either engine's lean wire client: set puts a
 // statement's text in its request (pgwire's SetQuery, mywire's
 // SetQueryBytes).
 type lean struct {
-	wire
+	wire.Conn
 	set func(sql []byte)
 	rs  rows.Set
 }
@@ -56,7 +47,7 @@ func dial(ctx context.Context, db sqldb.DB) (conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		l := &lean{wire: c, set: c.SetQuery}
+		l := &lean{Conn: c, set: c.SetQuery}
 		c.Keep(&l.rs)
 		return l, nil
 	}
@@ -64,7 +55,7 @@ func dial(ctx context.Context, db sqldb.DB) (conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &lean{wire: c, set: c.SetQueryBytes}
+	l := &lean{Conn: c, set: c.SetQueryBytes}
 	c.Keep(&l.rs)
 	return l, nil
 }
